@@ -1,0 +1,83 @@
+// Builds the Fastify application: HTTP conventions at the root, then one encapsulated plugin per
+// interface, each with its own prefix, schemas and auth hook. No module-level state: everything an
+// interface needs arrives through `deps`, so tests build as many isolated apps as they like.
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Connection } from '@temporalio/client';
+import type { DatabasePool } from 'slonik';
+import { pingDatabase } from '../db/pool.ts';
+import { loggerOptions } from '../platform/logger.ts';
+import { registerProblemHandling } from './problems.ts';
+import { healthRoutes } from './routes/health.ts';
+import { devApi } from './routes/dev/index.ts';
+
+export type AppDeps = {
+  db: DatabasePool;
+  temporal: { connection: Connection; namespace: string; taskQueue: string };
+  logLevel?: string;
+  /** Use an existing pino logger (tests pass a silent one). */
+  logger?: FastifyBaseLogger;
+  publicBaseUrl?: string;
+};
+
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: loggerOptions(deps.logLevel ?? 'info', 'api') }),
+    // A caller-supplied X-Request-Id is kept when it is sane, so traces join across services.
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
+    },
+    requestIdLogLabel: 'requestId',
+    disableRequestLogging: false,
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerProblemHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Hosted Notes Platform',
+        version: '1.0.0',
+        description:
+          'Developer REST API, MCP gateway, automation gateway and Product Runtime over hosted Markdown vaults. ' +
+          'Every error is application/problem+json with a stable `code` (see the Problem schema).',
+      },
+      ...(deps.publicBaseUrl ? { servers: [{ url: deps.publicBaseUrl }] } : {}),
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token (hnp_pat_…)' } } },
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(healthRoutes, {
+    checks: {
+      postgres: () => pingDatabase(deps.db),
+      temporal: async () => {
+        await deps.temporal.connection.withDeadline(Date.now() + 2_000, () => deps.temporal.connection.workflowService.getSystemInfo({}));
+      },
+    },
+  });
+  await app.register(devApi, { prefix: '/api/dev', db: deps.db });
+
+  return app;
+}

@@ -1,0 +1,18 @@
+// Production entry point of the API (see Dockerfile / docker-compose.yml). Migrations run first,
+// under an advisory lock, so several replicas may start at once.
+import { migrate } from '../db/migrate.ts';
+import { loadConfig } from '../platform/config.ts';
+import { createLogger } from '../platform/logger.ts';
+import { startApi } from '../platform/services.ts';
+import { onShutdownSignal } from '../platform/signals.ts';
+
+const config = loadConfig();
+const log = createLogger(config.LOG_LEVEL, 'api-main');
+if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
+  log.fatal('DATABASE_URL and TEMPORAL_ADDRESS are required (use `npm start` for a self-contained local stack).');
+  process.exit(2);
+}
+await migrate(config.DATABASE_URL, (msg) => log.info(msg));
+const api = await startApi(config, config.DATABASE_URL, config.TEMPORAL_ADDRESS);
+log.info({ url: api.url }, 'api listening');
+onShutdownSignal(log, () => api.close());

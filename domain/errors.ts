@@ -1,0 +1,66 @@
+// The one catalog of error codes. Every failure a client can see is an AppError carrying one of
+// these codes; the HTTP edge renders it as problem+json, MCP mirrors the same code. Clients branch
+// on status + code, never on the text, so a code, once published, never changes meaning.
+
+export const errorCatalog = {
+  // request shape
+  invalid_request: { status: 400, title: 'The request is not valid.' },
+  malformed_json: { status: 400, title: 'The request body is not valid JSON.' },
+  unsupported_media_type: { status: 415, title: 'The request body has an unsupported content type.' },
+  payload_too_large: { status: 413, title: 'The request body is larger than allowed.' },
+  route_not_found: { status: 404, title: 'No route matches this method and path.' },
+  method_not_allowed: { status: 405, title: 'This method is not allowed on this path.' },
+  // authentication and entitlement
+  authentication_required: { status: 401, title: 'A bearer token is required.' },
+  invalid_token: { status: 401, title: 'The bearer token is not valid, expired, rotated or revoked.' },
+  account_inactive: { status: 403, title: 'The account is not active.' },
+  entitlement_required: { status: 403, title: "The account's plan does not include this interface." },
+  permission_denied: { status: 403, title: 'The caller lacks the workspace permission this operation needs.' },
+  // product runtime chain
+  credential_invalid: { status: 401, title: 'The service credential is not valid, expired or revoked.' },
+  service_principal_inactive: { status: 403, title: 'The service principal is disabled.' },
+  installation_inactive: { status: 403, title: 'The customer installation is not active.' },
+  product_definition_inactive: { status: 403, title: 'The product definition is not active.' },
+  organization_inactive: { status: 403, title: 'The organization is not active.' },
+  scope_missing: { status: 403, title: 'The credential lacks the scope this operation needs.' },
+  workspace_not_assigned: { status: 403, title: "The installation's workspace is not assigned to its organization." },
+  vault_not_granted: { status: 403, title: 'The installation holds no grant on this logical vault.' },
+  // resources
+  not_found: { status: 404, title: 'The resource does not exist or is not visible to the caller.' },
+  mapping_not_found: { status: 404, title: 'No hosted mapping with this id is visible to the caller.' },
+  workspace_not_found: { status: 404, title: 'No workspace with this id is visible to the caller.' },
+  conflict: { status: 409, title: 'The request conflicts with the current state.' },
+  // platform
+  not_ready: { status: 503, title: 'A dependency of the service is unavailable.' },
+  internal_error: { status: 500, title: 'An unexpected error occurred.' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof errorCatalog;
+
+export type ErrorPointer = { pointer: string; message: string; code?: string };
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly detail: string | undefined;
+  readonly extensions: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    detail?: string,
+    options: { extensions?: Record<string, unknown>; headers?: Record<string, string>; status?: number } = {},
+  ) {
+    super(detail ?? errorCatalog[code].title);
+    this.name = 'AppError';
+    this.code = code;
+    this.status = options.status ?? errorCatalog[code].status;
+    this.detail = detail;
+    this.extensions = options.extensions ?? {};
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function isAppError(value: unknown): value is AppError {
+  return value instanceof AppError;
+}

@@ -1,0 +1,148 @@
+// Accounts and their personal access tokens.
+import { sql } from 'slonik';
+import type { CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { AppError } from '../errors.ts';
+import { displayPrefix, generateSecret, hashSecret, looksLikeSecret, secretPrefixes } from '../secrets.ts';
+import { accountStatusSchema, planSchema } from './plans.ts';
+import type { AccountStatus, Plan } from './plans.ts';
+
+export const accountSchema = z.object({
+  id: z.uuid(),
+  email: z.string(),
+  displayName: z.string(),
+  plan: planSchema,
+  status: accountStatusSchema,
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Account = z.infer<typeof accountSchema>;
+
+// Every account query aliases the table as `a`, so this column list serves them all.
+const accountColumns = sql.fragment`a.id, a.email, a.display_name AS "displayName", a.plan, a.status,
+  a.created_at AS "createdAt", a.updated_at AS "updatedAt"`;
+
+export const accessTokenSchema = z.object({
+  id: z.uuid(),
+  accountId: z.uuid(),
+  name: z.string(),
+  displayPrefix: z.string(),
+  createdAt: z.string(),
+  lastUsedAt: z.string().nullable(),
+  expiresAt: z.string().nullable(),
+  revokedAt: z.string().nullable(),
+  replacedBy: z.uuid().nullable(),
+});
+export type AccessToken = z.infer<typeof accessTokenSchema>;
+
+const tokenColumns = sql.fragment`id, account_id AS "accountId", name, display_prefix AS "displayPrefix",
+  created_at AS "createdAt", last_used_at AS "lastUsedAt", expires_at AS "expiresAt", revoked_at AS "revokedAt",
+  replaced_by AS "replacedBy"`;
+
+type Db = CommonQueryMethods;
+
+export async function createAccount(db: Db, input: { email: string; displayName: string; plan: Plan }): Promise<Account> {
+  return db.one(sql.type(accountSchema)`
+    INSERT INTO accounts AS a (email, display_name, plan)
+    VALUES (${input.email}, ${input.displayName}, ${input.plan})
+    RETURNING ${accountColumns}`);
+}
+
+export async function getAccount(db: Db, id: string): Promise<Account> {
+  const account = await db.maybeOne(sql.type(accountSchema)`SELECT ${accountColumns} FROM accounts a WHERE a.id = ${id}`);
+  if (!account) throw new AppError('not_found', `No account ${id}.`);
+  return account;
+}
+
+export async function findAccountByEmail(db: Db, email: string): Promise<Account | null> {
+  return db.maybeOne(sql.type(accountSchema)`SELECT ${accountColumns} FROM accounts a WHERE lower(a.email) = lower(${email})`);
+}
+
+export async function listAccounts(db: Db): Promise<readonly Account[]> {
+  return db.any(sql.type(accountSchema)`SELECT ${accountColumns} FROM accounts a ORDER BY a.created_at, a.id`);
+}
+
+export async function updateAccount(db: Db, id: string, change: { plan?: Plan; status?: AccountStatus }): Promise<Account> {
+  const account = await db.maybeOne(sql.type(accountSchema)`
+    UPDATE accounts a
+       SET plan = coalesce(${change.plan ?? null}, a.plan),
+           status = coalesce(${change.status ?? null}, a.status),
+           updated_at = now()
+     WHERE a.id = ${id}
+    RETURNING ${accountColumns}`);
+  if (!account) throw new AppError('not_found', `No account ${id}.`);
+  return account;
+}
+
+export type IssuedToken = { token: string; record: AccessToken };
+
+export async function issueAccessToken(
+  db: Db,
+  input: { accountId: string; name: string; expiresAt?: string | null },
+): Promise<IssuedToken> {
+  const token = generateSecret(secretPrefixes.accessToken);
+  const record = await db.one(sql.type(accessTokenSchema)`
+    INSERT INTO access_tokens (account_id, name, token_hash, display_prefix, expires_at)
+    VALUES (${input.accountId}, ${input.name}, ${hashSecret(token)}, ${displayPrefix(token, secretPrefixes.accessToken)},
+            ${input.expiresAt ?? null})
+    RETURNING ${tokenColumns}`);
+  return { token, record };
+}
+
+export async function listAccessTokens(db: Db, accountId: string): Promise<readonly AccessToken[]> {
+  return db.any(sql.type(accessTokenSchema)`
+    SELECT ${tokenColumns} FROM access_tokens WHERE account_id = ${accountId} ORDER BY created_at, id`);
+}
+
+export async function revokeAccessToken(db: Db, tokenId: string): Promise<AccessToken> {
+  const record = await db.maybeOne(sql.type(accessTokenSchema)`
+    UPDATE access_tokens SET revoked_at = coalesce(revoked_at, now())
+     WHERE id = ${tokenId}
+    RETURNING ${tokenColumns}`);
+  if (!record) throw new AppError('not_found', `No access token ${tokenId}.`);
+  return record;
+}
+
+/** Issues a replacement with the same name and expiry, then revokes the old token, atomically. */
+export async function rotateAccessToken(db: Db, tokenId: string): Promise<IssuedToken> {
+  return db.transaction(async (tx) => {
+    const old = await tx.maybeOne(sql.type(accessTokenSchema)`
+      SELECT ${tokenColumns} FROM access_tokens WHERE id = ${tokenId} FOR UPDATE`);
+    if (!old) throw new AppError('not_found', `No access token ${tokenId}.`);
+    if (old.revokedAt) throw new AppError('conflict', 'A revoked token cannot be rotated.');
+    const issued = await issueAccessToken(tx, { accountId: old.accountId, name: old.name, expiresAt: old.expiresAt });
+    await tx.one(sql.type(z.object({ id: z.uuid() }))`
+      UPDATE access_tokens SET revoked_at = now(), replaced_by = ${issued.record.id} WHERE id = ${tokenId} RETURNING id`);
+    return issued;
+  });
+}
+
+const authenticatedSchema = accountSchema.extend({ tokenId: z.uuid(), tokenLastUsedAt: z.string().nullable() });
+
+export type Principal = { tokenId: string; account: Account };
+
+/**
+ * Resolves a bearer token to its account. Unknown, expired, revoked and rotated-away tokens are
+ * all `invalid_token`: the caller learns nothing about which. Entitlement is checked separately
+ * (plans.ts) because it depends on the interface.
+ */
+export async function authenticateAccessToken(db: Db, rawToken: string): Promise<Principal> {
+  if (!looksLikeSecret(rawToken, secretPrefixes.accessToken)) throw new AppError('invalid_token');
+  const row = await db.maybeOne(sql.type(authenticatedSchema)`
+    SELECT t.id AS "tokenId", t.last_used_at AS "tokenLastUsedAt", ${accountColumns}
+      FROM access_tokens t
+      JOIN accounts a ON a.id = t.account_id
+     WHERE t.token_hash = ${hashSecret(rawToken)}
+       AND t.revoked_at IS NULL
+       AND (t.expires_at IS NULL OR t.expires_at > now())`);
+  if (!row) throw new AppError('invalid_token');
+  // last-used is advisory: refresh it at most once a minute so a hot token does not turn every
+  // read into a write.
+  const { tokenId, tokenLastUsedAt, ...account } = row;
+  if (!tokenLastUsedAt || Date.now() - Date.parse(tokenLastUsedAt) > 60_000) {
+    await db.query(sql.type(z.object({}))`
+      UPDATE access_tokens SET last_used_at = now()
+       WHERE id = ${tokenId} AND (last_used_at IS NULL OR last_used_at < now() - interval '60 seconds')`);
+  }
+  return { tokenId, account };
+}

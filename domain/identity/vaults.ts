@@ -1,0 +1,98 @@
+// Hosted vaults and the explicit mappings the gateways address them by. A vault that is only
+// local to a browser has no row here, so no gateway can reach it.
+import { sql } from 'slonik';
+import type { CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { AppError } from '../errors.ts';
+
+export const vaultSchema = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  ownerAccountId: z.uuid().nullable(),
+  ownerWorkspaceId: z.uuid().nullable(),
+  createdAt: z.string(),
+});
+export type Vault = z.infer<typeof vaultSchema>;
+
+export const mappingSchema = z.object({
+  mappingId: z.uuid(),
+  vaultId: z.uuid(),
+  label: z.string(),
+  createdAt: z.string(),
+  revokedAt: z.string().nullable(),
+});
+export type Mapping = z.infer<typeof mappingSchema>;
+
+type Db = CommonQueryMethods;
+
+const vaultColumns = sql.fragment`v.id, v.name, v.owner_account_id AS "ownerAccountId", v.owner_workspace_id AS "ownerWorkspaceId", v.created_at AS "createdAt"`;
+const mappingColumns = sql.fragment`mp.id AS "mappingId", mp.vault_id AS "vaultId", mp.label, mp.created_at AS "createdAt", mp.revoked_at AS "revokedAt"`;
+
+export async function createVault(
+  db: Db,
+  input: { name: string } & ({ ownerAccountId: string; ownerWorkspaceId?: undefined } | { ownerWorkspaceId: string; ownerAccountId?: undefined }),
+): Promise<Vault> {
+  return db.one(sql.type(vaultSchema)`
+    INSERT INTO vaults AS v (name, owner_account_id, owner_workspace_id)
+    VALUES (${input.name}, ${input.ownerAccountId ?? null}, ${input.ownerWorkspaceId ?? null})
+    RETURNING ${vaultColumns}`);
+}
+
+export async function getVault(db: Db, id: string): Promise<Vault> {
+  const vault = await db.maybeOne(sql.type(vaultSchema)`SELECT ${vaultColumns} FROM vaults v WHERE v.id = ${id}`);
+  if (!vault) throw new AppError('not_found', `No vault ${id}.`);
+  return vault;
+}
+
+export async function listVaultsOfAccount(db: Db, accountId: string): Promise<readonly Vault[]> {
+  return db.any(sql.type(vaultSchema)`
+    SELECT ${vaultColumns} FROM vaults v
+     WHERE v.owner_account_id = ${accountId}
+        OR v.owner_workspace_id IN (SELECT workspace_id FROM workspace_members WHERE account_id = ${accountId})
+     ORDER BY v.created_at, v.id`);
+}
+
+export async function createMapping(db: Db, input: { vaultId: string; label?: string; createdByAccountId?: string | null }): Promise<Mapping> {
+  return db.one(sql.type(mappingSchema)`
+    INSERT INTO vault_mappings AS mp (vault_id, label, created_by_account_id)
+    VALUES (${input.vaultId}, ${input.label ?? ''}, ${input.createdByAccountId ?? null})
+    RETURNING ${mappingColumns}`);
+}
+
+export async function listMappings(db: Db, vaultId: string): Promise<readonly Mapping[]> {
+  return db.any(sql.type(mappingSchema)`SELECT ${mappingColumns} FROM vault_mappings mp WHERE mp.vault_id = ${vaultId} ORDER BY mp.created_at, mp.id`);
+}
+
+export async function revokeMapping(db: Db, mappingId: string): Promise<Mapping> {
+  const mapping = await db.maybeOne(sql.type(mappingSchema)`
+    UPDATE vault_mappings mp SET revoked_at = coalesce(mp.revoked_at, now()) WHERE mp.id = ${mappingId}
+    RETURNING ${mappingColumns}`);
+  if (!mapping) throw new AppError('not_found', `No mapping ${mappingId}.`);
+  return mapping;
+}
+
+export type VaultAccess = 'read' | 'write';
+
+export type ResolvedMapping = { mappingId: string; vaultId: string; ownerWorkspaceId: string | null };
+
+/**
+ * Resolves a mappingId for an account: the mapping must be live and its vault owned by the
+ * account, or by a workspace where the account's role has vault.read / vault.write. Anything else
+ * (missing, revoked, foreign, insufficient role) is the same `not_found`, so a caller cannot probe
+ * for other tenants' mappings.
+ */
+export async function resolveMappingForAccount(db: Db, mappingId: string, accountId: string, access: VaultAccess): Promise<ResolvedMapping> {
+  const permission = access === 'write' ? 'vault.write' : 'vault.read';
+  const row = await db.maybeOne(sql.type(z.object({ mappingId: z.uuid(), vaultId: z.uuid(), ownerWorkspaceId: z.uuid().nullable() }))`
+    SELECT mp.id AS "mappingId", v.id AS "vaultId", v.owner_workspace_id AS "ownerWorkspaceId"
+      FROM vault_mappings mp
+      JOIN vaults v ON v.id = mp.vault_id
+     WHERE mp.id = ${mappingId}
+       AND mp.revoked_at IS NULL
+       AND (v.owner_account_id = ${accountId}
+            OR EXISTS (SELECT 1 FROM workspace_members m JOIN workspace_roles r ON r.id = m.role_id
+                        WHERE m.workspace_id = v.owner_workspace_id AND m.account_id = ${accountId}
+                          AND ${permission} = ANY (r.permissions)))`);
+  if (!row) throw new AppError('mapping_not_found', undefined, { extensions: { mappingId } });
+  return row;
+}

@@ -1,0 +1,84 @@
+// Runs `temporal server start-dev` as a child process and waits until it answers gRPC.
+// Used by `npm start` (persistent SQLite file, Web UI) and by the test harness (in memory, headless).
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { Connection } from '@temporalio/client';
+import { freePort } from './ports.ts';
+
+/** Search attributes the platform's workflows use; the dev server must know them up front. */
+export const searchAttributes: Record<string, 'Keyword' | 'Text' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList'> = {
+  WorkspaceId: 'Keyword',
+  ProposalState: 'Keyword',
+  ActionKind: 'Keyword',
+  AccountId: 'Keyword',
+};
+
+export type DevServer = { address: string; uiUrl: string | null; process: ChildProcess; stop: () => Promise<void> };
+
+export async function startTemporalDevServer(options: {
+  cliPath: string;
+  port?: number;
+  uiPort?: number;
+  dbFilename?: string;
+  headless?: boolean;
+  namespace?: string;
+  readyTimeoutMs?: number;
+  log?: (line: string) => void;
+}): Promise<DevServer> {
+  const port = options.port ?? (await freePort());
+  const uiPort = options.headless ? null : (options.uiPort ?? (await freePort()));
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn', '--namespace', options.namespace ?? 'default'];
+  if (uiPort === null) args.push('--headless');
+  else args.push('--ui-port', String(uiPort));
+  if (options.dbFilename) args.push('--db-filename', options.dbFilename);
+  for (const [name, type] of Object.entries(searchAttributes)) args.push('--search-attribute', `${name}=${type}`);
+
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    const text = chunk.toString('utf8');
+    output = (output + text).slice(-4_000);
+    for (const line of text.split('\n')) if (line.trim()) options.log?.(line);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  let exited: number | null | undefined;
+  child.once('exit', (code) => {
+    exited = code;
+  });
+
+  const address = `127.0.0.1:${port}`;
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
+  // The gRPC port opens before the namespace is registered; wait for a real answer.
+  for (;;) {
+    if (exited !== undefined) throw new Error(`temporal server start-dev exited with ${exited}:\n${output}`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      try {
+        await connection.withDeadline(Date.now() + 2_000, () =>
+          connection.workflowService.describeNamespace({ namespace: options.namespace ?? 'default' }),
+        );
+        break;
+      } finally {
+        await connection.close();
+      }
+    } catch (error) {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`Temporal dev server did not become ready at ${address}: ${String(error)}\n${output}`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  const stop = async () => {
+    if (exited !== undefined) return;
+    const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await done;
+    clearTimeout(timer);
+  };
+
+  return { address, uiUrl: uiPort === null ? null : `http://127.0.0.1:${uiPort}`, process: child, stop };
+}

@@ -1,0 +1,4 @@
+// Workflow definitions registered on the platform task queue. Workflows are deterministic
+// orchestration only: they import activities with `import type` and reach them through
+// proxyActivities; message definitions (updates, signals, queries) live beside each workflow.
+export {};
