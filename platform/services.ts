@@ -7,7 +7,9 @@ import { createDatabasePool } from '../db/pool.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import { createPlatformWorker, NativeConnection } from '../workers/worker.ts';
 import type { Config } from './config.ts';
+import { createLogger } from './logger.ts';
 import { lazyTemporalConnection } from './temporal.ts';
+import { installTemporalLogging } from './temporal-logging.ts';
 
 export type RunningApi = { app: FastifyInstance; url: string; close: () => Promise<void> };
 
@@ -40,6 +42,7 @@ export async function startApi(config: Config, databaseUrl: string, temporalAddr
 export type RunningWorker = { worker: Worker; db: DatabasePool; running: Promise<void>; shutdown: () => Promise<void> };
 
 export async function startWorker(config: Config, databaseUrl: string, temporalAddress: string): Promise<RunningWorker> {
+  installTemporalLogging(createLogger(config.LOG_LEVEL, 'worker'));
   const db = await createDatabasePool(databaseUrl, { maxPoolSize: 10, statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS });
   const connection = await NativeConnection.connect({ address: temporalAddress });
   const worker = await createPlatformWorker({

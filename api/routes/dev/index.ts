@@ -4,7 +4,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { accountSchema } from '../../../domain/identity/accounts.ts';
-import { interfaceEntitlements, planIncludes } from '../../../domain/identity/plans.ts';
+import { planIncludes } from '../../../domain/identity/plans.ts';
+import type { Interface } from '../../../domain/identity/plans.ts';
 import { principalOf, requireAccessToken } from '../../auth.ts';
 import { problemSchema } from '../../problems.ts';
 
@@ -41,7 +42,7 @@ export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool }> = async (app, {
         rest: planIncludes(account.plan, 'rest'),
         mcp: planIncludes(account.plan, 'mcp'),
         automation: planIncludes(account.plan, 'automation'),
-      } satisfies Record<keyof typeof interfaceEntitlements, boolean>;
+      } satisfies Record<Interface, boolean>;
       return { account, tokenId, entitlements };
     },
   );
