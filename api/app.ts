@@ -11,6 +11,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Connection } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { pingDatabase } from '../db/pool.ts';
+import { defaultAllowances } from '../domain/usage.ts';
+import type { Allowances } from '../domain/usage.ts';
 import { loggerOptions } from '../platform/logger.ts';
 import { registerProblemHandling } from './problems.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -23,6 +25,8 @@ export type AppDeps = {
   /** Use an existing pino logger (tests pass a silent one). */
   logger?: FastifyBaseLogger;
   publicBaseUrl?: string;
+  /** REST and MCP allowances; defaults from domain/usage.ts. */
+  allowances?: Allowances;
 };
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -76,7 +80,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
     },
   });
-  await app.register(devApi, { prefix: '/api/dev', db: deps.db });
+  await app.register(devApi, { prefix: '/api/dev', db: deps.db, allowances: deps.allowances ?? defaultAllowances });
 
   return app;
 }

@@ -29,6 +29,7 @@ export function loggerOptions(level: string, name: string): LoggerOptions {
   };
 }
 
+/** For scripts and workers: synchronous writes, so lines logged right before exit are not lost. */
 export function createLogger(level: string, name: string) {
-  return pino(loggerOptions(level, name));
+  return pino(loggerOptions(level, name), pino.destination({ dest: 1, sync: true }));
 }

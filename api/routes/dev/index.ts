@@ -1,21 +1,16 @@
 // Developer REST API (/api/dev): personal access tokens of accounts with the Developer
-// entitlement (developer_agent or team plan), checked on every request.
+// entitlement (developer_agent or team plan), checked on every request, then the REST allowance.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { accountSchema } from '../../../domain/identity/accounts.ts';
 import { planIncludes } from '../../../domain/identity/plans.ts';
 import type { Interface } from '../../../domain/identity/plans.ts';
-import { principalOf, requireAccessToken } from '../../auth.ts';
-import { problemSchema } from '../../problems.ts';
-
-export const commonErrorResponses = {
-  400: problemSchema,
-  401: problemSchema,
-  403: problemSchema,
-  404: problemSchema,
-  429: problemSchema,
-};
+import { consumeAllowance } from '../../../domain/usage.ts';
+import type { Allowances } from '../../../domain/usage.ts';
+import { authenticateRequest, principalOf } from '../../auth.ts';
+import { notesRoutes } from './notes.ts';
+import { commonErrorResponses } from './schemas.ts';
 
 const meSchema = z.object({
   account: accountSchema,
@@ -23,8 +18,14 @@ const meSchema = z.object({
   entitlements: z.object({ rest: z.boolean(), mcp: z.boolean(), automation: z.boolean() }),
 });
 
-export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool }> = async (app, { db }) => {
-  app.addHook('onRequest', requireAccessToken(db, 'rest'));
+export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; allowances: Allowances }> = async (app, { db, allowances }) => {
+  // Authentication and entitlement failures are refused before anything is counted.
+  app.addHook('onRequest', async (request, reply) => {
+    const { account } = await authenticateRequest(db, request, 'rest');
+    const usage = await consumeAllowance(db, account.id, account.plan, 'rest', allowances);
+    reply.header('ratelimit-limit', String(usage.minuteLimit));
+    reply.header('ratelimit-remaining', String(Math.max(0, usage.minuteLimit - usage.minuteUsed)));
+  });
 
   app.get(
     '/me',
@@ -46,4 +47,6 @@ export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool }> = async (app, {
       return { account, tokenId, entitlements };
     },
   );
+
+  await app.register(notesRoutes, { db });
 };

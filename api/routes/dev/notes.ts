@@ -1,0 +1,291 @@
+// /api/dev/notes, /api/dev/transactions, /api/dev/trash and /api/dev/events: thin adapters over
+// the knowledge-transaction core (domain/notes/knowledge.ts).
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { AppError } from '../../../domain/errors.ts';
+import {
+  applyDelete,
+  applyRestore,
+  applyTransaction,
+  applyWrite,
+  previewDelete,
+  previewRestore,
+  previewTransaction,
+  previewWrite,
+} from '../../../domain/notes/knowledge.ts';
+import { etagOf } from '../../../domain/notes/markdown.ts';
+import { noteLimits, validateNotePath } from '../../../domain/notes/paths.ts';
+import { findNote, listEvents, listNoteSummaries, listTrash } from '../../../domain/notes/store.ts';
+import {
+  idempotencyFor,
+  mergeRevisionInputs,
+  notModified,
+  preconditionHeaders,
+  prefersMarkdown,
+  provenanceOf,
+  requestedMappingId,
+  resolveTarget,
+  sendApplied,
+} from './http.ts';
+import {
+  commonErrorResponses,
+  deleteQuery,
+  deleteResponse,
+  eventsQuery,
+  eventsResponse,
+  inventoryQuery,
+  inventoryResponse,
+  mappingQuery,
+  noteParams,
+  noteResponse,
+  restoreBody,
+  restoreParams,
+  restoreResponse,
+  transactionBody,
+  transactionResponse,
+  trashQuery,
+  trashResponse,
+  writeBody,
+  writeErrorResponses,
+  writeResponse,
+} from './schemas.ts';
+
+const encodeCursor = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+function decodeCursor<T>(cursor: string, schema: z.ZodType<T>): T {
+  try {
+    return schema.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
+  } catch {
+    throw new AppError('invalid_request', 'The cursor is not one this API returned.', { extensions: { errors: [{ pointer: '/querystring/cursor', message: 'invalid cursor' }] } });
+  }
+}
+
+/** category/filename from the two route segments; an encoded "/" inside one is refused. */
+function pathFromSegments(params: { category: string; filename: string }): string {
+  if (params.category.includes('/') || params.filename.includes('/')) {
+    throw new AppError('path_not_addressable', 'A path segment contains an encoded "/"; this route takes exactly category/filename.', {
+      extensions: { how: 'List the vault with GET /api/dev/notes and read deeper notes with the MCP tool get_note_content.' },
+    });
+  }
+  return validateNotePath(`${params.category}/${params.filename}`);
+}
+
+const tags = ['notes'];
+const security = [{ bearerAuth: [] }];
+
+export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool }> = async (app, { db }) => {
+  app.get(
+    '/notes',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Inventory of a hosted vault',
+        description: `At most ${noteLimits.maxInventoryPage} notes per page, ordered by path (bytewise); follow nextCursor until hasMore is false.`,
+        querystring: inventoryQuery,
+        response: { 200: inventoryResponse, ...commonErrorResponses },
+      },
+    },
+    async (request) => {
+      const { mappingId, limit, cursor } = request.query;
+      const target = await resolveTarget(db, request, mappingId, 'read');
+      const after = cursor === undefined ? undefined : decodeCursor(cursor, z.object({ after: z.string() })).after;
+      const rows = await listNoteSummaries(db, target.vaultId, { limit: limit + 1, ...(after !== undefined ? { after } : {}) });
+      const notes = rows.slice(0, limit);
+      const hasMore = rows.length > limit;
+      return { mappingId: target.mappingId, notes, hasMore, nextCursor: hasMore ? encodeCursor({ after: notes[notes.length - 1]!.path }) : null };
+    },
+  );
+
+  app.get(
+    '/notes/:category/:filename',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Read one note (category/filename)',
+        description:
+          'Exactly two path segments. Send `Accept: text/markdown` for the raw Markdown. The ETag is the revision; If-None-Match answers 304. ' +
+          'Notes at other depths are listed by the inventory and read with the MCP tool get_note_content.',
+        params: noteParams,
+        querystring: mappingQuery,
+        response: { 200: noteResponse, ...commonErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const path = pathFromSegments(request.params);
+      const target = await resolveTarget(db, request, requestedMappingId(request, request.query.mappingId), 'read');
+      const note = await findNote(db, target.vaultId, path);
+      if (!note) throw new AppError('note_not_found', `No live note at ${path}.`);
+      reply.header('etag', etagOf(note.revision));
+      reply.header('vary', 'Accept');
+      if (notModified(request, note.revision)) return reply.code(304).send(null as never);
+      if (prefersMarkdown(request)) {
+        return reply.type('text/markdown; charset=utf-8').serializer((body: unknown) => body as string).send(note.content as never);
+      }
+      return { mappingId: target.mappingId, ...note };
+    },
+  );
+
+  app.all('/notes/*', { schema: { hide: true } }, async () => {
+    throw new AppError('path_not_addressable', 'Single-note routes take exactly two segments: /api/dev/notes/:category/:filename.', {
+      extensions: { how: 'List the vault with GET /api/dev/notes and read other depths with the MCP tool get_note_content; write them with POST /api/dev/notes.' },
+    });
+  });
+
+  app.post(
+    '/notes',
+    {
+      bodyLimit: 4 * 1_048_576,
+      schema: {
+        tags,
+        security,
+        summary: 'Preview or apply one note write',
+        description:
+          'dryRun true (default) previews: operation, revisions and a unified diff; nothing is written. dryRun false applies and needs Idempotency-Key; ' +
+          'replacing needs expectedHash or If-Match (428 without, 409 when stale, 412 when If-Match fails); If-None-Match: * makes it create-only.',
+        body: writeBody,
+        response: { 200: writeResponse, 201: writeResponse, ...writeErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const mappingId = requestedMappingId(request, body.mappingId);
+      const headers = preconditionHeaders(request);
+      const input = { path: body.path, content: body.content, ...headers, expectedHash: mergeRevisionInputs(body.expectedHash, headers.ifMatch) };
+      if (body.dryRun) {
+        const target = await resolveTarget(db, request, mappingId, 'read');
+        return previewWrite(db, target, input);
+      }
+      const idempotency = idempotencyFor(request, 'POST /api/dev/notes', mappingId, input);
+      const target = await resolveTarget(db, request, mappingId, 'write');
+      return sendApplied(reply, await applyWrite(db, target, input, provenanceOf(request, idempotency.key), idempotency));
+    },
+  );
+
+  app.delete(
+    '/notes/:category/:filename',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Preview or apply a delete through the recoverable trash',
+        description:
+          'dryRun true (default) previews. dryRun=false needs If-Match (current revision) and Idempotency-Key; in one transaction the note goes to the trash, ' +
+          'leaves the live set, and an event is recorded. Restore with POST /api/dev/trash/{trashId}/restore.',
+        params: noteParams,
+        querystring: deleteQuery,
+        response: { 200: deleteResponse, ...writeErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const path = pathFromSegments(request.params);
+      const mappingId = requestedMappingId(request, request.query.mappingId);
+      const { ifMatch } = preconditionHeaders(request);
+      if (request.query.dryRun) return previewDelete(db, await resolveTarget(db, request, mappingId, 'read'), path, ifMatch);
+      const idempotency = idempotencyFor(request, 'DELETE /api/dev/notes', mappingId, { path, ifMatch });
+      const target = await resolveTarget(db, request, mappingId, 'write');
+      return sendApplied(reply, await applyDelete(db, target, path, ifMatch, provenanceOf(request, idempotency.key), idempotency));
+    },
+  );
+
+  app.post(
+    '/transactions',
+    {
+      bodyLimit: 24 * 1_048_576,
+      schema: {
+        tags,
+        security,
+        summary: 'Preview or apply a batch of note writes, all or nothing',
+        description:
+          `Up to ${noteLimits.maxTransactionActions} write-note actions (${noteLimits.maxTransactionContentBytes} content bytes in all). Every action is validated and judged ` +
+          'before any is applied; failures point at the action (e.g. /actions/57/expectedHash) and nothing is written. Applied changes share one transactionId.',
+        body: transactionBody,
+        response: { 200: transactionResponse, ...writeErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const mappingId = requestedMappingId(request, body.mappingId);
+      const actions = body.actions.map((action, index) => ({
+        ...action,
+        expectedHash: action.expectedHash === undefined ? undefined : mergeRevisionInputs(action.expectedHash, undefined, `/actions/${index}/expectedHash`),
+      }));
+      if (body.dryRun) return previewTransaction(db, await resolveTarget(db, request, mappingId, 'read'), actions);
+      const idempotency = idempotencyFor(request, 'POST /api/dev/transactions', mappingId, actions);
+      const target = await resolveTarget(db, request, mappingId, 'write');
+      return sendApplied(reply, await applyTransaction(db, target, actions, provenanceOf(request, idempotency.key), idempotency));
+    },
+  );
+
+  app.get(
+    '/trash',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Deleted notes that can be restored, newest first',
+        querystring: trashQuery,
+        response: { 200: trashResponse, ...commonErrorResponses },
+      },
+    },
+    async (request) => {
+      const { mappingId, limit, cursor } = request.query;
+      const target = await resolveTarget(db, request, mappingId, 'read');
+      const before = cursor === undefined ? undefined : decodeCursor(cursor, z.object({ deletedAt: z.string(), id: z.uuid() }));
+      const rows = await listTrash(db, target.vaultId, { limit: limit + 1, ...(before ? { before } : {}) });
+      const items = rows.slice(0, limit);
+      const hasMore = rows.length > limit;
+      const last = items[items.length - 1];
+      return { mappingId: target.mappingId, items, hasMore, nextCursor: hasMore && last ? encodeCursor({ deletedAt: last.deletedAt, id: last.trashId }) : null };
+    },
+  );
+
+  app.post(
+    '/trash/:trashId/restore',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Preview or apply the restore of a deleted note',
+        description: 'Puts the note back at its path with the same content and revision. dryRun false needs Idempotency-Key; 409 note_exists if the path is taken.',
+        params: restoreParams,
+        body: restoreBody,
+        response: { 200: restoreResponse, ...writeErrorResponses },
+      },
+    },
+    async (request, reply) => {
+      const mappingId = requestedMappingId(request, request.body.mappingId);
+      const { trashId } = request.params;
+      if (request.body.dryRun) return previewRestore(db, await resolveTarget(db, request, mappingId, 'read'), trashId);
+      const idempotency = idempotencyFor(request, 'POST /api/dev/trash/restore', mappingId, { trashId });
+      const target = await resolveTarget(db, request, mappingId, 'write');
+      return sendApplied(reply, await applyRestore(db, target, trashId, provenanceOf(request, idempotency.key), idempotency));
+    },
+  );
+
+  app.get(
+    '/events',
+    {
+      schema: {
+        tags: ['events'],
+        security,
+        summary: 'Provenance events of one mapped vault',
+        description:
+          'Every change to the vault the mapping names, oldest first. `since` is exclusive; pass nextCursor back as since. ' +
+          'Ids only grow, and within a vault they are assigned in commit order, so a cursor never skips an event.',
+        querystring: eventsQuery,
+        response: { 200: eventsResponse, ...commonErrorResponses },
+      },
+    },
+    async (request) => {
+      const { mappingId, since, limit } = request.query;
+      const target = await resolveTarget(db, request, mappingId, 'read');
+      const rows = await listEvents(db, target.vaultId, { since, limit: limit + 1 });
+      const events = rows.slice(0, limit);
+      return { mappingId: target.mappingId, events, hasMore: rows.length > limit, nextCursor: events.length ? events[events.length - 1]!.id : String(since) };
+    },
+  );
+};
+

@@ -1,0 +1,203 @@
+// zod schemas of the Developer REST API: request validation and the OpenAPI document come from
+// these same objects.
+import { z } from 'zod';
+import { noteLinkSchema, noteEventSchema, noteSummarySchema, trashItemSchema } from '../../../domain/notes/store.ts';
+import { noteLimits } from '../../../domain/notes/paths.ts';
+import { problemSchema } from '../../problems.ts';
+
+export const commonErrorResponses = {
+  400: problemSchema,
+  401: problemSchema,
+  403: problemSchema,
+  404: problemSchema,
+  429: problemSchema,
+};
+
+export const writeErrorResponses = { ...commonErrorResponses, 409: problemSchema, 412: problemSchema, 413: problemSchema, 422: problemSchema, 428: problemSchema };
+
+export const mappingIdSchema = z.uuid().describe('The explicit hosted mapping of a vault (UUID).');
+
+const revision = z.string().describe('Revision: "sha256:<64 hex>" of the exact UTF-8 bytes; the same token as the ETag (quotes optional).');
+
+export const dryRunQuery = z
+  .enum(['true', 'false'])
+  .default('true')
+  .transform((v) => v === 'true')
+  .describe('true (default) previews; false applies.');
+
+export const inventoryQuery = z.strictObject({
+  mappingId: mappingIdSchema,
+  limit: z.coerce.number().int().min(1).max(noteLimits.maxInventoryPage).default(noteLimits.maxInventoryPage).describe(`Notes per page, at most ${noteLimits.maxInventoryPage}.`),
+  cursor: z.string().max(2048).optional().describe('nextCursor of the previous page.'),
+});
+
+export const inventoryResponse = z
+  .object({ mappingId: z.uuid(), notes: z.array(noteSummarySchema), nextCursor: z.string().nullable(), hasMore: z.boolean() })
+  .meta({ id: 'NoteInventoryPage' });
+
+export const noteParams = z.object({ category: z.string().min(1), filename: z.string().min(1) });
+export const mappingQuery = z.strictObject({ mappingId: mappingIdSchema.optional() });
+
+export const noteResponse = z
+  .object({
+    mappingId: z.uuid(),
+    path: z.string(),
+    title: z.string(),
+    revision: z.string(),
+    size: z.number().int().describe('UTF-8 bytes of the content.'),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    frontmatter: z.record(z.string(), z.unknown()).nullable(),
+    links: z.array(noteLinkSchema),
+    content: z.string(),
+  })
+  .meta({ id: 'Note' });
+
+export const writeBody = z
+  .strictObject({
+    mappingId: mappingIdSchema.optional().describe('Required here or in the X-Service-Mapping header.'),
+    path: z.string().max(8192).describe(`Vault-relative path ending in .md (segments ≤ ${noteLimits.maxSegmentBytes} bytes, path ≤ ${noteLimits.maxPathBytes} bytes).`),
+    content: z.string().describe(`Markdown, at most ${noteLimits.maxContentBytes} UTF-8 bytes.`),
+    dryRun: z.boolean().default(true).describe('true (default) previews; false applies and needs Idempotency-Key.'),
+    expectedHash: revision.optional().describe('Current revision; required when replacing (or send If-Match).'),
+  })
+  .meta({ id: 'WriteRequest' });
+
+const writeOutcome = {
+  mappingId: z.uuid(),
+  path: z.string(),
+  title: z.string(),
+  operation: z.enum(['create', 'replace', 'noop']),
+  beforeRevision: z.string().nullable(),
+  afterRevision: z.string(),
+  size: z.number().int(),
+};
+
+export const writeResponse = z
+  .union([
+    z.object({ applied: z.literal(false), dryRun: z.literal(true), ...writeOutcome, revisionRequired: z.boolean(), diff: z.string(), diffTruncated: z.boolean() }),
+    z.object({ applied: z.literal(true), dryRun: z.literal(false), ...writeOutcome, eventId: z.string().nullable() }),
+  ])
+  .meta({ id: 'WriteResult' });
+
+export const deleteQuery = z.strictObject({ mappingId: mappingIdSchema.optional(), dryRun: dryRunQuery });
+
+export const deleteResponse = z
+  .union([
+    z.object({
+      applied: z.literal(false),
+      dryRun: z.literal(true),
+      operation: z.literal('delete'),
+      mappingId: z.uuid(),
+      path: z.string(),
+      beforeRevision: z.string(),
+      afterRevision: z.null(),
+      revisionRequired: z.boolean(),
+      diff: z.string(),
+      diffTruncated: z.boolean(),
+    }),
+    z.object({
+      applied: z.literal(true),
+      dryRun: z.literal(false),
+      operation: z.literal('delete'),
+      mappingId: z.uuid(),
+      path: z.string(),
+      beforeRevision: z.string(),
+      afterRevision: z.null(),
+      trashId: z.uuid(),
+      eventId: z.string(),
+    }),
+  ])
+  .meta({ id: 'DeleteResult' });
+
+export const transactionBody = z
+  .strictObject({
+    mappingId: mappingIdSchema.optional().describe('Required here or in the X-Service-Mapping header.'),
+    dryRun: z.boolean().default(true),
+    actions: z
+      .array(
+        z.strictObject({
+          type: z.literal('write-note'),
+          path: z.string().max(8192),
+          content: z.string(),
+          expectedHash: revision.optional(),
+        }),
+      )
+      .describe(`1 to ${noteLimits.maxTransactionActions} actions; all apply or none.`),
+  })
+  .meta({ id: 'TransactionRequest' });
+
+const transactionResult = z.object({ index: z.number().int(), ...writeOutcome });
+
+export const transactionResponse = z
+  .union([
+    z.object({
+      applied: z.literal(false),
+      dryRun: z.literal(true),
+      mappingId: z.uuid(),
+      transactionId: z.null(),
+      results: z.array(transactionResult.extend({ revisionRequired: z.boolean(), diff: z.string(), diffTruncated: z.boolean() })),
+    }),
+    z.object({
+      applied: z.literal(true),
+      dryRun: z.literal(false),
+      mappingId: z.uuid(),
+      transactionId: z.uuid(),
+      results: z.array(transactionResult.extend({ eventId: z.string().nullable() })),
+    }),
+  ])
+  .meta({ id: 'TransactionResult' });
+
+export const eventsQuery = z.strictObject({
+  mappingId: mappingIdSchema,
+  since: z
+    .string()
+    .regex(/^\d{1,18}$/, 'a cursor is a non-negative integer')
+    .default('0')
+    .transform(Number)
+    .describe('Exclusive cursor: events with a greater id. Start at 0.'),
+  limit: z.coerce.number().int().min(1).max(noteLimits.maxEventsPage).default(100).describe(`At most ${noteLimits.maxEventsPage}.`),
+});
+
+export const eventsResponse = z
+  .object({ mappingId: z.uuid(), events: z.array(noteEventSchema), nextCursor: z.string(), hasMore: z.boolean() })
+  .meta({ id: 'EventsPage' });
+
+export const trashQuery = z.strictObject({
+  mappingId: mappingIdSchema,
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().max(2048).optional(),
+});
+
+export const trashResponse = z
+  .object({ mappingId: z.uuid(), items: z.array(trashItemSchema), nextCursor: z.string().nullable(), hasMore: z.boolean() })
+  .meta({ id: 'TrashPage' });
+
+export const restoreParams = z.object({ trashId: z.uuid() });
+export const restoreBody = z.strictObject({ mappingId: mappingIdSchema.optional(), dryRun: z.boolean().default(true) });
+
+export const restoreResponse = z
+  .union([
+    z.object({
+      applied: z.literal(false),
+      dryRun: z.literal(true),
+      operation: z.literal('restore'),
+      mappingId: z.uuid(),
+      trashId: z.uuid(),
+      path: z.string(),
+      beforeRevision: z.null(),
+      afterRevision: z.string(),
+    }),
+    z.object({
+      applied: z.literal(true),
+      dryRun: z.literal(false),
+      operation: z.literal('restore'),
+      mappingId: z.uuid(),
+      trashId: z.uuid(),
+      path: z.string(),
+      beforeRevision: z.null(),
+      afterRevision: z.string(),
+      eventId: z.string(),
+    }),
+  ])
+  .meta({ id: 'RestoreResult' });

@@ -1,0 +1,79 @@
+// Note path rules, enforced for every write and every route (REST, MCP, Forge). A path is
+// vault-relative, `/`-separated, NFC-normalised, and safe to materialise on any desktop OS.
+import { AppError } from '../errors.ts';
+
+export const noteLimits = {
+  /** Bytes of one path segment (UTF-8). */
+  maxSegmentBytes: 255,
+  /** Bytes of a whole path (UTF-8). */
+  maxPathBytes: 1024,
+  /** Bytes of one note's content (UTF-8); larger writes answer 413. */
+  maxContentBytes: 1_048_576,
+  /** Actions in one transaction. */
+  maxTransactionActions: 100,
+  /** Total content bytes of one transaction. */
+  maxTransactionContentBytes: 8 * 1_048_576,
+  /** Notes in one inventory page. */
+  maxInventoryPage: 1000,
+  /** Events in one feed page. */
+  maxEventsPage: 1000,
+} as const;
+
+const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])$/i;
+const FORBIDDEN_CHARS = /[<>:"|?*\\]/;
+// C0 controls, DEL and C1 controls.
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
+
+const utf8Length = (s: string) => Buffer.byteLength(s, 'utf8');
+
+/** Returns why a path is invalid, or null. `path` must already be NFC. */
+export function pathProblem(path: string): string | null {
+  if (path.length === 0) return 'the path is empty';
+  if (utf8Length(path) > noteLimits.maxPathBytes) return `the path is longer than ${noteLimits.maxPathBytes} bytes`;
+  if (CONTROL_CHARS.test(path)) return 'the path contains NUL or a control character';
+  if (path.includes('\\')) return 'the path contains a backslash; use / as the only separator';
+  if (path.startsWith('/')) return 'the path starts with /; paths are relative to the vault';
+  if (!path.endsWith('.md')) return 'the path must end in .md';
+  const segments = path.split('/');
+  for (const segment of segments) {
+    if (segment === '') return 'the path has an empty segment';
+    if (segment === '.' || segment === '..') return `the path has a "${segment}" segment`;
+    if (FORBIDDEN_CHARS.test(segment)) return `the segment "${segment}" contains one of < > : " | ? *`;
+    if (segment.startsWith('.')) return `the segment "${segment}" starts with a dot`;
+    if (/[. ]$/.test(segment)) return `the segment "${segment}" ends with a dot or a space`;
+    if (utf8Length(segment) > noteLimits.maxSegmentBytes) return `a segment is longer than ${noteLimits.maxSegmentBytes} bytes`;
+    const stem = segment.split('.')[0]!.trimEnd();
+    if (WINDOWS_RESERVED.test(stem)) return `the segment "${segment}" is a reserved device name on Windows`;
+  }
+  return null;
+}
+
+/**
+ * Normalises to NFC and validates; throws `invalid_path` with the reason and a JSON pointer to the
+ * offending field.
+ */
+export function validateNotePath(raw: string, pointer = '/path'): string {
+  const path = raw.normalize('NFC');
+  const problem = pathProblem(path);
+  if (problem) throw new AppError('invalid_path', `Invalid note path: ${problem}.`, { extensions: { errors: [{ pointer, message: problem, code: 'invalid_path' }] } });
+  return path;
+}
+
+/** Case-folded key: two paths with the same key cannot both exist in a vault. */
+export function pathKey(path: string): string {
+  return path.toLowerCase();
+}
+
+export function contentBytes(content: string): number {
+  return utf8Length(content);
+}
+
+export function assertContentSize(content: string, pointer = '/content'): number {
+  const size = contentBytes(content);
+  if (size > noteLimits.maxContentBytes) {
+    throw new AppError('note_too_large', `The note is ${size} bytes; the limit is ${noteLimits.maxContentBytes} bytes.`, {
+      extensions: { limit: noteLimits.maxContentBytes, size, errors: [{ pointer, message: 'content too large', code: 'note_too_large' }] },
+    });
+  }
+  return size;
+}

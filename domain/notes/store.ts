@@ -1,0 +1,191 @@
+// Row-level access to notes, trash and provenance events. Every statement is a typed slonik
+// template; the knowledge-transaction core (knowledge.ts) composes them inside transactions.
+import { sql } from 'slonik';
+import type { CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import type { DerivedNote, NoteLink } from './markdown.ts';
+import { pathKey } from './paths.ts';
+
+type Db = CommonQueryMethods;
+
+export const noteLinkSchema = z.object({
+  kind: z.enum(['link', 'embed']),
+  target: z.string(),
+  heading: z.string().nullable(),
+  block: z.string().nullable(),
+  alias: z.string().nullable(),
+});
+
+export const noteRowSchema = z.object({
+  path: z.string(),
+  title: z.string(),
+  content: z.string(),
+  revision: z.string(),
+  size: z.number(),
+  frontmatter: z.record(z.string(), z.unknown()).nullable(),
+  links: z.array(noteLinkSchema),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type NoteRow = z.infer<typeof noteRowSchema>;
+
+export const noteSummarySchema = z.object({ path: z.string(), title: z.string(), revision: z.string(), size: z.number(), updatedAt: z.string() });
+export type NoteSummary = z.infer<typeof noteSummarySchema>;
+
+const noteColumns = sql.fragment`n.path, n.title, n.content, n.revision, n.size_bytes AS size, n.frontmatter, n.links,
+  n.created_at AS "createdAt", n.updated_at AS "updatedAt"`;
+
+/** Serialises writers of one vault for the rest of the transaction (see note_events in 0002_notes.sql). */
+export async function lockVault(tx: Db, vaultId: string): Promise<void> {
+  await tx.one(sql.type(z.object({ id: z.uuid() }))`SELECT id FROM vaults WHERE id = ${vaultId} FOR NO KEY UPDATE`);
+}
+
+export async function findNote(db: Db, vaultId: string, path: string): Promise<NoteRow | null> {
+  return db.maybeOne(sql.type(noteRowSchema)`SELECT ${noteColumns} FROM notes n WHERE n.vault_id = ${vaultId} AND n.path = ${path}`);
+}
+
+export async function findNotes(db: Db, vaultId: string, paths: readonly string[]): Promise<readonly NoteRow[]> {
+  if (paths.length === 0) return [];
+  return db.any(sql.type(noteRowSchema)`
+    SELECT ${noteColumns} FROM notes n WHERE n.vault_id = ${vaultId} AND n.path = ANY (${sql.array([...paths], 'text')})`);
+}
+
+/** Live notes whose path differs from one of `paths` only by case (same key, other spelling). */
+export async function findCaseCollisions(db: Db, vaultId: string, paths: readonly string[]): Promise<Map<string, string>> {
+  if (paths.length === 0) return new Map();
+  const rows = await db.any(sql.type(z.object({ key: z.string(), path: z.string() }))`
+    SELECT n.path_key AS key, n.path FROM notes n
+     WHERE n.vault_id = ${vaultId} AND n.path_key = ANY (${sql.array(paths.map(pathKey), 'text')})`);
+  const existing = new Map(rows.map((r) => [r.key, r.path]));
+  const collisions = new Map<string, string>();
+  for (const path of paths) {
+    const other = existing.get(pathKey(path));
+    if (other !== undefined && other !== path) collisions.set(path, other);
+  }
+  return collisions;
+}
+
+export async function upsertNote(tx: Db, vaultId: string, path: string, content: string, derived: DerivedNote, createdAt?: string): Promise<void> {
+  await tx.query(sql.type(z.object({}))`
+    INSERT INTO notes (vault_id, path, path_key, title, content, revision, size_bytes, frontmatter, links, created_at)
+    VALUES (${vaultId}, ${path}, ${pathKey(path)}, ${derived.title}, ${content}, ${derived.revision}, ${derived.sizeBytes},
+            ${derived.frontmatter ? sql.jsonb(derived.frontmatter as never) : null}, ${sql.jsonb(derived.links as NoteLink[] as never)},
+            coalesce(${createdAt ?? null}::timestamptz, now()))
+    ON CONFLICT (vault_id, path) DO UPDATE SET
+      title = excluded.title, content = excluded.content, revision = excluded.revision, size_bytes = excluded.size_bytes,
+      frontmatter = excluded.frontmatter, links = excluded.links, updated_at = now()`);
+}
+
+/** Copies the live note into the trash, removes it, and returns the trash id (one transaction). */
+export async function moveNoteToTrash(tx: Db, vaultId: string, path: string, accountId: string | null): Promise<string> {
+  const trashId = await tx.oneFirst(sql.type(z.object({ id: z.uuid() }))`
+    INSERT INTO note_trash (vault_id, path, title, content, revision, size_bytes, frontmatter, links, note_created_at, deleted_by_account_id)
+    SELECT vault_id, path, title, content, revision, size_bytes, frontmatter, links, created_at, ${accountId}
+      FROM notes WHERE vault_id = ${vaultId} AND path = ${path}
+    RETURNING id`);
+  await tx.query(sql.type(z.object({}))`DELETE FROM notes WHERE vault_id = ${vaultId} AND path = ${path}`);
+  return trashId;
+}
+
+export const trashItemSchema = z.object({
+  trashId: z.uuid(),
+  path: z.string(),
+  title: z.string(),
+  revision: z.string(),
+  size: z.number(),
+  deletedAt: z.string(),
+  restoredAt: z.string().nullable(),
+});
+export type TrashItem = z.infer<typeof trashItemSchema>;
+
+const trashColumns = sql.fragment`t.id AS "trashId", t.path, t.title, t.revision, t.size_bytes AS size, t.deleted_at AS "deletedAt", t.restored_at AS "restoredAt"`;
+
+export async function findTrashItem(db: Db, vaultId: string, trashId: string): Promise<(TrashItem & { content: string; noteCreatedAt: string }) | null> {
+  return db.maybeOne(sql.type(trashItemSchema.extend({ content: z.string(), noteCreatedAt: z.string() }))`
+    SELECT ${trashColumns}, t.content, t.note_created_at AS "noteCreatedAt"
+      FROM note_trash t WHERE t.vault_id = ${vaultId} AND t.id = ${trashId}`);
+}
+
+export async function markTrashRestored(tx: Db, trashId: string): Promise<void> {
+  await tx.query(sql.type(z.object({}))`UPDATE note_trash SET restored_at = now() WHERE id = ${trashId}`);
+}
+
+/** Newest first; the cursor is the (deletedAt, id) of the last item returned. */
+export async function listTrash(db: Db, vaultId: string, options: { limit: number; before?: { deletedAt: string; id: string } }): Promise<readonly TrashItem[]> {
+  const before = options.before;
+  return db.any(sql.type(trashItemSchema)`
+    SELECT ${trashColumns} FROM note_trash t
+     WHERE t.vault_id = ${vaultId} AND t.restored_at IS NULL
+       ${before ? sql.fragment`AND (t.deleted_at, t.id) < (${before.deletedAt}::timestamptz, ${before.id}::uuid)` : sql.fragment``}
+     ORDER BY t.deleted_at DESC, t.id DESC
+     LIMIT ${options.limit}`);
+}
+
+export async function listNoteSummaries(db: Db, vaultId: string, options: { limit: number; after?: string }): Promise<readonly NoteSummary[]> {
+  return db.any(sql.type(noteSummarySchema)`
+    SELECT n.path, n.title, n.revision, n.size_bytes AS size, n.updated_at AS "updatedAt"
+      FROM notes n
+     WHERE n.vault_id = ${vaultId} ${options.after !== undefined ? sql.fragment`AND n.path > ${options.after}` : sql.fragment``}
+     ORDER BY n.path
+     LIMIT ${options.limit}`);
+}
+
+export type EventType = 'note.created' | 'note.replaced' | 'note.deleted' | 'note.restored';
+export type Actor = { type: 'account' | 'service_principal' | 'forge'; id: string | null };
+/** Where a change came from: the REST API, an MCP tool (`mcp:<tool>`), the Forge executor, or System Operations. */
+export type Source = 'rest' | `mcp:${string}` | 'forge' | 'ops';
+
+export type Provenance = { actor: Actor; source: Source; requestId: string | null; idempotencyKey: string | null };
+
+export const noteEventSchema = z.object({
+  id: z.string(),
+  type: z.enum(['note.created', 'note.replaced', 'note.deleted', 'note.restored']),
+  occurredAt: z.string(),
+  actor: z.object({ type: z.enum(['account', 'service_principal', 'forge']), id: z.uuid().nullable() }),
+  mappingId: z.uuid(),
+  path: z.string(),
+  beforeRevision: z.string().nullable(),
+  afterRevision: z.string().nullable(),
+  transactionId: z.uuid().nullable(),
+  idempotencyKey: z.string().nullable(),
+  requestId: z.string().nullable(),
+  source: z.string(),
+  trashId: z.uuid().nullable(),
+});
+export type NoteEvent = z.infer<typeof noteEventSchema>;
+
+export async function recordEvent(
+  tx: Db,
+  event: {
+    vaultId: string;
+    mappingId: string;
+    type: EventType;
+    path: string;
+    beforeRevision: string | null;
+    afterRevision: string | null;
+    transactionId: string | null;
+    trashId?: string | null;
+  },
+  provenance: Provenance,
+): Promise<string> {
+  const id = await tx.oneFirst(sql.type(z.object({ id: z.number() }))`
+    INSERT INTO note_events (vault_id, mapping_id, type, actor_type, actor_id, path, before_revision, after_revision,
+                             transaction_id, idempotency_key, request_id, source, trash_id)
+    VALUES (${event.vaultId}, ${event.mappingId}, ${event.type}, ${provenance.actor.type}, ${provenance.actor.id}, ${event.path},
+            ${event.beforeRevision}, ${event.afterRevision}, ${event.transactionId}, ${provenance.idempotencyKey}, ${provenance.requestId},
+            ${provenance.source}, ${event.trashId ?? null})
+    RETURNING id`);
+  return String(id);
+}
+
+export async function listEvents(db: Db, vaultId: string, options: { since: number; limit: number }): Promise<readonly NoteEvent[]> {
+  return db.any(sql.type(noteEventSchema)`
+    SELECT e.id::text AS id, e.type, e.occurred_at AS "occurredAt", json_build_object('type', e.actor_type, 'id', e.actor_id) AS actor,
+           e.mapping_id AS "mappingId", e.path, e.before_revision AS "beforeRevision", e.after_revision AS "afterRevision",
+           e.transaction_id AS "transactionId", e.idempotency_key AS "idempotencyKey", e.request_id AS "requestId", e.source,
+           e.trash_id AS "trashId"
+      FROM note_events e
+     WHERE e.vault_id = ${vaultId} AND e.id > ${options.since}
+     ORDER BY e.id
+     LIMIT ${options.limit}`);
+}
