@@ -18,7 +18,7 @@ export const problemSchema = z
     code: z.enum(Object.keys(errorCatalog) as [ErrorCode, ...ErrorCode[]]).describe('Stable machine-readable code; branch on this.'),
     requestId: z.string(),
     errors: z
-      .array(z.object({ pointer: z.string(), message: z.string(), code: z.string().optional() }))
+      .array(z.looseObject({ pointer: z.string(), message: z.string(), code: z.string().optional(), currentRevision: z.string().nullable().optional() }))
       .optional()
       .describe('Field-level failures, each with a JSON Pointer into the request.'),
   })
@@ -50,11 +50,14 @@ export function toAppError(error: unknown): AppError {
   if (isAppError(error)) return error;
   if (hasZodFastifySchemaValidationErrors(error)) {
     const where = (error as FastifyError).validationContext ?? 'body';
-    const errors: ErrorPointer[] = error.validation.map((v) => ({
-      pointer: `/${where}${v.instancePath}`,
-      message: v.message ?? 'invalid',
-      ...(typeof v.params?.['issue'] === 'object' && v.params['issue'] && 'code' in v.params['issue'] ? { code: String(v.params['issue'].code) } : {}),
-    }));
+    const errors: ErrorPointer[] = error.validation.map((v) => {
+      // keyword is the zod issue code; params carries the rest of the issue.
+      const keys = v.params?.['keys'] as string[] | undefined;
+      const base = `/${where}${v.instancePath}`.replace(/\/$/, '');
+      // An unknown field points at itself, not at the object that holds it.
+      const pointer = v.keyword === 'unrecognized_keys' && keys?.[0] ? `${base}/${keys[0]}` : base;
+      return { pointer, message: v.message ?? 'invalid', code: v.keyword };
+    });
     const first = errors[0];
     return new AppError('invalid_request', first ? `${first.pointer}: ${first.message}` : undefined, { extensions: { errors } });
   }

@@ -50,7 +50,8 @@ CREATE TABLE note_events (
   vault_id uuid NOT NULL REFERENCES vaults (id) ON DELETE CASCADE,
   mapping_id uuid NOT NULL,
   type text NOT NULL CHECK (type IN ('note.created', 'note.replaced', 'note.deleted', 'note.restored')),
-  occurred_at timestamptz NOT NULL DEFAULT now(),
+  -- clock time of the write (taken under the vault lock), not the transaction's start
+  occurred_at timestamptz NOT NULL DEFAULT clock_timestamp(),
   actor_type text NOT NULL CHECK (actor_type IN ('account', 'service_principal', 'forge')),
   actor_id uuid,
   path text COLLATE "C" NOT NULL,

@@ -1,0 +1,134 @@
+// Concurrency of applies against real Postgres: one Idempotency-Key, racing revisions.
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'slonik';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { revisionOf } from '../domain/notes/markdown.ts';
+import { buildTestApp } from './support/app.ts';
+import { createTestDatabase } from './support/database.ts';
+import type { TestDatabase } from './support/database.ts';
+import { devClient } from './support/dev-client.ts';
+import type { DevClient } from './support/dev-client.ts';
+import { accountWithToken, personalMapping } from './support/fixtures.ts';
+
+let db: TestDatabase;
+let app: FastifyInstance;
+let api: DevClient;
+let accountId: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  app = await buildTestApp(db.pool);
+  const owner = await accountWithToken(db.pool, 'team');
+  accountId = owner.account.id;
+  api = devClient(app, owner.token);
+});
+afterAll(async () => {
+  await app?.close();
+  await db?.drop();
+});
+
+const count = (table: 'notes' | 'note_events', vaultId: string) =>
+  db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM ${sql.identifier([table])} WHERE vault_id = ${vaultId}`);
+
+describe('one Idempotency-Key, 20 parallel applies', () => {
+  it('writes once and records one event; the others replay or get 409; another payload gets 422', async () => {
+    const { mappingId, vaultId } = await personalMapping(db.pool, accountId);
+    const body = { mappingId, path: 'Race/Key.md', content: 'exactly once' };
+    const results = await Promise.all(Array.from({ length: 20 }, () => api.apply(body, {}, 'same-key-20')));
+    const statuses = results.map((r) => r.statusCode);
+    const created = results.filter((r) => r.statusCode === 201 && r.headers['idempotent-replayed'] === undefined);
+    const replays = results.filter((r) => r.headers['idempotent-replayed'] === 'true');
+    const inFlight = results.filter((r) => r.statusCode === 409);
+    expect(created).toHaveLength(1);
+    expect(replays.length + inFlight.length).toBe(19);
+    for (const r of inFlight) {
+      expect(r.data.code).toBe('idempotency_in_flight');
+      expect(r.headers['retry-after']).toBe('1');
+    }
+    for (const r of replays) {
+      expect(r.statusCode).toBe(201);
+      expect(r.data).toEqual(created[0]!.data);
+      expect(r.headers['etag']).toBe(created[0]!.headers['etag']);
+    }
+    expect(statuses.every((s) => s === 201 || s === 409)).toBe(true);
+    expect(await count('notes', vaultId)).toBe(1);
+    expect(await count('note_events', vaultId)).toBe(1);
+
+    // Once settled, a retry replays the stored status, body and ETag.
+    const retry = await api.apply(body, {}, 'same-key-20');
+    expect(retry.statusCode).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.data).toEqual(created[0]!.data);
+
+    const otherPayload = await api.apply({ ...body, content: 'something else' }, {}, 'same-key-20');
+    expect(otherPayload.statusCode).toBe(422);
+    expect(otherPayload.data.code).toBe('idempotency_key_reused');
+    // The same key on another mapping is a different scope.
+    const { mappingId: otherMapping } = await personalMapping(db.pool, accountId);
+    expect((await api.apply({ ...body, mappingId: otherMapping }, {}, 'same-key-20')).statusCode).toBe(201);
+  });
+
+  it('does not store a failed apply: the same key may be retried after fixing the cause', async () => {
+    const { mappingId } = await personalMapping(db.pool, accountId);
+    await api.apply({ mappingId, path: 'Race/Retry.md', content: 'v1' });
+    const stale = await api.apply({ mappingId, path: 'Race/Retry.md', content: 'v2', expectedHash: revisionOf('v0') }, {}, 'retry-key');
+    expect(stale.statusCode).toBe(409);
+    const again = await api.apply({ mappingId, path: 'Race/Retry.md', content: 'v2', expectedHash: revisionOf('v0') }, {}, 'retry-key');
+    expect(again.statusCode).toBe(409);
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+  });
+});
+
+describe('racing revisions', () => {
+  it('20 parallel replaces with the same expectedHash: exactly one succeeds, the rest get 409 with the new revision', async () => {
+    const { mappingId, vaultId } = await personalMapping(db.pool, accountId);
+    await api.apply({ mappingId, path: 'Race/Rev.md', content: 'base' });
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => api.apply({ mappingId, path: 'Race/Rev.md', content: `writer ${i}`, expectedHash: revisionOf('base') })),
+    );
+    const winners = results.filter((r) => r.statusCode === 200);
+    const losers = results.filter((r) => r.statusCode === 409);
+    expect(winners).toHaveLength(1);
+    expect(losers).toHaveLength(19);
+    const winningRevision = winners[0]!.data.afterRevision;
+    for (const r of losers) expect(r.data).toMatchObject({ code: 'revision_conflict', currentRevision: winningRevision });
+    expect(await count('note_events', vaultId)).toBe(2);
+    const final = await api.read(mappingId, 'Race/Rev.md');
+    expect(final.data.revision).toBe(winningRevision);
+  });
+
+  it('20 parallel creates of one new path (different keys): one creates, the rest need a revision', async () => {
+    const { mappingId, vaultId } = await personalMapping(db.pool, accountId);
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => api.apply({ mappingId, path: 'Race/New.md', content: `creator ${i}` })));
+    expect(results.filter((r) => r.statusCode === 201)).toHaveLength(1);
+    expect(results.filter((r) => r.statusCode === 428 && r.data.code === 'revision_required')).toHaveLength(19);
+    expect(await count('notes', vaultId)).toBe(1);
+  });
+
+  it('never lets a since-cursor skip an event while parallel writers commit', async () => {
+    const { mappingId } = await personalMapping(db.pool, accountId);
+    const seen: string[] = [];
+    let cursor = '0';
+    let writing = true;
+    const reader = (async () => {
+      // Poll the feed the way a sync client would, while the writes land.
+      while (writing || seen.length < 30) {
+        const page = await api.events(mappingId, `&since=${cursor}&limit=7`);
+        seen.push(...(page.data.events as Array<{ path: string }>).map((e) => e.path));
+        cursor = page.data.nextCursor as string;
+        if (!writing && page.data.events.length === 0) break;
+      }
+    })();
+    await Promise.all(Array.from({ length: 30 }, (_, i) => api.apply({ mappingId, path: `Order/N${i}.md`, content: `${i}` })));
+    writing = false;
+    await reader;
+    expect(seen).toHaveLength(30);
+    expect(new Set(seen).size).toBe(30);
+    const events = (await api.events(mappingId, '&limit=1000')).data.events as Array<{ id: string; occurredAt: string }>;
+    const ids = events.map((e) => Number(e.id));
+    expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+    const times = events.map((e) => Date.parse(e.occurredAt));
+    expect([...times].sort((a, b) => a - b)).toEqual(times);
+  });
+});

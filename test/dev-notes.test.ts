@@ -1,0 +1,302 @@
+// Developer REST API: reads, previews, applies, conditional requests, delete → trash → restore.
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'slonik';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { revisionOf } from '../domain/notes/markdown.ts';
+import { buildTestApp } from './support/app.ts';
+import { createTestDatabase } from './support/database.ts';
+import type { TestDatabase } from './support/database.ts';
+import { devClient } from './support/dev-client.ts';
+import type { DevClient } from './support/dev-client.ts';
+import { accountWithToken, personalMapping } from './support/fixtures.ts';
+
+let db: TestDatabase;
+let app: FastifyInstance;
+let api: DevClient;
+let mappingId: string;
+let accountId: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  app = await buildTestApp(db.pool);
+  const owner = await accountWithToken(db.pool, 'developer_agent');
+  accountId = owner.account.id;
+  api = devClient(app, owner.token);
+  ({ mappingId } = await personalMapping(db.pool, owner.account.id));
+});
+afterAll(async () => {
+  await app?.close();
+  await db?.drop();
+});
+
+const noteCount = () => db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM notes`);
+const eventCount = () => db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM note_events`);
+
+describe('write: preview by default', () => {
+  it('previews a create with a diff and writes nothing', async () => {
+    const before = await noteCount();
+    const res = await api.preview({ mappingId, path: 'Inbox/First.md', content: '# First\n\nHello.\n' });
+    expect(res.statusCode).toBe(200);
+    expect(res.data).toMatchObject({
+      applied: false,
+      dryRun: true,
+      operation: 'create',
+      path: 'Inbox/First.md',
+      title: 'First',
+      beforeRevision: null,
+      afterRevision: revisionOf('# First\n\nHello.\n'),
+      revisionRequired: false,
+    });
+    expect(res.data.diff).toContain('+++ b/Inbox/First.md');
+    expect(res.data.diff).toContain('+Hello.');
+    expect(await noteCount()).toBe(before);
+  });
+
+  it('previews without an Idempotency-Key, and with the mapping in X-Service-Mapping', async () => {
+    const res = await api.preview({ path: 'Inbox/Header.md', content: 'x' }, { 'x-service-mapping': mappingId });
+    expect(res.statusCode).toBe(200);
+    expect(res.data.mappingId).toBe(mappingId);
+  });
+
+  it('refuses a body mappingId that disagrees with X-Service-Mapping, and a missing mapping', async () => {
+    const other = '00000000-0000-4000-8000-000000000001';
+    expect((await api.preview({ mappingId, path: 'Inbox/A.md', content: 'x' }, { 'x-service-mapping': other })).data.code).toBe('mapping_mismatch');
+    expect((await api.preview({ path: 'Inbox/A.md', content: 'x' })).data).toMatchObject({ code: 'invalid_request', errors: [{ pointer: '/body/mappingId' }] });
+  });
+});
+
+describe('write: apply', () => {
+  it('needs an Idempotency-Key', async () => {
+    const res = await api.request('POST', '/api/dev/notes', { body: { mappingId, path: 'Inbox/Key.md', content: 'x', dryRun: false } });
+    expect(res.statusCode).toBe(400);
+    expect(res.data.code).toBe('idempotency_key_required');
+    const bad = await api.apply({ mappingId, path: 'Inbox/Key.md', content: 'x' }, {}, 'has space');
+    expect(bad.data.code).toBe('invalid_idempotency_key');
+  });
+
+  it('creates (201, ETag, event), then replaces only with the current revision', async () => {
+    const created = await api.apply({ mappingId, path: 'Projects/Plan.md', content: 'v1' });
+    expect(created.statusCode).toBe(201);
+    expect(created.data).toMatchObject({ applied: true, operation: 'create', afterRevision: revisionOf('v1'), eventId: expect.any(String) });
+    expect(created.headers['etag']).toBe(`"${revisionOf('v1')}"`);
+
+    const noRevision = await api.apply({ mappingId, path: 'Projects/Plan.md', content: 'v2' });
+    expect(noRevision.statusCode).toBe(428);
+    expect(noRevision.data).toMatchObject({ code: 'revision_required', currentRevision: revisionOf('v1') });
+
+    const stale = await api.apply({ mappingId, path: 'Projects/Plan.md', content: 'v2', expectedHash: revisionOf('v0') });
+    expect(stale.statusCode).toBe(409);
+    expect(stale.data).toMatchObject({ code: 'revision_conflict', currentRevision: revisionOf('v1') });
+
+    const replaced = await api.apply({ mappingId, path: 'Projects/Plan.md', content: 'v2', expectedHash: `"${revisionOf('v1')}"` });
+    expect(replaced.statusCode).toBe(200);
+    expect(replaced.data).toMatchObject({ operation: 'replace', beforeRevision: revisionOf('v1'), afterRevision: revisionOf('v2') });
+
+    const viaIfMatch = await api.apply({ mappingId, path: 'Projects/Plan.md', content: 'v3' }, { 'if-match': `"${revisionOf('v2')}"` });
+    expect(viaIfMatch.statusCode).toBe(200);
+    const failedIfMatch = await api.apply({ mappingId, path: 'Projects/Plan.md', content: 'v4' }, { 'if-match': `"${revisionOf('v2')}"` });
+    expect(failedIfMatch.statusCode).toBe(412);
+    expect(failedIfMatch.data.code).toBe('precondition_failed');
+
+    const disagree = await api.apply({ mappingId, path: 'Projects/Plan.md', content: 'v4', expectedHash: revisionOf('v3') }, { 'if-match': revisionOf('v2') });
+    expect(disagree.statusCode).toBe(400);
+  });
+
+  it('treats identical content as a no-op: no write, no event', async () => {
+    await api.apply({ mappingId, path: 'Projects/Same.md', content: 'same' });
+    const events = await eventCount();
+    const noop = await api.apply({ mappingId, path: 'Projects/Same.md', content: 'same', expectedHash: revisionOf('same') });
+    expect(noop.statusCode).toBe(200);
+    expect(noop.data).toMatchObject({ operation: 'noop', eventId: null });
+    expect(await eventCount()).toBe(events);
+  });
+
+  it('makes a write create-only with If-None-Match: *', async () => {
+    expect((await api.apply({ mappingId, path: 'Projects/Once.md', content: 'a' }, { 'if-none-match': '*' })).statusCode).toBe(201);
+    const again = await api.apply({ mappingId, path: 'Projects/Once.md', content: 'b' }, { 'if-none-match': '*' });
+    expect(again.statusCode).toBe(412);
+    expect(again.data.code).toBe('precondition_failed');
+    expect((await api.apply({ mappingId, path: 'Projects/Once.md', content: 'b' }, { 'if-none-match': '"x"' })).statusCode).toBe(400);
+  });
+
+  it('refuses a stale expectedHash in a preview too, and reports revisionRequired', async () => {
+    await api.apply({ mappingId, path: 'Projects/Preview.md', content: 'one' });
+    expect((await api.preview({ mappingId, path: 'Projects/Preview.md', content: 'two' })).data).toMatchObject({ operation: 'replace', revisionRequired: true });
+    expect((await api.preview({ mappingId, path: 'Projects/Preview.md', content: 'two', expectedHash: revisionOf('zero') })).statusCode).toBe(409);
+  });
+
+  it('derives the title from frontmatter, then the first heading, then the file name', async () => {
+    await api.apply({ mappingId, path: 'Titles/Fm.md', content: '---\ntitle: From Frontmatter\n---\n# Heading\n' });
+    await api.apply({ mappingId, path: 'Titles/Heading.md', content: '```\n# not this\n```\n# The Heading\n' });
+    await api.apply({ mappingId, path: 'Titles/File name.md', content: 'no heading here' });
+    const titles = Object.fromEntries(((await api.inventory(mappingId)).data.notes as Array<{ path: string; title: string }>).map((n) => [n.path, n.title]));
+    expect(titles['Titles/Fm.md']).toBe('From Frontmatter');
+    expect(titles['Titles/Heading.md']).toBe('The Heading');
+    expect(titles['Titles/File name.md']).toBe('File name');
+  });
+});
+
+describe('read', () => {
+  it('returns content, revision and ETag; Accept: text/markdown returns the raw Markdown; If-None-Match gives 304', async () => {
+    const content = '---\ntags: [a, b]\n---\n# Read me\n\nSee [[Other note|other]] and ![[Pic.png]].\n';
+    await api.apply({ mappingId, path: 'Reading/Read me.md', content });
+    const json = await api.read(mappingId, 'Reading/Read me.md');
+    expect(json.statusCode).toBe(200);
+    expect(json.headers['etag']).toBe(`"${revisionOf(content)}"`);
+    expect(json.data).toMatchObject({
+      path: 'Reading/Read me.md',
+      title: 'Read me',
+      content,
+      revision: revisionOf(content),
+      size: Buffer.byteLength(content),
+      frontmatter: { tags: ['a', 'b'] },
+      links: [
+        { kind: 'link', target: 'Other note', alias: 'other', heading: null, block: null },
+        { kind: 'embed', target: 'Pic.png', alias: null, heading: null, block: null },
+      ],
+    });
+    const markdown = await api.read(mappingId, 'Reading/Read me.md', { accept: 'text/markdown' });
+    expect(markdown.headers['content-type']).toBe('text/markdown; charset=utf-8');
+    expect(markdown.body).toBe(content);
+    const preferJson = await api.read(mappingId, 'Reading/Read me.md', { accept: 'text/markdown;q=0.5, application/json' });
+    expect(preferJson.headers['content-type']).toContain('application/json');
+    const cached = await api.read(mappingId, 'Reading/Read me.md', { 'if-none-match': `"${revisionOf(content)}"` });
+    expect(cached.statusCode).toBe(304);
+    expect(cached.body).toBe('');
+    expect((await api.read(mappingId, 'Reading/Read me.md', { 'if-none-match': '"sha256:other"' })).statusCode).toBe(200);
+  });
+
+  it('answers 404 note_not_found for a missing note', async () => {
+    const res = await api.read(mappingId, 'Reading/Missing.md');
+    expect(res.statusCode).toBe(404);
+    expect(res.data.code).toBe('note_not_found');
+  });
+
+  it('does not reach notes at other depths or through an encoded slash', async () => {
+    await api.apply({ mappingId, path: 'Deep/er/Note.md', content: 'deep' });
+    await api.apply({ mappingId, path: 'Root.md', content: 'root' });
+    for (const url of [`/api/dev/notes/Deep/er/Note.md?mappingId=${mappingId}`, `/api/dev/notes/Root.md?mappingId=${mappingId}`, `/api/dev/notes/Deep%2Fer/Note.md?mappingId=${mappingId}`]) {
+      const res = await api.request('GET', url);
+      expect(res.statusCode).toBe(400);
+      expect(res.data.code).toBe('path_not_addressable');
+    }
+    const inventory = (await api.inventory(mappingId)).data.notes as Array<{ path: string }>;
+    expect(inventory.map((n) => n.path)).toEqual(expect.arrayContaining(['Deep/er/Note.md', 'Root.md']));
+  });
+});
+
+describe('inventory', () => {
+  it('lists every note of a large vault through cursors, in a stable order, at most 1,000 per page', async () => {
+    const { mappingId: bigMapping, vaultId } = await personalMapping(db.pool, accountId);
+    // 2,345 notes inserted directly: the inventory is under test here, not the write path.
+    await db.pool.query(sql.type(z.object({}))`
+      INSERT INTO notes (vault_id, path, path_key, title, content, revision, size_bytes, links)
+      SELECT ${vaultId}, 'Bulk/' || lpad(i::text, 5, '0') || '.md', 'bulk/' || lpad(i::text, 5, '0') || '.md', 'n' || i, 'x',
+             'sha256:' || encode(sha256('x'::bytea), 'hex'), 1, '[]'
+        FROM generate_series(1, 2345) i`);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res = await api.inventory(bigMapping, cursor ? `&cursor=${cursor}` : '');
+      expect(res.statusCode).toBe(200);
+      expect(res.data.notes.length).toBeLessThanOrEqual(1000);
+      seen.push(...(res.data.notes as Array<{ path: string }>).map((n) => n.path));
+      cursor = res.data.nextCursor as string | null;
+      expect(res.data.hasMore).toBe(cursor !== null);
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(seen).toHaveLength(2345);
+    expect(new Set(seen).size).toBe(2345);
+    expect([...seen].sort()).toEqual(seen);
+    const small = await api.inventory(bigMapping, '&limit=10');
+    expect(small.data.notes).toHaveLength(10);
+    expect((await api.inventory(bigMapping, '&limit=1001')).statusCode).toBe(400);
+    expect((await api.inventory(bigMapping, '&limit=0')).statusCode).toBe(400);
+    expect((await api.inventory(bigMapping, '&cursor=not-a-cursor')).data).toMatchObject({ code: 'invalid_request', errors: [{ pointer: '/querystring/cursor' }] });
+  });
+});
+
+describe('delete → trash → restore', () => {
+  it('previews, then deletes with If-Match into the trash, and restores the same content and revision', async () => {
+    const content = '# Keep me\n\nimportant';
+    const created = await api.apply({ mappingId, path: 'Trash/Keep me.md', content });
+    const revision = created.data.afterRevision as string;
+
+    const preview = await api.remove(mappingId, 'Trash/Keep me.md');
+    expect(preview.data).toMatchObject({ applied: false, operation: 'delete', beforeRevision: revision, revisionRequired: true });
+    expect((await api.read(mappingId, 'Trash/Keep me.md')).statusCode).toBe(200);
+
+    const noIfMatch = await api.remove(mappingId, 'Trash/Keep me.md', { dryRun: false, headers: { 'idempotency-key': 'del-1' } });
+    expect(noIfMatch.statusCode).toBe(428);
+    const noKey = await api.remove(mappingId, 'Trash/Keep me.md', { dryRun: false, headers: { 'if-match': `"${revision}"` } });
+    expect(noKey.data.code).toBe('idempotency_key_required');
+    const wrong = await api.remove(mappingId, 'Trash/Keep me.md', { dryRun: false, headers: { 'if-match': revisionOf('nope'), 'idempotency-key': 'del-2' } });
+    expect(wrong.statusCode).toBe(412);
+
+    const deleted = await api.remove(mappingId, 'Trash/Keep me.md', { dryRun: false, headers: { 'if-match': `"${revision}"`, 'idempotency-key': 'del-3' } });
+    expect(deleted.statusCode).toBe(200);
+    expect(deleted.data).toMatchObject({ applied: true, operation: 'delete', beforeRevision: revision, trashId: expect.any(String), eventId: expect.any(String) });
+    expect((await api.read(mappingId, 'Trash/Keep me.md')).statusCode).toBe(404);
+    const trashId = deleted.data.trashId as string;
+
+    const listed = await api.trash(mappingId);
+    expect(listed.data.items).toEqual(expect.arrayContaining([expect.objectContaining({ trashId, path: 'Trash/Keep me.md', revision })]));
+
+    expect((await api.restore(mappingId, trashId, true)).data).toMatchObject({ applied: false, operation: 'restore', afterRevision: revision });
+    expect((await api.restore(mappingId, trashId, false)).data.code).toBe('idempotency_key_required');
+    const restored = await api.restore(mappingId, trashId, false, 'restore-1');
+    expect(restored.data).toMatchObject({ applied: true, path: 'Trash/Keep me.md', afterRevision: revision });
+    const back = await api.read(mappingId, 'Trash/Keep me.md');
+    expect(back.data).toMatchObject({ content, revision });
+    expect((await api.restore(mappingId, trashId, false, 'restore-2')).data.code).toBe('trash_item_restored');
+    expect((await api.restore(mappingId, '00000000-0000-4000-8000-000000000000', true)).data.code).toBe('trash_item_not_found');
+
+    const types = ((await api.events(mappingId, '&limit=1000')).data.events as Array<{ type: string; path: string }>).filter((e) => e.path === 'Trash/Keep me.md').map((e) => e.type);
+    expect(types).toEqual(['note.created', 'note.deleted', 'note.restored']);
+  });
+
+  it('refuses to restore over a live note at the same path', async () => {
+    const a = await api.apply({ mappingId, path: 'Trash/Twice.md', content: 'first' });
+    const del = await api.remove(mappingId, 'Trash/Twice.md', { dryRun: false, headers: { 'if-match': a.data.afterRevision as string, 'idempotency-key': 'twice-del' } });
+    await api.apply({ mappingId, path: 'Trash/Twice.md', content: 'second' });
+    const res = await api.restore(mappingId, del.data.trashId as string, false, 'twice-restore');
+    expect(res.statusCode).toBe(409);
+    expect(res.data.code).toBe('note_exists');
+  });
+
+  it('answers note_not_found when deleting a missing note', async () => {
+    expect((await api.remove(mappingId, 'Trash/Never.md')).data.code).toBe('note_not_found');
+  });
+});
+
+describe('events', () => {
+  it('pages with an exclusive since cursor and carries full provenance', async () => {
+    const { mappingId: m } = await personalMapping(db.pool, accountId);
+    for (let i = 0; i < 5; i++) await api.apply({ mappingId: m, path: `Events/N${i}.md`, content: `n${i}` }, { 'x-request-id': `req-${i}` }, `evt-key-${i}`);
+    const first = await api.events(m, '&limit=2');
+    expect(first.data.events).toHaveLength(2);
+    expect(first.data.hasMore).toBe(true);
+    expect(first.data.events[0]).toMatchObject({
+      type: 'note.created',
+      actor: { type: 'account', id: accountId },
+      mappingId: m,
+      path: 'Events/N0.md',
+      beforeRevision: null,
+      afterRevision: revisionOf('n0'),
+      transactionId: null,
+      idempotencyKey: 'evt-key-0',
+      requestId: 'req-0',
+      source: 'rest',
+      occurredAt: expect.any(String),
+    });
+    const rest = await api.events(m, `&since=${first.data.nextCursor}&limit=100`);
+    expect((rest.data.events as Array<{ path: string }>).map((e) => e.path)).toEqual(['Events/N2.md', 'Events/N3.md', 'Events/N4.md']);
+    expect(rest.data.hasMore).toBe(false);
+    const empty = await api.events(m, `&since=${rest.data.nextCursor}`);
+    expect(empty.data).toMatchObject({ events: [], hasMore: false, nextCursor: rest.data.nextCursor });
+    for (const bad of ['&since=-1', '&since=abc', '&limit=0', '&limit=1001']) expect((await api.events(m, bad)).statusCode).toBe(400);
+  });
+});
