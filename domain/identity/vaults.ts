@@ -77,22 +77,25 @@ export type ResolvedMapping = { mappingId: string; vaultId: string; ownerWorkspa
 
 /**
  * Resolves a mappingId for an account: the mapping must be live and its vault owned by the
- * account, or by a workspace where the account's role has vault.read / vault.write. Anything else
- * (missing, revoked, foreign, insufficient role) is the same `not_found`, so a caller cannot probe
- * for other tenants' mappings.
+ * account, or by a workspace the account belongs to. A mapping the account cannot see at all
+ * (missing, revoked, foreign) is `mapping_not_found`, so a caller cannot probe for other tenants'
+ * mappings; a workspace member whose role lacks vault.read / vault.write gets `permission_denied`.
  */
 export async function resolveMappingForAccount(db: Db, mappingId: string, accountId: string, access: VaultAccess): Promise<ResolvedMapping> {
-  const permission = access === 'write' ? 'vault.write' : 'vault.read';
-  const row = await db.maybeOne(sql.type(z.object({ mappingId: z.uuid(), vaultId: z.uuid(), ownerWorkspaceId: z.uuid().nullable() }))`
-    SELECT mp.id AS "mappingId", v.id AS "vaultId", v.owner_workspace_id AS "ownerWorkspaceId"
+  const row = await db.maybeOne(sql.type(z.object({ mappingId: z.uuid(), vaultId: z.uuid(), ownerWorkspaceId: z.uuid().nullable(), permissions: z.array(z.string()) }))`
+    SELECT mp.id AS "mappingId", v.id AS "vaultId", v.owner_workspace_id AS "ownerWorkspaceId",
+           CASE WHEN v.owner_account_id = ${accountId} THEN ARRAY['vault.read', 'vault.write'] ELSE r.permissions END AS permissions
       FROM vault_mappings mp
       JOIN vaults v ON v.id = mp.vault_id
+      LEFT JOIN workspace_members m ON m.workspace_id = v.owner_workspace_id AND m.account_id = ${accountId}
+      LEFT JOIN workspace_roles r ON r.id = m.role_id
      WHERE mp.id = ${mappingId}
        AND mp.revoked_at IS NULL
-       AND (v.owner_account_id = ${accountId}
-            OR EXISTS (SELECT 1 FROM workspace_members m JOIN workspace_roles r ON r.id = m.role_id
-                        WHERE m.workspace_id = v.owner_workspace_id AND m.account_id = ${accountId}
-                          AND ${permission} = ANY (r.permissions)))`);
+       AND (v.owner_account_id = ${accountId} OR m.account_id IS NOT NULL)`);
   if (!row) throw new AppError('mapping_not_found', undefined, { extensions: { mappingId } });
-  return row;
+  const permission = access === 'write' ? 'vault.write' : 'vault.read';
+  if (!row.permissions.includes(permission)) {
+    throw new AppError('permission_denied', `Your role in the vault's workspace lacks ${permission}.`, { extensions: { requiredPermission: permission } });
+  }
+  return { mappingId: row.mappingId, vaultId: row.vaultId, ownerWorkspaceId: row.ownerWorkspaceId };
 }

@@ -154,12 +154,10 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool }> = async (a
       const mappingId = requestedMappingId(request, body.mappingId);
       const headers = preconditionHeaders(request);
       const input = { path: body.path, content: body.content, ...headers, expectedHash: mergeRevisionInputs(body.expectedHash, headers.ifMatch) };
-      if (body.dryRun) {
-        const target = await resolveTarget(db, request, mappingId, 'read');
-        return previewWrite(db, target, input);
-      }
-      const idempotency = idempotencyFor(request, 'POST /api/dev/notes', mappingId, input);
+      // A preview answers exactly as the apply would, so it needs the same access.
       const target = await resolveTarget(db, request, mappingId, 'write');
+      if (body.dryRun) return previewWrite(db, target, input);
+      const idempotency = idempotencyFor(request, 'POST /api/dev/notes', mappingId, input);
       return sendApplied(reply, await applyWrite(db, target, input, provenanceOf(request, idempotency.key), idempotency));
     },
   );
@@ -183,9 +181,9 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool }> = async (a
       const path = pathFromSegments(request.params);
       const mappingId = requestedMappingId(request, request.query.mappingId);
       const { ifMatch } = preconditionHeaders(request);
-      if (request.query.dryRun) return previewDelete(db, await resolveTarget(db, request, mappingId, 'read'), path, ifMatch);
-      const idempotency = idempotencyFor(request, 'DELETE /api/dev/notes', mappingId, { path, ifMatch });
       const target = await resolveTarget(db, request, mappingId, 'write');
+      if (request.query.dryRun) return previewDelete(db, target, path, ifMatch);
+      const idempotency = idempotencyFor(request, 'DELETE /api/dev/notes', mappingId, { path, ifMatch });
       return sendApplied(reply, await applyDelete(db, target, path, ifMatch, provenanceOf(request, idempotency.key), idempotency));
     },
   );
@@ -212,9 +210,9 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool }> = async (a
         ...action,
         expectedHash: action.expectedHash === undefined ? undefined : mergeRevisionInputs(action.expectedHash, undefined, `/actions/${index}/expectedHash`),
       }));
-      if (body.dryRun) return previewTransaction(db, await resolveTarget(db, request, mappingId, 'read'), actions);
-      const idempotency = idempotencyFor(request, 'POST /api/dev/transactions', mappingId, actions);
       const target = await resolveTarget(db, request, mappingId, 'write');
+      if (body.dryRun) return previewTransaction(db, target, actions);
+      const idempotency = idempotencyFor(request, 'POST /api/dev/transactions', mappingId, actions);
       return sendApplied(reply, await applyTransaction(db, target, actions, provenanceOf(request, idempotency.key), idempotency));
     },
   );
@@ -258,9 +256,9 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool }> = async (a
     async (request, reply) => {
       const mappingId = requestedMappingId(request, request.body.mappingId);
       const { trashId } = request.params;
-      if (request.body.dryRun) return previewRestore(db, await resolveTarget(db, request, mappingId, 'read'), trashId);
-      const idempotency = idempotencyFor(request, 'POST /api/dev/trash/restore', mappingId, { trashId });
       const target = await resolveTarget(db, request, mappingId, 'write');
+      if (request.body.dryRun) return previewRestore(db, target, trashId);
+      const idempotency = idempotencyFor(request, 'POST /api/dev/trash/restore', mappingId, { trashId });
       return sendApplied(reply, await applyRestore(db, target, trashId, provenanceOf(request, idempotency.key), idempotency));
     },
   );
