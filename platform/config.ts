@@ -1,6 +1,8 @@
 // Every setting the service reads from the environment, validated once at start-up.
 // README.md documents each variable; keep the two in step.
 import { z } from 'zod';
+import { defaultAllowances } from '../domain/usage.ts';
+import type { Allowances } from '../domain/usage.ts';
 
 const positiveInt = z.coerce.number().int().positive();
 
@@ -18,6 +20,15 @@ export const configSchema = z.object({
   DATA_DIR: z.string().default('.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
+  // Allowances (domain/usage.ts); a monthly value of 0 refuses the plan on that interface.
+  REST_REQUESTS_PER_MINUTE: positiveInt.default(defaultAllowances.rest.perMinute),
+  REST_MONTHLY_REQUESTS_DEVELOPER_AGENT: z.coerce.number().int().min(0).default(defaultAllowances.rest.perMonth.developer_agent!),
+  REST_MONTHLY_REQUESTS_TEAM: z.coerce.number().int().min(0).default(defaultAllowances.rest.perMonth.team!),
+  MCP_REQUESTS_PER_MINUTE: positiveInt.default(defaultAllowances.mcp.perMinute),
+  MCP_MONTHLY_REQUESTS_PREMIUM: z.coerce.number().int().min(0).default(defaultAllowances.mcp.perMonth.premium!),
+  MCP_MONTHLY_REQUESTS_PROFESSIONAL: z.coerce.number().int().min(0).default(defaultAllowances.mcp.perMonth.professional!),
+  MCP_MONTHLY_REQUESTS_DEVELOPER_AGENT: z.coerce.number().int().min(0).default(defaultAllowances.mcp.perMonth.developer_agent!),
+  MCP_MONTHLY_REQUESTS_TEAM: z.coerce.number().int().min(0).default(defaultAllowances.mcp.perMonth.team!),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -29,4 +40,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
   return parsed.data;
+}
+
+export function allowancesFrom(config: Config): Allowances {
+  return {
+    rest: {
+      perMinute: config.REST_REQUESTS_PER_MINUTE,
+      perMonth: { developer_agent: config.REST_MONTHLY_REQUESTS_DEVELOPER_AGENT, team: config.REST_MONTHLY_REQUESTS_TEAM },
+    },
+    mcp: {
+      perMinute: config.MCP_REQUESTS_PER_MINUTE,
+      perMonth: {
+        premium: config.MCP_MONTHLY_REQUESTS_PREMIUM,
+        professional: config.MCP_MONTHLY_REQUESTS_PROFESSIONAL,
+        developer_agent: config.MCP_MONTHLY_REQUESTS_DEVELOPER_AGENT,
+        team: config.MCP_MONTHLY_REQUESTS_TEAM,
+      },
+    },
+  };
 }

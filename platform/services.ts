@@ -4,8 +4,10 @@ import type { FastifyInstance } from 'fastify';
 import type { Worker } from '@temporalio/worker';
 import { buildApp } from '../api/app.ts';
 import { createDatabasePool } from '../db/pool.ts';
+import { purgeExpiredIdempotencyRecords } from '../domain/idempotency.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import { createPlatformWorker, NativeConnection } from '../workers/worker.ts';
+import { allowancesFrom } from './config.ts';
 import type { Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import { lazyTemporalConnection } from './temporal.ts';
@@ -20,6 +22,7 @@ export async function startApi(config: Config, databaseUrl: string, temporalAddr
     db,
     temporal: { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE },
     logLevel: config.LOG_LEVEL,
+    allowances: allowancesFrom(config),
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
   });
   await app.listen({ host: config.HOST, port: config.PORT });
@@ -42,7 +45,7 @@ export async function startApi(config: Config, databaseUrl: string, temporalAddr
 export type RunningWorker = { worker: Worker; db: DatabasePool; running: Promise<void>; shutdown: () => Promise<void> };
 
 export async function startWorker(config: Config, databaseUrl: string, temporalAddress: string): Promise<RunningWorker> {
-  installTemporalLogging(createLogger(config.LOG_LEVEL, 'worker'));
+  installTemporalLogging(createLogger(config.LOG_LEVEL, 'temporal'));
   const db = await createDatabasePool(databaseUrl, { maxPoolSize: 10, statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS });
   const connection = await NativeConnection.connect({ address: temporalAddress });
   const worker = await createPlatformWorker({
@@ -52,8 +55,18 @@ export async function startWorker(config: Config, databaseUrl: string, temporalA
     deps: { db },
     shutdownGraceTime: config.SHUTDOWN_GRACE_MS,
   });
+  // Idempotency records are replayable for 24 h; the worker sweeps expired ones every 10 minutes.
+  const log = createLogger(config.LOG_LEVEL, 'worker');
+  const sweep = setInterval(() => {
+    purgeExpiredIdempotencyRecords(db).then(
+      (n) => n > 0 && log.info({ purged: n }, 'expired idempotency records purged'),
+      (error: unknown) => log.warn({ err: error }, 'idempotency sweep failed'),
+    );
+  }, 10 * 60_000);
+  sweep.unref();
   // run() resolves once shutdown() has drained the worker; resources are released after that.
   const running = worker.run().finally(async () => {
+    clearInterval(sweep);
     await connection.close();
     await db.end();
   });

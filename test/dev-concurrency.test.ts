@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { IDEMPOTENCY_RETENTION_HOURS, purgeExpiredIdempotencyRecords } from '../domain/idempotency.ts';
 import { revisionOf } from '../domain/notes/markdown.ts';
 import { buildTestApp } from './support/app.ts';
 import { createTestDatabase } from './support/database.ts';
@@ -77,6 +78,23 @@ describe('one Idempotency-Key, 20 parallel applies', () => {
     const again = await api.apply({ mappingId, path: 'Race/Retry.md', content: 'v2', expectedHash: revisionOf('v0') }, {}, 'retry-key');
     expect(again.statusCode).toBe(409);
     expect(again.headers['idempotent-replayed']).toBeUndefined();
+  });
+});
+
+describe('idempotency retention', () => {
+  it('replays for 24 hours; an expired record no longer binds the key and is purged', async () => {
+    const { mappingId } = await personalMapping(db.pool, accountId);
+    await api.apply({ mappingId, path: 'Retention/A.md', content: 'a' }, {}, 'retained');
+    const expiresIn = await db.pool.oneFirst(sql.type(z.object({ hours: z.number() }))`
+      SELECT round(extract(epoch FROM expires_at - created_at) / 3600)::int AS hours FROM idempotency_records WHERE key = 'retained'`);
+    expect(expiresIn).toBe(IDEMPOTENCY_RETENTION_HOURS);
+    await db.pool.query(sql.type(z.object({}))`UPDATE idempotency_records SET expires_at = now() - interval '1 second' WHERE key = 'retained'`);
+    const reused = await api.apply({ mappingId, path: 'Retention/B.md', content: 'b' }, {}, 'retained');
+    expect(reused.statusCode).toBe(201);
+    expect(reused.headers['idempotent-replayed']).toBeUndefined();
+    await db.pool.query(sql.type(z.object({}))`UPDATE idempotency_records SET expires_at = now() - interval '1 second' WHERE key = 'retained'`);
+    expect(await purgeExpiredIdempotencyRecords(db.pool)).toBeGreaterThanOrEqual(1);
+    expect(await db.pool.exists(sql.type(z.object({ key: z.string() }))`SELECT key FROM idempotency_records WHERE key = 'retained'`)).toBe(false);
   });
 });
 

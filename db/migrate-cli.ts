@@ -1,0 +1,15 @@
+// `npm run migrate`: applies pending migrations to DATABASE_URL (or the running local stack).
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../platform/local-stack/temporal-cli.ts';
+import { migrate } from './migrate.ts';
+
+const stateFile = join(projectRoot, '.data', 'local-stack.json');
+const url =
+  process.env['DATABASE_URL'] ?? (existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, 'utf8')) as { databaseUrl?: string }).databaseUrl : undefined);
+if (!url) {
+  console.error('Set DATABASE_URL, or run `npm start` so the local stack is up.');
+  process.exit(2);
+}
+const applied = await migrate(url, (msg) => console.log(msg));
+console.log(applied.length ? `applied: ${applied.join(', ')}` : 'up to date');
