@@ -1,17 +1,25 @@
-// Bearer authentication for the personal-access-token interfaces (REST, MCP, automation).
-// Each interface plugin adds `requireAccessToken(deps, '<interface>')` as its onRequest hook; the
+// Bearer authentication for the personal-access-token interfaces (REST, MCP, automation). The
 // account's plan and status are read from Postgres on every request.
-import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { DatabasePool } from 'slonik';
 import { AppError } from '../domain/errors.ts';
 import { authenticateAccessToken } from '../domain/identity/accounts.ts';
 import type { Principal } from '../domain/identity/accounts.ts';
 import { assertEntitled } from '../domain/identity/plans.ts';
 import type { Interface } from '../domain/identity/plans.ts';
+import { authenticateAndCharge } from '../domain/usage.ts';
+import type { Allowances, UsageSnapshot } from '../domain/usage.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
+  }
+  interface FastifyContextConfig {
+    /**
+     * The handler authenticates and charges the request itself, fused into its own query (the hot
+     * single-note read); the interface hook then only checks that a bearer token is present.
+     */
+    authenticatesInHandler?: boolean;
   }
 }
 
@@ -24,29 +32,48 @@ export function bearerToken(request: FastifyRequest): string | null {
 
 const challenge = (error?: string) => ({ 'www-authenticate': error ? `Bearer realm="hnp", error="${error}"` : 'Bearer realm="hnp"' });
 
-export async function authenticateRequest(db: DatabasePool, request: FastifyRequest, iface: Interface): Promise<Principal> {
+export function presentedToken(request: FastifyRequest): string {
   const raw = bearerToken(request);
-  if (!raw) {
-    throw new AppError('authentication_required', 'Send Authorization: Bearer <personal access token>.', { headers: challenge() });
-  }
-  let principal: Principal;
+  if (!raw) throw new AppError('authentication_required', 'Send Authorization: Bearer <personal access token>.', { headers: challenge() });
+  return raw;
+}
+
+export async function withChallenge<T>(work: () => Promise<T>): Promise<T> {
   try {
-    principal = await authenticateAccessToken(db, raw);
+    return await work();
   } catch (error) {
-    if (error instanceof AppError && error.code === 'invalid_token') {
-      throw new AppError('invalid_token', undefined, { headers: challenge('invalid_token') });
-    }
+    if (error instanceof AppError && error.code === 'invalid_token') throw new AppError('invalid_token', undefined, { headers: challenge('invalid_token') });
     throw error;
   }
+}
+
+/** Authenticates and checks the plan for `iface`; counts nothing (MCP counts per operation). */
+export async function authenticateRequest(db: DatabasePool, request: FastifyRequest, iface: Interface): Promise<Principal> {
+  const raw = presentedToken(request);
+  const principal = await withChallenge(() => authenticateAccessToken(db, raw));
   assertEntitled(principal.account, iface);
   request.principal = principal;
   return principal;
 }
 
-export function requireAccessToken(db: DatabasePool, iface: Interface): onRequestAsyncHookHandler {
-  return async (request) => {
-    await authenticateRequest(db, request, iface);
+/**
+ * onRequest hook of interfaces that count every request (REST, automation): authenticates,
+ * checks the plan and charges the allowance in one round trip, and publishes RateLimit-* headers.
+ */
+export function requireAccessTokenAndAllowance(db: DatabasePool, iface: 'rest', allowances: Allowances): onRequestAsyncHookHandler {
+  return async (request, reply) => {
+    const raw = presentedToken(request);
+    if (request.routeOptions.config.authenticatesInHandler) return;
+    const { usage, ...principal } = await withChallenge(() => authenticateAndCharge(db, raw, iface, allowances));
+    acceptCharged(request, reply, principal, usage);
   };
+}
+
+/** Records the authenticated principal and publishes the RateLimit-* headers. */
+export function acceptCharged(request: FastifyRequest, reply: FastifyReply, principal: Principal, usage: UsageSnapshot): void {
+  request.principal = principal;
+  reply.header('ratelimit-limit', String(usage.minuteLimit));
+  reply.header('ratelimit-remaining', String(Math.max(0, usage.minuteLimit - usage.minuteUsed)));
 }
 
 /** The authenticated principal inside a handler guarded by requireAccessToken. */

@@ -117,9 +117,31 @@ export async function rotateAccessToken(db: Db, tokenId: string): Promise<Issued
   });
 }
 
-const authenticatedSchema = accountSchema.extend({ tokenId: z.uuid(), tokenLastUsedAt: z.string().nullable() });
+export const authenticatedSchema = accountSchema.extend({ tokenId: z.uuid(), tokenLastUsedAt: z.string().nullable() });
 
 export type Principal = { tokenId: string; account: Account };
+
+/**
+ * The live token with this hash and its account, as the CTE body `principal` (columns of
+ * authenticatedSchema). Unknown, expired, revoked and rotated-away tokens give no row.
+ */
+export function livePrincipalQuery(rawToken: string) {
+  return sql.fragment`
+    SELECT t.id AS "tokenId", t.last_used_at AS "tokenLastUsedAt", ${accountColumns}
+      FROM access_tokens t
+      JOIN accounts a ON a.id = t.account_id
+     WHERE t.token_hash = ${hashSecret(rawToken)}
+       AND t.revoked_at IS NULL
+       AND (t.expires_at IS NULL OR t.expires_at > now())`;
+}
+
+/** Refreshes last-used at most once a minute, so a hot token does not turn every read into a write. */
+export async function touchToken(db: Db, tokenId: string, lastUsedAt: string | null): Promise<void> {
+  if (lastUsedAt && Date.now() - Date.parse(lastUsedAt) <= 60_000) return;
+  await db.query(sql.type(z.object({}))`
+    UPDATE access_tokens SET last_used_at = now()
+     WHERE id = ${tokenId} AND (last_used_at IS NULL OR last_used_at < now() - interval '60 seconds')`);
+}
 
 /**
  * Resolves a bearer token to its account. Unknown, expired, revoked and rotated-away tokens are
@@ -128,21 +150,9 @@ export type Principal = { tokenId: string; account: Account };
  */
 export async function authenticateAccessToken(db: Db, rawToken: string): Promise<Principal> {
   if (!looksLikeSecret(rawToken, secretPrefixes.accessToken)) throw new AppError('invalid_token');
-  const row = await db.maybeOne(sql.type(authenticatedSchema)`
-    SELECT t.id AS "tokenId", t.last_used_at AS "tokenLastUsedAt", ${accountColumns}
-      FROM access_tokens t
-      JOIN accounts a ON a.id = t.account_id
-     WHERE t.token_hash = ${hashSecret(rawToken)}
-       AND t.revoked_at IS NULL
-       AND (t.expires_at IS NULL OR t.expires_at > now())`);
+  const row = await db.maybeOne(sql.prepared('authenticate_token', authenticatedSchema)`${livePrincipalQuery(rawToken)}`);
   if (!row) throw new AppError('invalid_token');
-  // last-used is advisory: refresh it at most once a minute so a hot token does not turn every
-  // read into a write.
   const { tokenId, tokenLastUsedAt, ...account } = row;
-  if (!tokenLastUsedAt || Date.now() - Date.parse(tokenLastUsedAt) > 60_000) {
-    await db.query(sql.type(z.object({}))`
-      UPDATE access_tokens SET last_used_at = now()
-       WHERE id = ${tokenId} AND (last_used_at IS NULL OR last_used_at < now() - interval '60 seconds')`);
-  }
+  await touchToken(db, tokenId, tokenLastUsedAt);
   return { tokenId, account };
 }

@@ -1,7 +1,7 @@
 // Hosted vaults and the explicit mappings the gateways address them by. A vault that is only
 // local to a browser has no row here, so no gateway can reach it.
 import { sql } from 'slonik';
-import type { CommonQueryMethods } from 'slonik';
+import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { AppError } from '../errors.ts';
 
@@ -75,14 +75,22 @@ export type VaultAccess = 'read' | 'write';
 
 export type ResolvedMapping = { mappingId: string; vaultId: string; ownerWorkspaceId: string | null };
 
+export const mappingAccessSchema = z.object({
+  mappingId: z.uuid(),
+  vaultId: z.uuid(),
+  ownerWorkspaceId: z.uuid().nullable(),
+  permissions: z.array(z.string()),
+});
+export type MappingAccess = z.infer<typeof mappingAccessSchema>;
+
 /**
- * Resolves a mappingId for an account: the mapping must be live and its vault owned by the
- * account, or by a workspace the account belongs to. A mapping the account cannot see at all
- * (missing, revoked, foreign) is `mapping_not_found`, so a caller cannot probe for other tenants'
- * mappings; a workspace member whose role lacks vault.read / vault.write gets `permission_denied`.
+ * The live mapping with this id as the account sees it (columns of mappingAccessSchema): the
+ * vault's owner gets vault.read and vault.write, a member of the owning workspace gets their
+ * role's permissions, anyone else gets no row. Composable as a CTE so hot paths can join on it;
+ * `accountId` may be a fragment such as `(SELECT id FROM principal)`.
  */
-export async function resolveMappingForAccount(db: Db, mappingId: string, accountId: string, access: VaultAccess): Promise<ResolvedMapping> {
-  const row = await db.maybeOne(sql.type(z.object({ mappingId: z.uuid(), vaultId: z.uuid(), ownerWorkspaceId: z.uuid().nullable(), permissions: z.array(z.string()) }))`
+export function mappingAccessQuery(mappingId: string, accountId: string | FragmentSqlToken) {
+  return sql.fragment`
     SELECT mp.id AS "mappingId", v.id AS "vaultId", v.owner_workspace_id AS "ownerWorkspaceId",
            CASE WHEN v.owner_account_id = ${accountId} THEN ARRAY['vault.read', 'vault.write'] ELSE r.permissions END AS permissions
       FROM vault_mappings mp
@@ -91,11 +99,25 @@ export async function resolveMappingForAccount(db: Db, mappingId: string, accoun
       LEFT JOIN workspace_roles r ON r.id = m.role_id
      WHERE mp.id = ${mappingId}
        AND mp.revoked_at IS NULL
-       AND (v.owner_account_id = ${accountId} OR m.account_id IS NOT NULL)`);
+       AND (v.owner_account_id = ${accountId} OR m.account_id IS NOT NULL)`;
+}
+
+/**
+ * A mapping the account cannot see at all (missing, revoked, foreign) is `mapping_not_found`, so a
+ * caller cannot probe for other tenants' mappings; a workspace member whose role lacks
+ * vault.read / vault.write gets `permission_denied`.
+ */
+export function judgeMappingAccess(mappingId: string, row: MappingAccess | null, access: VaultAccess): ResolvedMapping {
   if (!row) throw new AppError('mapping_not_found', undefined, { extensions: { mappingId } });
   const permission = access === 'write' ? 'vault.write' : 'vault.read';
   if (!row.permissions.includes(permission)) {
     throw new AppError('permission_denied', `Your role in the vault's workspace lacks ${permission}.`, { extensions: { requiredPermission: permission } });
   }
   return { mappingId: row.mappingId, vaultId: row.vaultId, ownerWorkspaceId: row.ownerWorkspaceId };
+}
+
+/** Resolves a mappingId for an account and the access it needs (see judgeMappingAccess). */
+export async function resolveMappingForAccount(db: Db, mappingId: string, accountId: string, access: VaultAccess): Promise<ResolvedMapping> {
+  const row = await db.maybeOne(sql.prepared('resolve_mapping', mappingAccessSchema)`${mappingAccessQuery(mappingId, accountId)}`);
+  return judgeMappingAccess(mappingId, row, access);
 }

@@ -41,7 +41,7 @@ export async function lockVault(tx: Db, vaultId: string): Promise<void> {
 }
 
 export async function findNote(db: Db, vaultId: string, path: string): Promise<NoteRow | null> {
-  return db.maybeOne(sql.type(noteRowSchema)`SELECT ${noteColumns} FROM notes n WHERE n.vault_id = ${vaultId} AND n.path = ${path}`);
+  return db.maybeOne(sql.prepared('find_note', noteRowSchema)`SELECT ${noteColumns} FROM notes n WHERE n.vault_id = ${vaultId} AND n.path = ${path}`);
 }
 
 export async function findNotes(db: Db, vaultId: string, paths: readonly string[]): Promise<readonly NoteRow[]> {
@@ -121,13 +121,15 @@ export async function listTrash(db: Db, vaultId: string, options: { limit: numbe
      LIMIT ${options.limit}`);
 }
 
+const noteSummaryColumns = sql.fragment`n.path, n.title, n.revision, n.size_bytes AS size, n.updated_at AS "updatedAt"`;
+
 export async function listNoteSummaries(db: Db, vaultId: string, options: { limit: number; after?: string }): Promise<readonly NoteSummary[]> {
-  return db.any(sql.type(noteSummarySchema)`
-    SELECT n.path, n.title, n.revision, n.size_bytes AS size, n.updated_at AS "updatedAt"
-      FROM notes n
-     WHERE n.vault_id = ${vaultId} ${options.after !== undefined ? sql.fragment`AND n.path > ${options.after}` : sql.fragment``}
-     ORDER BY n.path
-     LIMIT ${options.limit}`);
+  if (options.after === undefined) {
+    return db.any(sql.prepared('list_notes_first', noteSummarySchema)`
+      SELECT ${noteSummaryColumns} FROM notes n WHERE n.vault_id = ${vaultId} ORDER BY n.path LIMIT ${options.limit}`);
+  }
+  return db.any(sql.prepared('list_notes_after', noteSummarySchema)`
+    SELECT ${noteSummaryColumns} FROM notes n WHERE n.vault_id = ${vaultId} AND n.path > ${options.after} ORDER BY n.path LIMIT ${options.limit}`);
 }
 
 export type EventType = 'note.created' | 'note.replaced' | 'note.deleted' | 'note.restored';

@@ -6,9 +6,8 @@ import { z } from 'zod';
 import { accountSchema } from '../../../domain/identity/accounts.ts';
 import { planIncludes } from '../../../domain/identity/plans.ts';
 import type { Interface } from '../../../domain/identity/plans.ts';
-import { consumeAllowance } from '../../../domain/usage.ts';
 import type { Allowances } from '../../../domain/usage.ts';
-import { authenticateRequest, principalOf } from '../../auth.ts';
+import { principalOf, requireAccessTokenAndAllowance } from '../../auth.ts';
 import { notesRoutes } from './notes.ts';
 import { commonErrorResponses } from './schemas.ts';
 
@@ -20,12 +19,7 @@ const meSchema = z.object({
 
 export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; allowances: Allowances }> = async (app, { db, allowances }) => {
   // Authentication and entitlement failures are refused before anything is counted.
-  app.addHook('onRequest', async (request, reply) => {
-    const { account } = await authenticateRequest(db, request, 'rest');
-    const usage = await consumeAllowance(db, account.id, account.plan, 'rest', allowances);
-    reply.header('ratelimit-limit', String(usage.minuteLimit));
-    reply.header('ratelimit-remaining', String(Math.max(0, usage.minuteLimit - usage.minuteUsed)));
-  });
+  app.addHook('onRequest', requireAccessTokenAndAllowance(db, 'rest', allowances));
 
   app.get(
     '/me',
@@ -48,5 +42,5 @@ export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; allowances: Allow
     },
   );
 
-  await app.register(notesRoutes, { db });
+  await app.register(notesRoutes, { db, allowances });
 };

@@ -16,7 +16,10 @@ import {
 } from '../../../domain/notes/knowledge.ts';
 import { etagOf } from '../../../domain/notes/markdown.ts';
 import { noteLimits, validateNotePath } from '../../../domain/notes/paths.ts';
-import { findNote, listEvents, listNoteSummaries, listTrash } from '../../../domain/notes/store.ts';
+import { readNoteAsCaller } from '../../../domain/notes/read-as-caller.ts';
+import { listEvents, listNoteSummaries, listTrash } from '../../../domain/notes/store.ts';
+import type { Allowances } from '../../../domain/usage.ts';
+import { acceptCharged, presentedToken, withChallenge } from '../../auth.ts';
 import {
   idempotencyFor,
   mergeRevisionInputs,
@@ -74,7 +77,7 @@ function pathFromSegments(params: { category: string; filename: string }): strin
 const tags = ['notes'];
 const security = [{ bearerAuth: [] }];
 
-export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool }> = async (app, { db }) => {
+export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; allowances: Allowances }> = async (app, { db, allowances }) => {
   app.get(
     '/notes',
     {
@@ -112,11 +115,15 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool }> = async (a
         querystring: mappingQuery,
         response: { 200: noteResponse, ...commonErrorResponses },
       },
+      // Authentication, allowance, mapping access and the read are one query here (the hot path).
+      config: { authenticatesInHandler: true },
     },
     async (request, reply) => {
       const path = pathFromSegments(request.params);
-      const target = await resolveTarget(db, request, requestedMappingId(request, request.query.mappingId), 'read');
-      const note = await findNote(db, target.vaultId, path);
+      const mappingId = requestedMappingId(request, request.query.mappingId);
+      const rawToken = presentedToken(request);
+      const { usage, mapping: target, note, ...principal } = await withChallenge(() => readNoteAsCaller(db, { rawToken, allowances, mappingId, path }));
+      acceptCharged(request, reply, principal, usage);
       if (!note) throw new AppError('note_not_found', `No live note at ${path}.`);
       reply.header('etag', etagOf(note.revision));
       reply.header('vary', 'Accept');

@@ -1,0 +1,194 @@
+// `npm run bench`: load-tests the Developer REST API against a seeded 10,000-note vault and, in the
+// same run, a baseline (bare Fastify + pg pool, same single-row SELECT, no auth). Prints req/s, p50,
+// p99 and each scenario's throughput as a ratio of the baseline. Each server runs in its own child
+// process; autocannon drives it from this one.
+//   npm run bench -- [--duration 10] [--connections 32] [--only read,inventory]
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { createDatabasePool } from '../db/pool.ts';
+import { migrate } from '../db/migrate.ts';
+import { createAccount, issueAccessToken } from '../domain/identity/accounts.ts';
+import { createMapping, createVault } from '../domain/identity/vaults.ts';
+import { applyTransaction } from '../domain/notes/knowledge.ts';
+import { createDatabase, dropDatabase, withDatabase } from '../platform/local-stack/databases.ts';
+import { findOrStartPostgres } from '../platform/local-stack/postgres-server.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
+    notes: { type: 'string', default: '10000' },
+    only: { type: 'string' },
+  },
+});
+const duration = Number(args.duration);
+const connections = Number(args.connections);
+const noteCount = Number(args.notes);
+
+type Scenario = {
+  name: string;
+  server: 'app' | 'baseline';
+  request: (base: string) => autocannon.Options;
+};
+
+type Result = { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number; statuses: string };
+
+const serveScript = fileURLToPath(new URL('./serve.ts', import.meta.url));
+
+async function startServer(kind: 'app' | 'baseline', env: NodeJS.ProcessEnv): Promise<{ url: string; child: ChildProcess }> {
+  // BENCH_NODE_ARGS (e.g. --cpu-prof) lets a profiler run inside the server process.
+  const nodeArgs = process.env['BENCH_NODE_ARGS']?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, serveScript, kind], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening (\S+)/.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`${kind} server exited with ${code}`)));
+  });
+  return { url, child };
+}
+
+async function stopServer(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+function load(options: autocannon.Options): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(options, (error, result) => (error ? reject(error) : resolve(result)));
+  });
+}
+
+async function measure(scenario: Scenario, base: string): Promise<Result> {
+  const options = scenario.request(base);
+  await load({ ...options, connections, duration: 2 }); // warm-up: JIT, pools, caches
+  const result = await load({ ...options, connections, duration });
+  return {
+    name: scenario.name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    statuses: Object.entries(result.statusCodeStats ?? {})
+      .filter(([code]) => !code.startsWith('2'))
+      .map(([code, stat]) => `${code}×${(stat as { count: number }).count}`)
+      .join(' '),
+  };
+}
+
+async function main() {
+  const { adminUrl, embedded } = await findOrStartPostgres(process.env, 'bench-postgres');
+  const dbName = `hnp_bench_${process.pid}`;
+  await createDatabase(adminUrl, dbName);
+  const databaseUrl = withDatabase(adminUrl, dbName);
+  try {
+    await migrate(databaseUrl);
+    const db = await createDatabasePool(databaseUrl, { maxPoolSize: 4 });
+    const account = await createAccount(db, { email: `bench-${process.pid}@example.test`, displayName: 'Bench', plan: 'team' });
+    const { token } = await issueAccessToken(db, { accountId: account.id, name: 'bench' });
+    const vault = await createVault(db, { name: 'Bench vault', ownerAccountId: account.id });
+    const { mappingId } = await createMapping(db, { vaultId: vault.id });
+    const target = { vaultId: vault.id, mappingId };
+    const seedStarted = performance.now();
+    // Seeded through the knowledge core, 100 notes per transaction, like a real import.
+    for (let batch = 0; batch < noteCount / 100; batch++) {
+      const actions = Array.from({ length: 100 }, (_, i) => {
+        const n = batch * 100 + i;
+        return {
+          type: 'write-note' as const,
+          path: `Folder ${String(n % 50).padStart(2, '0')}/Note ${String(n).padStart(5, '0')}.md`,
+          content: `---\ntags: [bench, t${n % 7}]\n---\n# Note ${n}\n\nSome text about topic ${n % 97} linking [[Note ${(n + 1) % noteCount}]].\n`,
+        };
+      });
+      await applyTransaction(db, target, actions, { actor: { type: 'account', id: account.id }, source: 'ops', requestId: null, idempotencyKey: null }, {
+        accountId: account.id,
+        route: 'bench:seed',
+        scope: mappingId,
+        key: `seed-${batch}`,
+        fingerprint: String(batch),
+      });
+    }
+    await db.end();
+    console.log(`seeded ${noteCount} notes in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s; ${connections} connections, ${duration} s per scenario`);
+
+    const auth = { authorization: `Bearer ${token}` };
+    const n = Math.floor(noteCount * 0.42);
+    const readPath = `Folder ${String(n % 50).padStart(2, '0')}/Note ${String(n).padStart(5, '0')}.md`;
+    const encoded = readPath.split('/').map(encodeURIComponent).join('/');
+    const scenarios: Scenario[] = [
+      { name: 'baseline: bare Fastify + pg, same SELECT, no auth', server: 'baseline', request: (b) => ({ url: `${b}/baseline/${vault.id}/${encoded}` }) },
+      { name: 'healthz: GET /healthz (no auth, no database)', server: 'app', request: (b) => ({ url: `${b}/healthz` }) },
+      { name: 'read: GET /api/dev/notes/:category/:filename', server: 'app', request: (b) => ({ url: `${b}/api/dev/notes/${encoded}?mappingId=${mappingId}`, headers: auth }) },
+      { name: 'inventory: GET /api/dev/notes (1,000 per page)', server: 'app', request: (b) => ({ url: `${b}/api/dev/notes?mappingId=${mappingId}`, headers: auth }) },
+      {
+        name: 'preview: POST /api/dev/notes (dryRun, replace)',
+        server: 'app',
+        request: (b) => ({
+          url: `${b}/api/dev/notes`,
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ mappingId, path: readPath, content: '# Changed\n\nNew text.\n' }),
+        }),
+      },
+      {
+        name: 'apply: POST /api/dev/notes (dryRun false, create)',
+        server: 'app',
+        request: (b) => ({
+          url: `${b}/api/dev/notes`,
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          // A new note and a new Idempotency-Key for every request.
+          requests: [
+            {
+              setupRequest: (req: autocannon.Request) => {
+                const id = randomUUID();
+                return { ...req, headers: { ...req.headers, 'idempotency-key': id }, body: JSON.stringify({ mappingId, path: `Bench/${id}.md`, content: `# ${id}\n`, dryRun: false }) };
+              },
+            },
+          ],
+        }),
+      },
+    ];
+
+    const wanted = args.only?.split(',');
+    const selected = scenarios.filter((s) => s.server === 'baseline' || !wanted || wanted.some((w) => s.name.startsWith(w)));
+    const env = {
+      DATABASE_URL: databaseUrl,
+      REST_REQUESTS_PER_MINUTE: '100000000',
+      REST_MONTHLY_REQUESTS_TEAM: '1000000000',
+    };
+    const results: Result[] = [];
+    for (const kind of ['baseline', 'app'] as const) {
+      const server = await startServer(kind, env);
+      try {
+        for (const scenario of selected.filter((s) => s.server === kind)) {
+          results.push(await measure(scenario, server.url));
+          console.log(`  measured ${scenario.name}`);
+        }
+      } finally {
+        await stopServer(server.child);
+      }
+    }
+
+    const baseline = results[0]!;
+    const rows = results.map((r) => [r.name, r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), (r.rps / baseline.rps).toFixed(2), `${r.errors + r.non2xx}${r.statuses ? ` (${r.statuses})` : ''}`]);
+    const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'x baseline', 'errors'];
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+    const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+    console.log(['', line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n'));
+  } finally {
+    await dropDatabase(adminUrl, dbName);
+    await embedded?.stop();
+  }
+}
+
+await main();

@@ -1,0 +1,33 @@
+// A server process for the benchmark, so the load generator (bench/run.ts) does not share its
+// event loop. `app` is the real platform API; `baseline` is a bare Fastify route doing the same
+// single-row SELECT through a plain pg pool, with no auth, no allowance and no validation.
+import Fastify from 'fastify';
+import pg from 'pg';
+import { loadConfig } from '../platform/config.ts';
+import { startApi } from '../platform/services.ts';
+
+const mode = process.argv[2];
+const databaseUrl = process.env['DATABASE_URL'];
+if (!databaseUrl) throw new Error('DATABASE_URL is required');
+
+if (mode === 'app') {
+  const config = loadConfig({ ...process.env, PORT: '0', LOG_LEVEL: 'warn' });
+  const api = await startApi(config, databaseUrl, process.env['TEMPORAL_ADDRESS'] ?? '127.0.0.1:7233');
+  process.stdout.write(`listening ${api.url}\n`);
+  process.on('SIGTERM', () => void api.close().then(() => process.exit(0)));
+} else if (mode === 'baseline') {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 });
+  const app = Fastify({ logger: false });
+  app.get<{ Params: { vaultId: string; category: string; filename: string } }>('/baseline/:vaultId/:category/:filename', async (request) => {
+    const { rows } = await pool.query('SELECT path, title, content, revision, size_bytes, updated_at FROM notes WHERE vault_id = $1 AND path = $2', [
+      request.params.vaultId,
+      `${request.params.category}/${request.params.filename}`,
+    ]);
+    return rows[0];
+  });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  process.stdout.write(`listening ${url}\n`);
+  process.on('SIGTERM', () => void app.close().then(() => pool.end()).then(() => process.exit(0)));
+} else {
+  throw new Error('usage: node bench/serve.ts app|baseline');
+}

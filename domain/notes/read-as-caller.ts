@@ -1,0 +1,60 @@
+// The single-note read in ONE round trip: authenticate the token, charge the allowance, check the
+// caller's access to the mapping and fetch the note, as one statement composed from the same
+// fragments the separate steps use (chargeCtes, mappingAccessQuery) and judged by the same
+// functions, in the same order. On this 2-core machine a Postgres round trip costs about as much
+// as all the rest of a request, so the hot read keeps to one (bench/README.md has the figures).
+import { sql } from 'slonik';
+import type { CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { AppError } from '../errors.ts';
+import type { Principal } from '../identity/accounts.ts';
+import { judgeMappingAccess, mappingAccessSchema } from '../identity/vaults.ts';
+import { mappingAccessQuery } from '../identity/vaults.ts';
+import type { ResolvedMapping } from '../identity/vaults.ts';
+import { looksLikeSecret, secretPrefixes } from '../secrets.ts';
+import { chargeCtes, chargedColumns, chargedSchema, settleCharge } from '../usage.ts';
+import type { Allowances, UsageSnapshot } from '../usage.ts';
+import { noteLinkSchema, noteRowSchema } from './store.ts';
+import type { NoteRow } from './store.ts';
+
+const iso = z.string().transform((value) => new Date(Date.parse(value)).toISOString());
+
+// The note travels as one JSON column so its names cannot clash with the account's.
+const noteJsonSchema = z.object({
+  path: z.string(),
+  title: z.string(),
+  content: z.string(),
+  revision: z.string(),
+  size: z.number(),
+  frontmatter: z.record(z.string(), z.unknown()).nullable(),
+  links: z.array(noteLinkSchema),
+  createdAt: iso,
+  updatedAt: iso,
+});
+
+const rowSchema = chargedSchema.extend({
+  mapping: mappingAccessSchema.nullable(),
+  note: noteJsonSchema.nullable(),
+});
+
+export type CallerRead = Principal & { usage: UsageSnapshot; mapping: ResolvedMapping; note: NoteRow | null };
+
+export async function readNoteAsCaller(
+  db: CommonQueryMethods,
+  input: { rawToken: string; allowances: Allowances; mappingId: string; path: string },
+): Promise<CallerRead> {
+  if (!looksLikeSecret(input.rawToken, secretPrefixes.accessToken)) throw new AppError('invalid_token');
+  const row = await db.maybeOne(sql.prepared('read_note_as_caller', rowSchema)`
+    WITH ${chargeCtes(input.rawToken, 'rest', input.allowances)},
+    mapping AS (${mappingAccessQuery(input.mappingId, sql.fragment`(SELECT account_id FROM chargeable)`)})
+    SELECT ${chargedColumns},
+           (SELECT to_jsonb(mapping) FROM mapping) AS mapping,
+           (SELECT json_build_object('path', n.path, 'title', n.title, 'content', n.content, 'revision', n.revision,
+                                     'size', n.size_bytes, 'frontmatter', n.frontmatter, 'links', n.links,
+                                     'createdAt', n.created_at, 'updatedAt', n.updated_at)
+              FROM mapping JOIN notes n ON n.vault_id = mapping."vaultId" AND n.path = ${input.path}) AS note
+      FROM principal p`);
+  const principal = await settleCharge(db, row, 'rest', input.allowances);
+  const mapping = judgeMappingAccess(input.mappingId, row!.mapping, 'read');
+  return { ...principal, mapping, note: row!.note ? noteRowSchema.parse(row!.note) : null };
+}
