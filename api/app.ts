@@ -51,6 +51,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // Graceful shutdown: close() stops accepting and closes idle keep-alive connections at once; a
+  // response still in flight then goes out with Connection: close, so its socket ends too and close()
+  // completes as soon as the last in-flight request is answered.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
   registerProblemHandling(app);
 
   await app.register(swagger, {

@@ -1,0 +1,42 @@
+// Graceful shutdown of the API: in-flight requests finish, new ones are refused, then the process
+// may release its pools.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { buildTestApp } from './support/app.ts';
+import { createTestDatabase } from './support/database.ts';
+import type { TestDatabase } from './support/database.ts';
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+it('lets an in-flight request finish when the server closes, and refuses new connections', async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let entered!: () => void;
+  const inside = new Promise<void>((resolve) => (entered = resolve));
+  const app = await buildTestApp(db.pool, {}, (probe) => {
+    probe.get('/__probe/slow', async () => {
+      entered();
+      await gate;
+      return { finished: true };
+    });
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+
+  const inFlight = fetch(`${base}/__probe/slow`);
+  await inside;
+  const closing = app.close();
+  // The listener stops accepting at once; the in-flight request is still being served.
+  await expect(fetch(`${base}/healthz`, { signal: AbortSignal.timeout(2_000) })).rejects.toThrow();
+  release();
+  const res = await inFlight;
+  expect(res.status).toBe(200);
+  expect(await res.json()).toEqual({ finished: true });
+  await closing;
+});
