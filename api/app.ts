@@ -17,6 +17,7 @@ import { loggerOptions } from '../platform/logger.ts';
 import { registerProblemHandling } from './problems.ts';
 import { healthRoutes } from './routes/health.ts';
 import { devApi } from './routes/dev/index.ts';
+import { mcpGateway } from './routes/mcp/index.ts';
 
 export type AppDeps = {
   db: DatabasePool;
@@ -90,7 +91,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
     },
   });
-  await app.register(devApi, { prefix: '/api/dev', db: deps.db, allowances: deps.allowances ?? defaultAllowances });
+  const allowances = deps.allowances ?? defaultAllowances;
+  await app.register(devApi, { prefix: '/api/dev', db: deps.db, allowances });
+  await app.register(mcpGateway, { prefix: '/api/mcp', db: deps.db, allowances });
 
   return app;
 }

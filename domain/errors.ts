@@ -50,6 +50,7 @@ export const errorCatalog = {
   invalid_idempotency_key: { status: 400, title: 'The Idempotency-Key must be 1–255 visible ASCII characters.' },
   idempotency_key_reused: { status: 422, title: 'This Idempotency-Key was used with a different request.' },
   idempotency_in_flight: { status: 409, title: 'A request with this Idempotency-Key is still being processed.' },
+  invalid_canvas: { status: 400, title: 'The canvas is not a valid JSON Canvas document within the limits.' },
   // allowances
   rate_limited: { status: 429, title: 'Too many requests this minute.' },
   monthly_limit_exceeded: { status: 429, title: "The plan's monthly request allowance is used up." },

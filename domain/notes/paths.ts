@@ -64,6 +64,11 @@ export function pathKey(path: string): string {
   return path.toLowerCase();
 }
 
+/** A note's file name key: lower-cased, without folder and `.md` (WikiLink basename matching). */
+export function basenameKey(pathOrTarget: string): string {
+  return (pathOrTarget.split('/').pop() ?? '').replace(/\.md$/i, '').toLowerCase();
+}
+
 export function contentBytes(content: string): number {
   return utf8Length(content);
 }

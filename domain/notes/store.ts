@@ -4,7 +4,7 @@ import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { DerivedNote, NoteLink } from './markdown.ts';
-import { pathKey } from './paths.ts';
+import { basenameKey, pathKey } from './paths.ts';
 
 type Db = CommonQueryMethods;
 
@@ -67,13 +67,14 @@ export async function findCaseCollisions(db: Db, vaultId: string, paths: readonl
 
 export async function upsertNote(tx: Db, vaultId: string, path: string, content: string, derived: DerivedNote, createdAt?: string): Promise<void> {
   await tx.query(sql.type(z.object({}))`
-    INSERT INTO notes (vault_id, path, path_key, title, content, revision, size_bytes, frontmatter, links, created_at)
-    VALUES (${vaultId}, ${path}, ${pathKey(path)}, ${derived.title}, ${content}, ${derived.revision}, ${derived.sizeBytes},
+    INSERT INTO notes (vault_id, path, path_key, basename_key, title, content, revision, size_bytes, frontmatter, links, link_keys, created_at)
+    VALUES (${vaultId}, ${path}, ${pathKey(path)}, ${basenameKey(path)}, ${derived.title}, ${content}, ${derived.revision}, ${derived.sizeBytes},
             ${derived.frontmatter ? sql.jsonb(derived.frontmatter as never) : null}, ${sql.jsonb(derived.links as NoteLink[] as never)},
+            ${sql.array([...new Set(derived.links.filter((l) => l.target).map((l) => basenameKey(l.target)))], 'text')},
             coalesce(${createdAt ?? null}::timestamptz, now()))
     ON CONFLICT (vault_id, path) DO UPDATE SET
       title = excluded.title, content = excluded.content, revision = excluded.revision, size_bytes = excluded.size_bytes,
-      frontmatter = excluded.frontmatter, links = excluded.links, updated_at = now()`);
+      frontmatter = excluded.frontmatter, links = excluded.links, link_keys = excluded.link_keys, updated_at = now()`);
 }
 
 /** Copies the live note into the trash, removes it, and returns the trash id (one transaction). */

@@ -1,0 +1,206 @@
+// MCP tool gateway, POST /api/mcp. Order of a request: authenticate (any of the four plans; plan
+// read now) → parse JSON-RPC → classify the era and check headers → for a recognized request,
+// reserve one MCP operation → run. Refusals before the reservation consume nothing.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { AppError, isAppError } from '../../../domain/errors.ts';
+import type { ErrorPointer } from '../../../domain/errors.ts';
+import { consumeAllowance } from '../../../domain/usage.ts';
+import type { Allowances } from '../../../domain/usage.ts';
+import { authenticateRequest, principalOf } from '../../auth.ts';
+import {
+  CACHE_TTL_MS,
+  classify,
+  decodeHeaderValue,
+  LEGACY_VERSION,
+  MODERN_VERSION,
+  parseEnvelope,
+  rpcCodes,
+  rpcErrorFromAppError,
+  RpcError,
+  SERVER_INFO,
+  SERVER_INFO_META_KEY,
+  SUPPORTED_VERSIONS,
+  toolErrorResult,
+} from './protocol.ts';
+import type { Era, JsonRpcRequest, RpcId } from './protocol.ts';
+import { listedTools, toolsByName } from './tools.ts';
+
+const capabilities = { tools: { listChanged: false } };
+
+/** Methods that count as one MCP operation once recognized. */
+const recognizedMethods = new Set(['initialize', 'ping', 'server/discover', 'tools/list', 'tools/call']);
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  const raw = Array.isArray(value) ? value[0] : value;
+  return raw === undefined ? undefined : decodeHeaderValue(raw);
+}
+
+function sendRpcError(reply: FastifyReply, id: RpcId, error: RpcError) {
+  return reply
+    .code(error.httpStatus)
+    .type('application/json')
+    .send({ jsonrpc: '2.0', id, error: { code: error.rpcCode, message: error.message, ...(error.data ? { data: error.data } : {}) } });
+}
+
+type Deps = { db: DatabasePool; allowances: Allowances };
+
+export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, allowances }) => {
+  // The raw body is parsed here, not by Fastify, so malformed JSON becomes JSON-RPC -32700.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(['application/json', 'application/json; charset=utf-8'], { parseAs: 'string', bodyLimit: 16 * 1_048_576 }, (_request, body, done) => {
+    done(null, body);
+  });
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, _body, done) => {
+    done(new AppError('unsupported_media_type', 'MCP requests are application/json.'), undefined);
+  });
+
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('mcp-protocol-version', MODERN_VERSION);
+  });
+  app.addHook('onRequest', async (request) => {
+    if (request.method === 'POST') await authenticateRequest(db, request, 'mcp');
+  });
+  app.setErrorHandler((error, request, reply) => {
+    const appError = isAppError(error) ? error : new AppError((error as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'payload_too_large' : 'internal_error');
+    if (appError.status >= 500) request.log.error({ err: error }, 'mcp request failed');
+    for (const [name, value] of Object.entries(appError.headers)) reply.header(name, value);
+    return sendRpcError(reply, null, rpcErrorFromAppError(appError, request.id));
+  });
+
+  const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply
+      .code(405)
+      .header('allow', 'POST')
+      .type('application/json')
+      .send({ jsonrpc: '2.0', id: null, error: { code: rpcCodes.invalidRequest, message: 'This server offers no SSE stream and no sessions; use POST.' } });
+  app.get('/', { schema: { hide: true } }, notAllowed);
+  app.delete('/', { schema: { hide: true } }, notAllowed);
+
+  app.post(
+    '/',
+    {
+      schema: {
+        tags: ['mcp'],
+        summary: 'MCP JSON-RPC endpoint (stateless 2026-07-28 and legacy 2024-11-05 clients)',
+        description: 'See docs/mcp.md. Tools: ' + [...toolsByName.keys()].join(', '),
+        security: [{ bearerAuth: [] }],
+        body: z.unknown(),
+      },
+    },
+    async (request, reply) => {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(String(request.body ?? ''));
+      } catch {
+        return sendRpcError(reply, null, new RpcError(rpcCodes.parseError, 'Parse error: the body is not valid JSON.', { httpStatus: 400 }));
+      }
+      const idOf = (value: unknown): RpcId => {
+        const id = (value as { id?: unknown } | null)?.id;
+        return typeof id === 'string' || typeof id === 'number' ? id : null;
+      };
+      let message: JsonRpcRequest;
+      let era: Era;
+      try {
+        message = parseEnvelope(parsed);
+        era = classify(message, {
+          protocolVersion: header(request, 'mcp-protocol-version'),
+          method: header(request, 'mcp-method'),
+          name: header(request, 'mcp-name'),
+        });
+      } catch (error) {
+        if (error instanceof RpcError) return sendRpcError(reply, idOf(parsed), error);
+        throw error;
+      }
+
+      // Notifications get 202 and no body, whatever they say.
+      if (message.id === undefined) return reply.code(202).send();
+      const id = message.id;
+      if (!recognizedMethods.has(message.method)) return sendRpcError(reply, id, new RpcError(rpcCodes.methodNotFound, `Method not found: ${message.method}`));
+      if (message.method === 'tools/call') {
+        const name = message.params?.['name'];
+        const args = message.params?.['arguments'];
+        if (typeof name !== 'string' || !toolsByName.has(name)) {
+          return sendRpcError(reply, id, new RpcError(rpcCodes.invalidParams, `Unknown tool: ${String(name)}`, { data: { tools: [...toolsByName.keys()] } }));
+        }
+        if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) {
+          return sendRpcError(reply, id, new RpcError(rpcCodes.invalidParams, 'params.arguments must be an object.'));
+        }
+      }
+
+      // A recognized operation: reserve one before running it (invalid tool arguments included).
+      const { account } = principalOf(request);
+      try {
+        await consumeAllowance(db, account.id, account.plan, 'mcp', allowances);
+      } catch (error) {
+        if (isAppError(error)) {
+          for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+          return sendRpcError(reply, id, rpcErrorFromAppError(error, request.id));
+        }
+        throw error;
+      }
+
+      const result = await run(message, era, request);
+      const body = era === 'modern' ? { ...result, resultType: 'complete' } : result;
+      return reply.code(200).type('application/json').send({ jsonrpc: '2.0', id, result: body });
+    },
+  );
+
+  async function run(message: JsonRpcRequest, era: Era, request: FastifyRequest): Promise<Record<string, unknown>> {
+    const serverInfoMeta = { [SERVER_INFO_META_KEY]: SERVER_INFO };
+    switch (message.method) {
+      case 'initialize': {
+        // Answer with the requested version when we support it, else the one every client supports.
+        const requested = message.params?.['protocolVersion'];
+        const protocolVersion = typeof requested === 'string' && (SUPPORTED_VERSIONS as readonly string[]).includes(requested) ? requested : LEGACY_VERSION;
+        return { protocolVersion, capabilities, serverInfo: SERVER_INFO, instructions: instructionsText };
+      }
+      case 'ping':
+        return {};
+      case 'server/discover':
+        return {
+          server: { name: SERVER_INFO.name, version: SERVER_INFO.version, protocolVersion: MODERN_VERSION },
+          protocolVersions: [...SUPPORTED_VERSIONS],
+          supportedVersions: [MODERN_VERSION],
+          capabilities,
+          instructions: instructionsText,
+          ttlMs: CACHE_TTL_MS,
+          cacheScope: 'public',
+          _meta: serverInfoMeta,
+        };
+      case 'tools/list':
+        return era === 'modern' ? { tools: listedTools(), ttlMs: CACHE_TTL_MS, cacheScope: 'public' } : { tools: listedTools() };
+      case 'tools/call':
+        return callTool(String(message.params?.['name']), (message.params?.['arguments'] as Record<string, unknown> | undefined) ?? {}, request);
+      default:
+        throw new RpcError(rpcCodes.methodNotFound, `Method not found: ${message.method}`);
+    }
+  }
+
+  async function callTool(name: string, rawArgs: Record<string, unknown>, request: FastifyRequest): Promise<Record<string, unknown>> {
+    const tool = toolsByName.get(name)!;
+    const parsed = tool.input.safeParse(rawArgs);
+    try {
+      if (!parsed.success) {
+        const errors: ErrorPointer[] = parsed.error.issues.map((i) => ({
+          pointer: `/arguments${i.path.length ? `/${i.path.join('/')}` : i.code === 'unrecognized_keys' ? `/${(i as { keys?: string[] }).keys?.[0] ?? ''}` : ''}`,
+          message: i.message,
+          code: i.code,
+        }));
+        throw new AppError('invalid_request', `${errors[0]!.pointer}: ${errors[0]!.message}`, { extensions: { errors } });
+      }
+      const data = await tool.run({ db, principal: principalOf(request), requestId: request.id }, parsed.data as never);
+      return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
+    } catch (error) {
+      if (isAppError(error)) return toolErrorResult(error, request.id);
+      throw error;
+    }
+  }
+};
+
+const instructionsText =
+  'Hosted Markdown vaults. Every vault tool takes a mappingId. Writes preview by default (dryRun true); ' +
+  'apply with dryRun false and an idempotencyKey; changing an existing note needs its current revision as expectedHash.';
