@@ -3,7 +3,8 @@
 //   and the MCP-Protocol-Version / Mcp-Method / Mcp-Name headers, which must agree with the body;
 // - legacy clients (initialize → notifications/initialized → requests) send no Mcp-Method header.
 // No session is ever minted. JSON-RPC error codes are listed in docs/mcp.md.
-import { AppError, errorCatalog } from '../../../domain/errors.ts';
+import { errorCatalog } from '../../../domain/errors.ts';
+import type { AppError } from '../../../domain/errors.ts';
 import type { ErrorPointer } from '../../../domain/errors.ts';
 
 export const MODERN_VERSION = '2026-07-28';
