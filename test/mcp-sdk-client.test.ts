@@ -81,7 +81,7 @@ it('connects, lists the eight tools and calls every one', async () => {
       'mcp:create_or_append_note',
     ]);
 
-    const failed = (await client.callTool({ name: 'get_note_content', arguments: { mappingId, path: 'SDK/Missing.md' } })) as { isError: boolean; structuredContent: { code: string } };
+    const failed = (await client.callTool({ name: 'get_note_content', arguments: { mappingId, path: 'SDK/Missing.md' } })) as unknown as { isError: boolean; structuredContent: { code: string } };
     expect(failed.isError).toBe(true);
     expect(failed.structuredContent.code).toBe('note_not_found');
   } finally {
