@@ -16,12 +16,16 @@ import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { applyTransaction } from '../domain/notes/knowledge.ts';
 import { createDatabase, dropDatabase, withDatabase } from '../platform/local-stack/databases.ts';
 import { findOrStartPostgres } from '../platform/local-stack/postgres-server.ts';
+import { measureLatency, mcpToolCall, seedLargeVault } from './mcp.ts';
+import type { LatencyStats } from './mcp.ts';
 
 const { values: args } = parseArgs({
   options: {
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },
     notes: { type: 'string', default: '10000' },
+    'mcp-notes': { type: 'string', default: '100000' },
+    suite: { type: 'string', default: 'all' },
     only: { type: 'string' },
   },
 });
@@ -83,6 +87,65 @@ async function measure(scenario: Scenario, base: string): Promise<Result> {
       .map(([code, stat]) => `${code}×${(stat as { count: number }).count}`)
       .join(' '),
   };
+}
+
+function serverEnv(databaseUrl: string): NodeJS.ProcessEnv {
+  return {
+    DATABASE_URL: databaseUrl,
+    REST_REQUESTS_PER_MINUTE: '100000000',
+    REST_MONTHLY_REQUESTS_TEAM: '1000000000',
+    MCP_REQUESTS_PER_MINUTE: '100000000',
+    MCP_MONTHLY_REQUESTS_TEAM: '1000000000',
+  };
+}
+
+function printTable(header: string[], rows: string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  console.log(['', line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n'));
+}
+
+/** MCP: search latency on a 100,000-note vault, and get_note_content against the REST read. */
+async function mcpSuite(input: { databaseUrl: string; token: string; accountId: string }) {
+  const count = Number(args['mcp-notes']);
+  const db = await createDatabasePool(input.databaseUrl, { maxPoolSize: 2, statementTimeoutMs: 600_000 });
+  const vault = await createVault(db, { name: 'Large vault', ownerAccountId: input.accountId });
+  const { mappingId } = await createMapping(db, { vaultId: vault.id });
+  const seeded = performance.now();
+  await seedLargeVault(db, vault.id, count);
+  await db.end();
+  console.log(`mcp: seeded ${count} notes in ${((performance.now() - seeded) / 1000).toFixed(1)} s`);
+
+  const server = await startServer('app', serverEnv(input.databaseUrl));
+  const stats: LatencyStats[] = [];
+  try {
+    const base = server.url;
+    const search = (query: string) => mcpToolCall(base, input.token, 'search_notes', { mappingId, query });
+    // The REST single-note route takes two segments, so the comparison reads a two-segment note.
+    const comparePath = 'Compare/Reference note.md';
+    const restRead = () => fetch(`${base}/api/dev/notes/Compare/${encodeURIComponent('Reference note.md')}?mappingId=${mappingId}`, { headers: { authorization: `Bearer ${input.token}` } });
+    const scenarios: Array<[string, number, () => Promise<Response>]> = [
+      ['search_notes, rare word ("zygomorphic", 0.1% of notes)', 4, search('zygomorphic')],
+      ['search_notes, common word ("project", every note)', 4, search('project')],
+      ['search_notes, substring ("EF-4242")', 4, search('EF-4242')],
+      ['REST read GET /api/dev/notes/Compare/… (32 callers)', 32, restRead],
+      ['MCP get_note_content, same note (32 callers)', 32, mcpToolCall(base, input.token, 'get_note_content', { mappingId, path: comparePath })],
+    ];
+    for (const [name, workers, call] of scenarios) {
+      await measureLatency(name, 2, workers, call); // warm-up
+      stats.push(await measureLatency(name, duration, workers, call));
+      console.log(`  measured ${name}`);
+    }
+  } finally {
+    await stopServer(server.child);
+  }
+  printTable(
+    ['MCP scenario', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms'],
+    stats.map((s) => [s.name, s.rps.toFixed(0), s.p50.toFixed(2), s.p95.toFixed(2), s.p99.toFixed(2)]),
+  );
+  const rest = stats[3]!;
+  const mcp = stats[4]!;
+  console.log(`MCP read overhead vs REST: p50 ${(mcp.p50 / rest.p50).toFixed(2)}x, throughput ${(rest.rps / mcp.rps).toFixed(2)}x (target within 1.3x)`);
 }
 
 async function main() {
@@ -159,13 +222,12 @@ async function main() {
       },
     ];
 
+    if (args.suite === 'all' || args.suite === 'mcp') await mcpSuite({ databaseUrl, token, accountId: account.id });
+    if (args.suite === 'mcp') return;
+
     const wanted = args.only?.split(',');
     const selected = scenarios.filter((s) => s.server === 'baseline' || !wanted || wanted.some((w) => s.name.startsWith(w)));
-    const env = {
-      DATABASE_URL: databaseUrl,
-      REST_REQUESTS_PER_MINUTE: '100000000',
-      REST_MONTHLY_REQUESTS_TEAM: '1000000000',
-    };
+    const env = serverEnv(databaseUrl);
     const results: Result[] = [];
     for (const kind of ['baseline', 'app'] as const) {
       const server = await startServer(kind, env);

@@ -57,7 +57,7 @@ export async function consumeAllowance(db: CommonQueryMethods, accountId: string
   const allowance = allowances[iface];
   const monthLimit = allowance.perMonth[plan] ?? 0;
   const minuteLimit = allowance.perMinute;
-  const counted = await db.maybeOne(sql.type(countedSchema)`
+  const counted = await db.maybeOne(sql.prepared('consume_allowance', countedSchema)`
     WITH chargeable AS (SELECT ${accountId}::uuid AS account_id, ${monthLimit}::int AS month_limit),
     counted AS (${countRequest(iface, minuteLimit)})
     SELECT month_count AS "monthCount", minute_count AS "minuteCount" FROM counted`);
@@ -130,3 +130,13 @@ export async function authenticateAndCharge(db: CommonQueryMethods, rawToken: st
     SELECT ${chargedColumns} FROM principal p`);
   return settleCharge(db, row, iface, allowances);
 }
+
+/** The refusals of authenticateAndCharge: an MCP gateway answers these as protocol errors, not tool results. */
+export const chargeRefusalCodes: ReadonlySet<string> = new Set([
+  'authentication_required',
+  'invalid_token',
+  'account_inactive',
+  'entitlement_required',
+  'rate_limited',
+  'monthly_limit_exceeded',
+]);

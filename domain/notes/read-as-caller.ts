@@ -1,4 +1,4 @@
-// The single-note read in ONE round trip: authenticate the token, charge the allowance, check the
+// The single-note read (REST, and MCP get_note_content) in ONE round trip: authenticate the token, charge the allowance, check the
 // caller's access to the mapping and fetch the note, as one statement composed from the same
 // fragments the separate steps use (chargeCtes, mappingAccessQuery) and judged by the same
 // functions, in the same order. On this 2-core machine a Postgres round trip costs about as much
@@ -41,11 +41,11 @@ export type CallerRead = Principal & { usage: UsageSnapshot; mapping: ResolvedMa
 
 export async function readNoteAsCaller(
   db: CommonQueryMethods,
-  input: { rawToken: string; allowances: Allowances; mappingId: string; path: string },
+  input: { rawToken: string; iface: 'rest' | 'mcp'; allowances: Allowances; mappingId: string; path: string },
 ): Promise<CallerRead> {
   if (!looksLikeSecret(input.rawToken, secretPrefixes.accessToken)) throw new AppError('invalid_token');
   const row = await db.maybeOne(sql.prepared('read_note_as_caller', rowSchema)`
-    WITH ${chargeCtes(input.rawToken, 'rest', input.allowances)},
+    WITH ${chargeCtes(input.rawToken, input.iface, input.allowances)},
     mapping AS (${mappingAccessQuery(input.mappingId, sql.fragment`(SELECT account_id FROM chargeable)`)})
     SELECT ${chargedColumns},
            (SELECT to_jsonb(mapping) FROM mapping) AS mapping,
@@ -54,7 +54,7 @@ export async function readNoteAsCaller(
                                      'createdAt', n.created_at, 'updatedAt', n.updated_at)
               FROM mapping JOIN notes n ON n.vault_id = mapping."vaultId" AND n.path = ${input.path}) AS note
       FROM principal p`);
-  const principal = await settleCharge(db, row, 'rest', input.allowances);
+  const principal = await settleCharge(db, row, input.iface, input.allowances);
   const mapping = judgeMappingAccess(input.mappingId, row!.mapping, 'read');
   return { ...principal, mapping, note: row!.note ? noteRowSchema.parse(row!.note) : null };
 }

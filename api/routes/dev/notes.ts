@@ -122,7 +122,7 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; allowances: 
       const path = pathFromSegments(request.params);
       const mappingId = requestedMappingId(request, request.query.mappingId);
       const rawToken = presentedToken(request);
-      const { usage, mapping: target, note, ...principal } = await withChallenge(() => readNoteAsCaller(db, { rawToken, allowances, mappingId, path }));
+      const { usage, mapping: target, note, ...principal } = await withChallenge(() => readNoteAsCaller(db, { rawToken, iface: 'rest', allowances, mappingId, path }));
       acceptCharged(request, reply, principal, usage);
       if (!note) throw new AppError('note_not_found', `No live note at ${path}.`);
       reply.header('etag', etagOf(note.revision));

@@ -1,15 +1,16 @@
-// MCP tool gateway, POST /api/mcp. Order of a request: authenticate (any of the four plans; plan
-// read now) → parse JSON-RPC → classify the era and check headers → for a recognized request,
-// reserve one MCP operation → run. Refusals before the reservation consume nothing.
+// MCP tool gateway, POST /api/mcp. Order of a request: a bearer token must be present → parse
+// JSON-RPC → classify the era and check headers → for a recognized request, authenticate (any of
+// the four plans; plan read now) and reserve one MCP operation in one statement → run. Any other
+// answer is given only after authenticating, and consumes nothing.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { AppError, isAppError } from '../../../domain/errors.ts';
 import type { ErrorPointer } from '../../../domain/errors.ts';
-import { consumeAllowance } from '../../../domain/usage.ts';
+import { authenticateAndCharge, chargeRefusalCodes } from '../../../domain/usage.ts';
 import type { Allowances } from '../../../domain/usage.ts';
-import { authenticateRequest, principalOf } from '../../auth.ts';
+import { authenticateRequest, presentedToken, principalOf, withChallenge } from '../../auth.ts';
 import {
   CACHE_TTL_MS,
   classify,
@@ -61,8 +62,11 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, allowan
   app.addHook('onSend', async (_request, reply) => {
     reply.header('mcp-protocol-version', MODERN_VERSION);
   });
+  // Without a bearer token nothing else is looked at. With one, authentication happens once per
+  // request in the handler: charged together with the operation when it is recognized, or on its
+  // own (consuming nothing) before any other answer.
   app.addHook('onRequest', async (request) => {
-    if (request.method === 'POST') await authenticateRequest(db, request, 'mcp');
+    if (request.method === 'POST') presentedToken(request);
   });
   app.setErrorHandler((error, request, reply) => {
     const appError = isAppError(error) ? error : new AppError((error as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'payload_too_large' : 'internal_error');
@@ -92,11 +96,26 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, allowan
       },
     },
     async (request, reply) => {
+      const refuse = (id: RpcId, error: unknown) => {
+        if (!isAppError(error)) throw error;
+        for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+        return sendRpcError(reply, id, rpcErrorFromAppError(error, request.id));
+      };
+      // Exits that consume nothing still answer only an authenticated, entitled caller.
+      const unchargedAnswer = async (id: RpcId, answer: () => FastifyReply) => {
+        try {
+          await authenticateRequest(db, request, 'mcp');
+        } catch (error) {
+          return refuse(id, error);
+        }
+        return answer();
+      };
+
       let parsed: unknown;
       try {
         parsed = JSON.parse(String(request.body ?? ''));
       } catch {
-        return sendRpcError(reply, null, new RpcError(rpcCodes.parseError, 'Parse error: the body is not valid JSON.', { httpStatus: 400 }));
+        return unchargedAnswer(null, () => sendRpcError(reply, null, new RpcError(rpcCodes.parseError, 'Parse error: the body is not valid JSON.', { httpStatus: 400 })));
       }
       const idOf = (value: unknown): RpcId => {
         const id = (value as { id?: unknown } | null)?.id;
@@ -112,40 +131,52 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, allowan
           name: header(request, 'mcp-name'),
         });
       } catch (error) {
-        if (error instanceof RpcError) return sendRpcError(reply, idOf(parsed), error);
+        if (error instanceof RpcError) return unchargedAnswer(idOf(parsed), () => sendRpcError(reply, idOf(parsed), error));
         throw error;
       }
 
       // Notifications get 202 and no body, whatever they say.
-      if (message.id === undefined) return reply.code(202).send();
+      if (message.id === undefined) return unchargedAnswer(null, () => reply.code(202).send());
       const id = message.id;
-      if (!recognizedMethods.has(message.method)) return sendRpcError(reply, id, new RpcError(rpcCodes.methodNotFound, `Method not found: ${message.method}`));
+      if (!recognizedMethods.has(message.method)) {
+        return unchargedAnswer(id, () => sendRpcError(reply, id, new RpcError(rpcCodes.methodNotFound, `Method not found: ${message.method}`)));
+      }
+      const respond = (result: Record<string, unknown>) =>
+        reply.code(200).type('application/json').send({ jsonrpc: '2.0', id, result: era === 'modern' ? { ...result, resultType: 'complete' } : result });
+
       if (message.method === 'tools/call') {
         const name = message.params?.['name'];
-        const args = message.params?.['arguments'];
-        if (typeof name !== 'string' || !toolsByName.has(name)) {
-          return sendRpcError(reply, id, new RpcError(rpcCodes.invalidParams, `Unknown tool: ${String(name)}`, { data: { tools: [...toolsByName.keys()] } }));
+        const args = message.params?.['arguments'] ?? {};
+        const tool = typeof name === 'string' ? toolsByName.get(name) : undefined;
+        if (!tool) {
+          return unchargedAnswer(id, () => sendRpcError(reply, id, new RpcError(rpcCodes.invalidParams, `Unknown tool: ${String(name)}`, { data: { tools: [...toolsByName.keys()] } })));
         }
-        if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) {
-          return sendRpcError(reply, id, new RpcError(rpcCodes.invalidParams, 'params.arguments must be an object.'));
+        if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+          return unchargedAnswer(id, () => sendRpcError(reply, id, new RpcError(rpcCodes.invalidParams, 'params.arguments must be an object.')));
+        }
+        // The hot path: authentication, the operation's reservation and the tool's work in one statement.
+        const parsedArgs = tool.input.safeParse(args);
+        if (tool.fused && parsedArgs.success && tool.fused.canFuse(parsedArgs.data as never)) {
+          let outcome: Awaited<ReturnType<typeof tool.fused.run>>;
+          try {
+            outcome = await withChallenge(() => tool.fused!.run({ db, rawToken: presentedToken(request), allowances }, parsedArgs.data as never));
+          } catch (error) {
+            if (isAppError(error) && !chargeRefusalCodes.has(error.code)) return respond(toolErrorResult(error, request.id));
+            return refuse(id, error);
+          }
+          request.principal = outcome.principal;
+          return respond(isAppError(outcome.data) ? toolErrorResult(outcome.data, request.id) : toolResult(outcome.data));
         }
       }
 
-      // A recognized operation: reserve one before running it (invalid tool arguments included).
-      const { account } = principalOf(request);
+      // A recognized operation: authenticate and reserve one operation in one statement, then run it.
       try {
-        await consumeAllowance(db, account.id, account.plan, 'mcp', allowances);
+        const { usage: _usage, ...principal } = await withChallenge(() => authenticateAndCharge(db, presentedToken(request), 'mcp', allowances));
+        request.principal = principal;
       } catch (error) {
-        if (isAppError(error)) {
-          for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-          return sendRpcError(reply, id, rpcErrorFromAppError(error, request.id));
-        }
-        throw error;
+        return refuse(id, error);
       }
-
-      const result = await run(message, era, request);
-      const body = era === 'modern' ? { ...result, resultType: 'complete' } : result;
-      return reply.code(200).type('application/json').send({ jsonrpc: '2.0', id, result: body });
+      return respond(await run(message, era, request));
     },
   );
 
@@ -192,14 +223,17 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, allowan
         }));
         throw new AppError('invalid_request', `${errors[0]!.pointer}: ${errors[0]!.message}`, { extensions: { errors } });
       }
-      const data = await tool.run({ db, principal: principalOf(request), requestId: request.id }, parsed.data as never);
-      return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
+      return toolResult(await tool.run({ db, principal: principalOf(request), requestId: request.id }, parsed.data as never));
     } catch (error) {
       if (isAppError(error)) return toolErrorResult(error, request.id);
       throw error;
     }
   }
 };
+
+function toolResult(data: unknown) {
+  return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
+}
 
 const instructionsText =
   'Hosted Markdown vaults. Every vault tool takes a mappingId. Writes preview by default (dryRun true); ' +

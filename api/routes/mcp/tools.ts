@@ -14,11 +14,23 @@ import { MAX_GRAPH_RELATIONS, queryGraphRelations } from '../../../domain/notes/
 import { applyTransaction, applyWrite, previewTransaction, previewWrite } from '../../../domain/notes/knowledge.ts';
 import type { Target } from '../../../domain/notes/knowledge.ts';
 import { parseRevision } from '../../../domain/notes/markdown.ts';
-import { noteLimits, validateNotePath } from '../../../domain/notes/paths.ts';
+import { noteLimits, pathProblem, validateNotePath } from '../../../domain/notes/paths.ts';
+import { readNoteAsCaller } from '../../../domain/notes/read-as-caller.ts';
+import type { Allowances } from '../../../domain/usage.ts';
 import { findNote, listEvents } from '../../../domain/notes/store.ts';
 import type { Provenance } from '../../../domain/notes/store.ts';
 
 export type ToolContext = { db: DatabasePool; principal: Principal; requestId: string };
+
+/**
+ * A tool may also offer a fused form that authenticates, charges and does its work in one
+ * statement (the hot read). It is used only when `canFuse` says the arguments cannot fail before
+ * the database is reached, so refusals and failures keep their usual order.
+ */
+export type FusedTool = {
+  canFuse: (args: never) => boolean;
+  run: (input: { db: DatabasePool; rawToken: string; allowances: Allowances }, args: never) => Promise<{ principal: Principal; data: unknown }>;
+};
 
 type Annotations = { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
 
@@ -29,6 +41,7 @@ export type ToolDefinition = {
   input: z.ZodObject;
   annotations: Annotations;
   run: (ctx: ToolContext, args: never) => Promise<unknown>;
+  fused?: FusedTool;
 };
 
 function tool<S extends z.ZodObject>(definition: {
@@ -38,6 +51,10 @@ function tool<S extends z.ZodObject>(definition: {
   input: S;
   annotations: Annotations;
   run: (ctx: ToolContext, args: z.infer<S>) => Promise<unknown>;
+  fused?: {
+    canFuse: (args: z.infer<S>) => boolean;
+    run: (input: { db: DatabasePool; rawToken: string; allowances: Allowances }, args: z.infer<S>) => Promise<{ principal: Principal; data: unknown }>;
+  };
 }): ToolDefinition {
   return definition as unknown as ToolDefinition;
 }
@@ -101,6 +118,16 @@ export const tools: ToolDefinition[] = [
       const note = await findNote(ctx.db, t.vaultId, path);
       if (!note) throw new AppError('note_not_found', `No live note at ${path}.`);
       return { mappingId: t.mappingId, ...note };
+    },
+    fused: {
+      canFuse: (args) => pathProblem(args.path.normalize('NFC')) === null,
+      run: async ({ db, rawToken, allowances }, args) => {
+        const path = args.path.normalize('NFC');
+        const read = await readNoteAsCaller(db, { rawToken, iface: 'mcp', allowances, mappingId: args.mappingId, path });
+        const principal = { tokenId: read.tokenId, account: read.account };
+        if (!read.note) return { principal, data: new AppError('note_not_found', `No live note at ${path}.`) };
+        return { principal, data: { mappingId: read.mapping.mappingId, ...read.note } };
+      },
     },
   }),
   tool({
