@@ -1,29 +1,27 @@
 // REST allowances: requests per minute and per month, counted atomically in Postgres.
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { updateAccount } from '../domain/identity/accounts.ts';
-import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
+import { useTestApp } from './support/harness.ts';
 import { accountWithToken, bearer } from './support/fixtures.ts';
 
 let db: TestDatabase;
 let app: FastifyInstance;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  app = await buildTestApp(db.pool, {
+const ctx = useTestApp({
+  overrides: {
     allowances: {
       rest: { perMinute: 10, perMonth: { developer_agent: 1_000, team: 25 } },
       mcp: { perMinute: 10, perMonth: { premium: 10, professional: 10, developer_agent: 10, team: 10 } },
     },
-  });
+  },
 });
-afterAll(async () => {
-  await app?.close();
-  await db?.drop();
+
+beforeAll(async () => {
+  ({ db, app } = ctx);
 });
 
 const me = (token: string) => app.inject({ method: 'GET', url: '/api/dev/me', headers: bearer(token) });

@@ -1,13 +1,12 @@
 // Concurrency of applies against real Postgres: one Idempotency-Key, racing revisions.
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { IDEMPOTENCY_RETENTION_HOURS, purgeExpiredIdempotencyRecords } from '../domain/idempotency.ts';
 import { revisionOf } from '../domain/notes/markdown.ts';
-import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
+import { useTestApp } from './support/harness.ts';
 import { devClient } from './support/dev-client.ts';
 import type { DevClient } from './support/dev-client.ts';
 import { accountWithToken, personalMapping } from './support/fixtures.ts';
@@ -17,16 +16,13 @@ let app: FastifyInstance;
 let api: DevClient;
 let accountId: string;
 
+const ctx = useTestApp();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-  app = await buildTestApp(db.pool);
+  ({ db, app } = ctx);
   const owner = await accountWithToken(db.pool, 'team');
   accountId = owner.account.id;
   api = devClient(app, owner.token);
-});
-afterAll(async () => {
-  await app?.close();
-  await db?.drop();
 });
 
 const count = (table: 'notes' | 'note_events', vaultId: string) =>

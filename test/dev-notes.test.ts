@@ -1,12 +1,11 @@
 // Developer REST API: reads, previews, applies, conditional requests, delete → trash → restore.
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { revisionOf } from '../domain/notes/markdown.ts';
-import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
+import { useTestApp } from './support/harness.ts';
 import { devClient } from './support/dev-client.ts';
 import type { DevClient } from './support/dev-client.ts';
 import { accountWithToken, personalMapping } from './support/fixtures.ts';
@@ -17,17 +16,14 @@ let api: DevClient;
 let mappingId: string;
 let accountId: string;
 
+const ctx = useTestApp();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-  app = await buildTestApp(db.pool);
+  ({ db, app } = ctx);
   const owner = await accountWithToken(db.pool, 'developer_agent');
   accountId = owner.account.id;
   api = devClient(app, owner.token);
   ({ mappingId } = await personalMapping(db.pool, owner.account.id));
-});
-afterAll(async () => {
-  await app?.close();
-  await db?.drop();
 });
 
 const noteCount = () => db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM notes`);

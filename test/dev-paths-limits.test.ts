@@ -1,10 +1,9 @@
 // Every path rule and every limit of the notes API, on every write path.
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { pathProblem, noteLimits } from '../domain/notes/paths.ts';
-import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
+import { useTestApp } from './support/harness.ts';
 import { devClient } from './support/dev-client.ts';
 import type { DevClient } from './support/dev-client.ts';
 import { accountWithToken, personalMapping } from './support/fixtures.ts';
@@ -14,16 +13,13 @@ let app: FastifyInstance;
 let api: DevClient;
 let mappingId: string;
 
+const ctx = useTestApp();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-  app = await buildTestApp(db.pool);
+  ({ db, app } = ctx);
   const owner = await accountWithToken(db.pool, 'developer_agent');
   api = devClient(app, owner.token);
   ({ mappingId } = await personalMapping(db.pool, owner.account.id));
-});
-afterAll(async () => {
-  await app?.close();
-  await db?.drop();
 });
 
 const invalidPaths: Array<[string, string]> = [

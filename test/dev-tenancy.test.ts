@@ -1,12 +1,11 @@
 // Tenancy: another account's mapping is refused on every route, indistinguishable from a missing
 // one; workspace roles decide read and write; revoked mappings stop working.
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createMapping, createVault, revokeMapping } from '../domain/identity/vaults.ts';
 import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
-import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
+import { useTestApp } from './support/harness.ts';
 import { devClient } from './support/dev-client.ts';
 import type { DevClient } from './support/dev-client.ts';
 import { accountWithToken, personalMapping } from './support/fixtures.ts';
@@ -19,9 +18,10 @@ let ownerMapping: string;
 let trashId: string;
 let revision: string;
 
+const ctx = useTestApp();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-  app = await buildTestApp(db.pool);
+  ({ db, app } = ctx);
   const a = await accountWithToken(db.pool, 'team');
   const b = await accountWithToken(db.pool, 'team');
   owner = devClient(app, a.token);
@@ -32,10 +32,6 @@ beforeAll(async () => {
   await owner.apply({ mappingId: ownerMapping, path: 'Private/Gone.md', content: 'deleted' });
   const gone = await owner.remove(ownerMapping, 'Private/Gone.md', { dryRun: false, headers: { 'if-match': (await owner.read(ownerMapping, 'Private/Gone.md')).data.revision as string, 'idempotency-key': 'gone' } });
   trashId = gone.data.trashId as string;
-});
-afterAll(async () => {
-  await app?.close();
-  await db?.drop();
 });
 
 const missing = '00000000-0000-4000-8000-00000000abcd';

@@ -1,12 +1,11 @@
 // POST /api/dev/transactions: validated before applying, all or nothing, errors point at the action.
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { revisionOf } from '../domain/notes/markdown.ts';
-import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
+import { useTestApp } from './support/harness.ts';
 import { devClient } from './support/dev-client.ts';
 import type { DevClient } from './support/dev-client.ts';
 import { accountWithToken, personalMapping } from './support/fixtures.ts';
@@ -16,16 +15,13 @@ let app: FastifyInstance;
 let api: DevClient;
 let accountId: string;
 
+const ctx = useTestApp();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-  app = await buildTestApp(db.pool);
+  ({ db, app } = ctx);
   const owner = await accountWithToken(db.pool, 'developer_agent');
   accountId = owner.account.id;
   api = devClient(app, owner.token);
-});
-afterAll(async () => {
-  await app?.close();
-  await db?.drop();
 });
 
 const write = (i: number, content: string, expectedHash?: string) => ({ type: 'write-note', path: `Batch/N${String(i).padStart(3, '0')}.md`, content, ...(expectedHash ? { expectedHash } : {}) });

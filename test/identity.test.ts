@@ -1,24 +1,20 @@
 // Personal access tokens and plan entitlements, end to end through the HTTP edge.
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { issueAccessToken, revokeAccessToken, rotateAccessToken, updateAccount } from '../domain/identity/accounts.ts';
-import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
+import { useTestApp } from './support/harness.ts';
 import { accountWithToken, bearer } from './support/fixtures.ts';
 
 let db: TestDatabase;
 let app: FastifyInstance;
 
+const ctx = useTestApp();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-  app = await buildTestApp(db.pool);
-});
-afterAll(async () => {
-  await app?.close();
-  await db?.drop();
+  ({ db, app } = ctx);
 });
 
 const me = (headers: Record<string, string>) => app.inject({ method: 'GET', url: '/api/dev/me', headers });

@@ -2,29 +2,27 @@
 // operation is reserved per recognized request, invalid arguments included; exact under parallel calls.
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
+import { useTestApp } from './support/harness.ts';
 import { accountWithToken, bearer, personalMapping } from './support/fixtures.ts';
 import { mcpRaw } from './support/mcp.ts';
 
 let db: TestDatabase;
 let app: FastifyInstance;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  app = await buildTestApp(db.pool, {
+const ctx = useTestApp({
+  overrides: {
     allowances: {
       rest: { perMinute: 100, perMonth: { developer_agent: 1000, team: 1000 } },
       mcp: { perMinute: 12, perMonth: { premium: 30, professional: 30, developer_agent: 30, team: 30 } },
     },
-  });
+  },
 });
-afterAll(async () => {
-  await app?.close();
-  await db?.drop();
+
+beforeAll(async () => {
+  ({ db, app } = ctx);
 });
 
 const used = async (accountId: string, iface: 'rest' | 'mcp') =>

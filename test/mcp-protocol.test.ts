@@ -1,11 +1,10 @@
 // The MCP gateway's protocol: both eras, header/body agreement, JSON-RPC errors, auth.
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { MODERN_VERSION, PROTOCOL_VERSION_META_KEY } from '../api/routes/mcp/protocol.ts';
 import { updateAccount } from '../domain/identity/accounts.ts';
-import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
+import { useTestApp } from './support/harness.ts';
 import { accountWithToken, personalMapping } from './support/fixtures.ts';
 import { mcpRaw } from './support/mcp.ts';
 
@@ -14,16 +13,13 @@ let app: FastifyInstance;
 let mcp: ReturnType<typeof mcpRaw>;
 let mappingId: string;
 
+const ctx = useTestApp();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-  app = await buildTestApp(db.pool);
+  ({ db, app } = ctx);
   const owner = await accountWithToken(db.pool, 'premium');
   mcp = mcpRaw(app, owner.token);
   ({ mappingId } = await personalMapping(db.pool, owner.account.id));
-});
-afterAll(async () => {
-  await app?.close();
-  await db?.drop();
 });
 
 describe('stateless 2026-07-28', () => {

@@ -2,32 +2,21 @@
 // connect (initialize), list, and call every tool.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
-import type { TestDatabase } from './support/database.ts';
+import { beforeAll, expect, it } from 'vitest';
+import { useTestApp } from './support/harness.ts';
 import { accountWithToken, personalMapping } from './support/fixtures.ts';
 
-let db: TestDatabase;
-let app: FastifyInstance;
+const ctx = useTestApp({ listen: true });
 let url: URL;
 let token: string;
 let mappingId: string;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  app = await buildTestApp(db.pool);
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  url = new URL(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/api/mcp`);
+  const { db } = ctx;
+  url = new URL('/api/mcp', ctx.url);
   const owner = await accountWithToken(db.pool, 'professional');
   token = owner.token;
   ({ mappingId } = await personalMapping(db.pool, owner.account.id));
-});
-afterAll(async () => {
-  await app?.close();
-  await db?.drop();
 });
 
 function structured(result: unknown): Record<string, any> { // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -1,12 +1,11 @@
 // MCP tools against real data: graph resolution, vault schema truncation, search, mutations.
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { revisionOf } from '../domain/notes/markdown.ts';
-import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
+import { useTestApp } from './support/harness.ts';
 import { accountWithToken, personalMapping } from './support/fixtures.ts';
 import { mcpRaw } from './support/mcp.ts';
 
@@ -15,16 +14,13 @@ let app: FastifyInstance;
 let mcp: ReturnType<typeof mcpRaw>;
 let accountId: string;
 
+const ctx = useTestApp();
+
 beforeAll(async () => {
-  db = await createTestDatabase();
-  app = await buildTestApp(db.pool);
+  ({ db, app } = ctx);
   const owner = await accountWithToken(db.pool, 'team');
   accountId = owner.account.id;
   mcp = mcpRaw(app, owner.token);
-});
-afterAll(async () => {
-  await app?.close();
-  await db?.drop();
 });
 
 async function seed(mappingId: string, notes: Record<string, string>) {

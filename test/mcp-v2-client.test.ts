@@ -1,32 +1,21 @@
 // The official MCP SDK v2 client: in auto mode it probes server/discover and talks 2026-07-28;
 // in its default (legacy) mode it runs the initialize handshake. Both reach every tool.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
-import type { TestDatabase } from './support/database.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from './support/harness.ts';
 import { accountWithToken, personalMapping } from './support/fixtures.ts';
 
-let db: TestDatabase;
-let app: FastifyInstance;
+const ctx = useTestApp({ listen: true });
 let url: URL;
 let token: string;
 let mappingId: string;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  app = await buildTestApp(db.pool);
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  url = new URL(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/api/mcp`);
+  const { db } = ctx;
+  url = new URL('/api/mcp', ctx.url);
   const owner = await accountWithToken(db.pool, 'developer_agent');
   token = owner.token;
   ({ mappingId } = await personalMapping(db.pool, owner.account.id));
-});
-afterAll(async () => {
-  await app?.close();
-  await db?.drop();
 });
 
 async function session(mode: 'auto' | 'legacy', run: (client: Client) => Promise<void>) {

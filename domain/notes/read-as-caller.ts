@@ -14,23 +14,14 @@ import type { ResolvedMapping } from '../identity/vaults.ts';
 import { looksLikeSecret, secretPrefixes } from '../secrets.ts';
 import { chargeCtes, chargedColumns, chargedSchema, settleCharge } from '../usage.ts';
 import type { Allowances, UsageSnapshot } from '../usage.ts';
-import { noteLinkSchema, noteRowSchema } from './store.ts';
+import { noteRowSchema } from './store.ts';
 import type { NoteRow } from './store.ts';
 
 const iso = z.string().transform((value) => new Date(Date.parse(value)).toISOString());
 
-// The note travels as one JSON column so its names cannot clash with the account's.
-const noteJsonSchema = z.object({
-  path: z.string(),
-  title: z.string(),
-  content: z.string(),
-  revision: z.string(),
-  size: z.number(),
-  frontmatter: z.record(z.string(), z.unknown()).nullable(),
-  links: z.array(noteLinkSchema),
-  createdAt: iso,
-  updatedAt: iso,
-});
+// The note travels as one JSON column so its names cannot clash with the account's; JSON
+// timestamps are normalised to the ISO form the other routes return.
+const noteJsonSchema = noteRowSchema.extend({ createdAt: iso, updatedAt: iso });
 
 const rowSchema = chargedSchema.extend({
   mapping: mappingAccessSchema.nullable(),
