@@ -1,11 +1,56 @@
 // Activities registered on the platform task queue: thin adapters from workflows to the domain
-// core. createActivities closes over the dependencies so there is no module-level state.
+// core. createActivities closes over the dependencies so there is no module-level state. Every
+// activity is idempotent: Temporal may run one again after a timeout or a worker crash.
+import { ApplicationFailure } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
+import {
+  checkPolicy,
+  executeForgeStep,
+  getProposal,
+  recordForgeFailure,
+  recordUndoPlan,
+  transitionProposal,
+} from '../domain/automation/proposals.ts';
+import type { ProposalState, Receipt } from '../domain/automation/proposals.ts';
+import { isAppError } from '../domain/errors.ts';
 
-export type ActivityDeps = { db: DatabasePool };
+export type ActivityDeps = {
+  db: DatabasePool;
+  /** Called inside the Forge apply step before it writes (tests use it to crash a worker mid-step). */
+  beforeForgeApply?: (proposalId: string) => Promise<void>;
+};
 
-export function createActivities(_deps: ActivityDeps) {
-  return {};
+/** Domain refusals (stale revision, missing mapping…) are final: retrying cannot change them. */
+function final(error: unknown): never {
+  if (isAppError(error)) throw ApplicationFailure.nonRetryable(error.message, error.code, { code: error.code, ...error.extensions });
+  throw error;
+}
+
+export function createActivities(deps: ActivityDeps) {
+  const { db } = deps;
+  return {
+    async checkProposalPolicy(proposalId: string): Promise<{ ok: boolean; reason?: string }> {
+      const proposal = await getProposal(db, proposalId);
+      if (!proposal) return { ok: false, reason: 'The proposal no longer exists.' };
+      return checkPolicy(db, proposal);
+    },
+    async transitionProposal(input: { proposalId: string; state: ProposalState; actorAccountId?: string | null; detail?: Record<string, unknown>; reason?: string | null }): Promise<void> {
+      await transitionProposal(db, input);
+    },
+    async recordUndoPlan(proposalId: string): Promise<void> {
+      await recordUndoPlan(db, proposalId).catch(final);
+    },
+    async forgeApply(proposalId: string): Promise<Receipt> {
+      await deps.beforeForgeApply?.(proposalId);
+      return executeForgeStep(db, proposalId, 'apply').catch(final);
+    },
+    async forgeUndo(proposalId: string): Promise<Receipt> {
+      return executeForgeStep(db, proposalId, 'undo').catch(final);
+    },
+    async recordForgeFailure(input: { proposalId: string; kind: 'apply' | 'undo'; code: string; message: string }): Promise<void> {
+      await recordForgeFailure(db, input.proposalId, input.kind, { code: input.code, message: input.message });
+    },
+  };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

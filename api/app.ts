@@ -8,6 +8,7 @@ import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { Client } from '@temporalio/client';
 import type { Connection } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { pingDatabase } from '../db/pool.ts';
@@ -18,6 +19,7 @@ import { registerProblemHandling } from './problems.ts';
 import { healthRoutes } from './routes/health.ts';
 import { devApi } from './routes/dev/index.ts';
 import { mcpGateway } from './routes/mcp/index.ts';
+import { automationGateway } from './routes/automation/index.ts';
 
 export type AppDeps = {
   db: DatabasePool;
@@ -28,6 +30,8 @@ export type AppDeps = {
   publicBaseUrl?: string;
   /** REST and MCP allowances; defaults from domain/usage.ts. */
   allowances?: Allowances;
+  /** How long an unreviewed action proposal waits before it expires (default 7 days). */
+  proposalExpirySeconds?: number;
 };
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -94,6 +98,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const allowances = deps.allowances ?? defaultAllowances;
   await app.register(devApi, { prefix: '/api/dev', db: deps.db, allowances });
   await app.register(mcpGateway, { prefix: '/api/mcp', db: deps.db, allowances });
+  await app.register(automationGateway, {
+    prefix: '/api/dev/automation',
+    db: deps.db,
+    allowances,
+    temporal: new Client({ connection: deps.temporal.connection, namespace: deps.temporal.namespace }),
+    taskQueue: deps.temporal.taskQueue,
+    proposalExpirySeconds: deps.proposalExpirySeconds ?? 7 * 24 * 3600,
+  });
 
   return app;
 }

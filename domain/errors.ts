@@ -51,6 +51,11 @@ export const errorCatalog = {
   idempotency_key_reused: { status: 422, title: 'This Idempotency-Key was used with a different request.' },
   idempotency_in_flight: { status: 409, title: 'A request with this Idempotency-Key is still being processed.' },
   invalid_canvas: { status: 400, title: 'The canvas is not a valid JSON Canvas document within the limits.' },
+  // automation
+  proposal_not_found: { status: 404, title: 'No action proposal with this id is visible to the caller.' },
+  self_approval_forbidden: { status: 403, title: 'The proposer, or anyone acting for them, cannot decide on their own proposal.' },
+  proposal_not_pending: { status: 409, title: 'The proposal is not waiting for review.' },
+  proposal_not_executed: { status: 409, title: 'Only an executed proposal can be undone, once.' },
   // allowances
   rate_limited: { status: 429, title: 'Too many requests this minute.' },
   monthly_limit_exceeded: { status: 429, title: "The plan's monthly request allowance is used up." },

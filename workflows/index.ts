@@ -1,4 +1,5 @@
 // Workflow definitions registered on the platform task queue. Workflows are deterministic
 // orchestration only: they import activities with `import type` and reach them through
 // proxyActivities; message definitions (updates, signals, queries) live beside each workflow.
-export {};
+export { proposalReview } from './proposal-review.ts';
+export { forgeExecution } from './forge.ts';

@@ -1,0 +1,45 @@
+// Automation gateway (/api/dev/automation): Developer entitlement plus workspace permissions on
+// every request; counted against the REST allowance. Proposals → review → Forge run on Temporal.
+import type { Client } from '@temporalio/client';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { actionKinds } from '../../../domain/automation/proposals.ts';
+import { proposalStates } from '../../../domain/automation/proposals.ts';
+import type { Allowances } from '../../../domain/usage.ts';
+import { requireAccessTokenAndAllowance } from '../../auth.ts';
+import { proposalRoutes } from './proposals.ts';
+
+export type AutomationDeps = { db: DatabasePool; allowances: Allowances; temporal: Client; taskQueue: string; proposalExpirySeconds: number };
+
+export const automationGateway: FastifyPluginAsyncZod<AutomationDeps> = async (app, deps) => {
+  app.addHook('onRequest', requireAccessTokenAndAllowance(deps.db, 'rest', deps.allowances));
+
+  app.get(
+    '/catalog',
+    {
+      schema: {
+        tags: ['automation'],
+        security: [{ bearerAuth: [] }],
+        summary: 'Action kinds Forge can execute, and the proposal states',
+        response: {
+          200: z.object({
+            version: z.literal(1),
+            actionKinds: z.array(z.object({ kind: z.string(), description: z.string(), bounds: z.record(z.string(), z.unknown()) })),
+            proposalStates: z.array(z.string()),
+          }),
+        },
+      },
+    },
+    async () => ({
+      version: 1 as const,
+      actionKinds: [
+        { kind: actionKinds[0], description: 'Write one note (create or replace; replacing needs expectedHash) in a vault of the workspace.', bounds: { contentBytes: 1_048_576 } },
+        { kind: actionKinds[1], description: 'Write up to 100 notes in one vault of the workspace, all or nothing.', bounds: { actions: 100, contentBytes: 8 * 1_048_576 } },
+      ],
+      proposalStates: [...proposalStates],
+    }),
+  );
+
+  await app.register(proposalRoutes, { db: deps.db, temporal: deps.temporal, taskQueue: deps.taskQueue, defaultExpirySeconds: deps.proposalExpirySeconds });
+};

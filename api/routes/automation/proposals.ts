@@ -1,0 +1,255 @@
+// Action proposals: propose, list, read with history, approve/reject (a Workflow Update), undo.
+// Proposal state lives in Postgres (written by the workflows' activities); decisions go to the
+// proposal's review workflow, whose validator repeats the API's checks.
+import { randomUUID } from 'node:crypto';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { DatabasePool } from 'slonik';
+import { z } from 'zod';
+import {
+  actionSchema,
+  forgeWorkflowId,
+  claimUndo,
+  getProposal,
+  insertProposal,
+  listProposals,
+  proposalExecutions,
+  proposalHistory,
+  proposalSchema,
+  proposalStateSchema,
+  historyEntrySchema,
+  executionSchema,
+} from '../../../domain/automation/proposals.ts';
+import type { Proposal } from '../../../domain/automation/proposals.ts';
+import { AppError } from '../../../domain/errors.ts';
+import { claimIdempotencyKey, fingerprintOf, requireIdempotencyKey, storeIdempotentResponse } from '../../../domain/idempotency.ts';
+import { memberPermissions, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
+import type { Permission } from '../../../domain/identity/workspaces.ts';
+import { forgeExecution } from '../../../workflows/forge.ts';
+import { decideUpdate, decisionRefusal, proposalReview } from '../../../workflows/proposal-review.ts';
+import { ActionKind, ProposalState, WorkspaceId } from '../../../workflows/search-attributes.ts';
+import { principalOf } from '../../auth.ts';
+import { problemSchema } from '../../problems.ts';
+
+export type ProposalDeps = { db: DatabasePool; temporal: Client; taskQueue: string; defaultExpirySeconds: number };
+
+const MAX_EXPIRY_SECONDS = 30 * 24 * 3600;
+const errors = { 400: problemSchema, 401: problemSchema, 403: problemSchema, 404: problemSchema, 409: problemSchema, 422: problemSchema, 429: problemSchema };
+const security = [{ bearerAuth: [] }];
+const tags = ['automation'];
+
+const proposalBody = z.strictObject({
+  workspaceId: z.uuid(),
+  bridge: z.string().regex(/^[a-z][a-z0-9-]{1,62}$/).describe('The external bridge proposing, e.g. "graph-provider" or "zapier".'),
+  action: actionSchema.describe('A bounded action from GET /api/dev/automation/catalog.'),
+  summary: z.string().max(2000).default(''),
+  actingForAccountId: z.uuid().optional().describe('The person an agent proposes on behalf of; they cannot approve it either.'),
+  expiresInSeconds: z.number().int().min(1).max(MAX_EXPIRY_SECONDS).optional().describe('Unreviewed proposals expire (default 7 days).'),
+});
+
+const proposalView = proposalSchema.extend({ history: z.array(historyEntrySchema).optional(), executions: z.array(executionSchema).optional() }).meta({ id: 'ActionProposal' });
+
+/** The proposal, if the caller's role in its workspace has `permission`; a stranger gets 404. */
+async function visibleProposal(db: DatabasePool, id: string, accountId: string, permission: Permission): Promise<Proposal> {
+  const proposal = await getProposal(db, id);
+  const perms = proposal ? await memberPermissions(db, proposal.workspaceId, accountId) : null;
+  if (!proposal || !perms) throw new AppError('proposal_not_found', undefined, { extensions: { proposalId: id } });
+  if (!perms.includes(permission)) throw new AppError('permission_denied', `Your role in this workspace lacks ${permission}.`, { extensions: { requiredPermission: permission } });
+  return proposal;
+}
+
+export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, deps) => {
+  const { db, temporal, taskQueue } = deps;
+
+  const startReview = (proposal: Proposal) =>
+    temporal.workflow.start(proposalReview, {
+      taskQueue,
+      workflowId: proposal.workflowId,
+      // A retried POST finds the review already running and leaves it be.
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      args: [
+        {
+          proposalId: proposal.id,
+          proposerAccountId: proposal.proposerAccountId,
+          actingForAccountId: proposal.actingForAccountId,
+          expiresInMs: Math.max(0, Date.parse(proposal.expiresAt) - Date.parse(proposal.createdAt)),
+        },
+      ],
+      typedSearchAttributes: [
+        { key: WorkspaceId, value: proposal.workspaceId },
+        { key: ActionKind, value: proposal.actionKind },
+        { key: ProposalState, value: proposal.state },
+      ],
+    });
+
+  app.post(
+    '/proposals',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Propose a bounded action (needs automation.manage; Idempotency-Key required)',
+        description: 'Stores the proposal and starts its review workflow. A proposal is never approval or execution.',
+        body: proposalBody,
+        response: { 201: proposalView, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const { account } = principalOf(request);
+      const body = request.body;
+      await requireWorkspacePermission(db, body.workspaceId, account.id, 'automation.manage');
+      const key = requireIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
+      const idempotency = { accountId: account.id, route: 'POST /api/dev/automation/proposals', scope: body.workspaceId, key, fingerprint: fingerprintOf(body) };
+      const result = await db.transaction(async (tx) => {
+        const stored = await claimIdempotencyKey(tx, idempotency);
+        if (stored) return { proposal: stored.body as Proposal, replayed: true };
+        const proposal = await insertProposal(tx, {
+          id: randomUUID(),
+          workspaceId: body.workspaceId,
+          proposerAccountId: account.id,
+          actingForAccountId: body.actingForAccountId ?? null,
+          bridge: body.bridge,
+          action: body.action,
+          summary: body.summary,
+          expiresInSeconds: body.expiresInSeconds ?? deps.defaultExpirySeconds,
+        });
+        await storeIdempotentResponse(tx, idempotency, { status: 201, body: proposal, etag: null });
+        return { proposal, replayed: false };
+      });
+      await startReview(result.proposal);
+      if (result.replayed) reply.header('idempotent-replayed', 'true');
+      return reply.code(201).send(result.proposal);
+    },
+  );
+
+  app.get(
+    '/proposals',
+    {
+      schema: {
+        tags,
+        security,
+        summary: "A workspace's proposals, newest first, filtered by state (needs automation.view)",
+        querystring: z.strictObject({
+          workspaceId: z.uuid(),
+          state: proposalStateSchema.optional(),
+          limit: z.coerce.number().int().min(1).max(200).default(50),
+          cursor: z.string().max(512).optional(),
+        }),
+        response: { 200: z.object({ proposals: z.array(proposalSchema), nextCursor: z.string().nullable() }), ...errors },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      await requireWorkspacePermission(db, q.workspaceId, principalOf(request).account.id, 'automation.view');
+      let before: { createdAt: string; id: string } | undefined;
+      if (q.cursor) {
+        const parsed = z.object({ createdAt: z.string(), id: z.uuid() }).safeParse((() => { try { return JSON.parse(Buffer.from(q.cursor, 'base64url').toString('utf8')); } catch { return null; } })());
+        if (!parsed.success) throw new AppError('invalid_request', 'The cursor is not one this API returned.', { extensions: { errors: [{ pointer: '/querystring/cursor', message: 'invalid cursor' }] } });
+        before = parsed.data;
+      }
+      const rows = await listProposals(db, { workspaceId: q.workspaceId, state: q.state, limit: q.limit + 1, before });
+      const proposals = rows.slice(0, q.limit);
+      const last = proposals[proposals.length - 1];
+      return { proposals, nextCursor: rows.length > q.limit && last ? Buffer.from(JSON.stringify({ createdAt: last.createdAt, id: last.id })).toString('base64url') : null };
+    },
+  );
+
+  app.get(
+    '/proposals/:id',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'One proposal with its history, undo plan and receipts (needs automation.view)',
+        params: z.object({ id: z.uuid() }),
+        response: { 200: proposalView, ...errors },
+      },
+    },
+    async (request) => {
+      const proposal = await visibleProposal(db, request.params.id, principalOf(request).account.id, 'automation.view');
+      return { ...proposal, history: [...(await proposalHistory(db, proposal.id))], executions: [...(await proposalExecutions(db, proposal.id))] };
+    },
+  );
+
+  for (const decision of ['approve', 'reject'] as const) {
+    app.post(
+      `/proposals/:id/${decision}`,
+      {
+        schema: {
+          tags,
+          security,
+          summary: `${decision === 'approve' ? 'Approve' : 'Reject'} a pending proposal (needs automation.review; never the proposer)`,
+          description: decision === 'approve' ? 'Approval starts the Forge execution; read the proposal to follow it to executed and its receipt.' : undefined,
+          params: z.object({ id: z.uuid() }),
+          body: z.strictObject({ reason: z.string().max(2000).optional(), actingForAccountId: z.uuid().optional() }).default({}),
+          response: { 200: z.object({ id: z.uuid(), state: z.enum(['approved', 'rejected']) }), ...errors },
+        },
+      },
+      async (request) => {
+        const { account } = principalOf(request);
+        const proposal = await visibleProposal(db, request.params.id, account.id, 'automation.view');
+        const permissions = (await memberPermissions(db, proposal.workspaceId, account.id)) ?? [];
+        const reviewer = { accountId: account.id, actingForAccountId: request.body.actingForAccountId ?? null, permissions };
+        const refusal = decisionRefusal(proposal, reviewer);
+        if (refusal) throw new AppError(refusal.code as 'self_approval_forbidden' | 'permission_denied', refusal.message);
+        if (proposal.state !== 'pending_review') throw new AppError('proposal_not_pending', `The proposal is ${proposal.state}.`, { extensions: { state: proposal.state } });
+        try {
+          const outcome = await temporal.workflow
+            .getHandle(proposal.workflowId)
+            .executeUpdate(decideUpdate, { args: [{ decision, reviewer, reason: request.body.reason ?? null }] });
+          return { id: proposal.id, state: outcome.state };
+        } catch (error) {
+          // The validator is the second line: it refuses the same things, and a late decision.
+          if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
+            const code = error.cause.type === 'self_approval_forbidden' || error.cause.type === 'permission_denied' ? error.cause.type : 'proposal_not_pending';
+            throw new AppError(code, error.cause.message);
+          }
+          throw error;
+        }
+      },
+    );
+  }
+
+  app.post(
+    '/proposals/:id/undo',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Undo an executed proposal: a new compensating Forge execution (needs automation.review)',
+        description: 'Restores the revisions recorded in the undo plan through the knowledge core, on condition that the notes are still what Forge left.',
+        params: z.object({ id: z.uuid() }),
+        response: { 202: z.object({ id: z.uuid(), state: z.literal('undoing'), workflowId: z.string() }), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const { account } = principalOf(request);
+      const proposal = await visibleProposal(db, request.params.id, account.id, 'automation.review');
+      // Claimed in Postgres first, so two undo requests cannot both start one, and readers see undoing at once.
+      if (!(await claimUndo(db, proposal.id, account.id))) {
+        throw new AppError('proposal_not_executed', `The proposal is ${proposal.state}.`, { extensions: { state: proposal.state } });
+      }
+      const workflowId = forgeWorkflowId(proposal.id, 'undo');
+      try {
+        await temporal.workflow.start(forgeExecution, {
+          taskQueue,
+          workflowId,
+          workflowIdConflictPolicy: 'FAIL',
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          args: [{ proposalId: proposal.id, kind: 'undo', actorAccountId: account.id }],
+          typedSearchAttributes: [
+            { key: WorkspaceId, value: proposal.workspaceId },
+            { key: ActionKind, value: proposal.actionKind },
+            { key: ProposalState, value: 'undoing' },
+          ],
+        });
+      } catch (error) {
+        if (error instanceof Error && error.name === 'WorkflowExecutionAlreadyStartedError') throw new AppError('proposal_not_executed', 'An undo was already started.');
+        throw error;
+      }
+      return reply.code(202).send({ id: proposal.id, state: 'undoing' as const, workflowId });
+    },
+  );
+};

@@ -1,0 +1,274 @@
+// Action proposals and the Forge executor's steps. A proposal names a bounded action from the
+// catalog; policy decides whether it may be reviewed; a reviewer (never the proposer, nor the one
+// it acts for) approves or rejects; Forge applies an approved action through the knowledge core,
+// recording an undo plan first and a receipt after. Undo is a new compensating write, never a
+// database rollback. States (docs/automation.md):
+//   proposed → pending_review → approved → executing → executed → undoing → undone
+//                             ↘ rejected | expired          ↘ failed
+import { sql } from 'slonik';
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { AppError } from '../errors.ts';
+import { applyDelete, applyTransaction } from '../notes/knowledge.ts';
+import type { TransactionAction } from '../notes/knowledge.ts';
+import { contentBytes, noteLimits, validateNotePath } from '../notes/paths.ts';
+import { findNotes } from '../notes/store.ts';
+
+type Db = CommonQueryMethods;
+
+export const proposalStates = ['proposed', 'pending_review', 'approved', 'rejected', 'expired', 'executing', 'executed', 'failed', 'undoing', 'undone'] as const;
+export const proposalStateSchema = z.enum(proposalStates);
+export type ProposalState = z.infer<typeof proposalStateSchema>;
+
+const writeNote = z.strictObject({
+  type: z.literal('write-note'),
+  path: z.string().min(1).max(4096),
+  content: z.string(),
+  expectedHash: z.string().optional(),
+});
+
+/** The catalog of action kinds Forge can execute, version 1. */
+export const actionSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('note.write'), mappingId: z.uuid(), path: z.string().min(1).max(4096), content: z.string(), expectedHash: z.string().optional() }),
+  z.strictObject({ kind: z.literal('note.transaction'), mappingId: z.uuid(), actions: z.array(writeNote).min(1).max(noteLimits.maxTransactionActions) }),
+]);
+export type ProposedAction = z.infer<typeof actionSchema>;
+export const actionKinds = ['note.write', 'note.transaction'] as const;
+
+export const proposalSchema = z.object({
+  id: z.uuid(),
+  workspaceId: z.uuid(),
+  proposerAccountId: z.uuid(),
+  actingForAccountId: z.uuid().nullable(),
+  bridge: z.string(),
+  actionKind: z.string(),
+  action: z.record(z.string(), z.unknown()),
+  summary: z.string(),
+  state: proposalStateSchema,
+  reviewerAccountId: z.uuid().nullable(),
+  decisionReason: z.string().nullable(),
+  expiresAt: z.string(),
+  workflowId: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Proposal = z.infer<typeof proposalSchema>;
+
+const proposalColumns = sql.fragment`p.id, p.workspace_id AS "workspaceId", p.proposer_account_id AS "proposerAccountId",
+  p.acting_for_account_id AS "actingForAccountId", p.bridge, p.action_kind AS "actionKind", p.action, p.summary, p.state,
+  p.reviewer_account_id AS "reviewerAccountId", p.decision_reason AS "decisionReason", p.expires_at AS "expiresAt",
+  p.workflow_id AS "workflowId", p.created_at AS "createdAt", p.updated_at AS "updatedAt"`;
+
+export const reviewWorkflowId = (proposalId: string) => `proposal-review-${proposalId}`;
+export const forgeWorkflowId = (proposalId: string, kind: 'apply' | 'undo') => `forge-${kind}-${proposalId}`;
+
+export async function insertProposal(
+  tx: Db,
+  input: { id: string; workspaceId: string; proposerAccountId: string; actingForAccountId: string | null; bridge: string; action: ProposedAction; summary: string; expiresInSeconds: number },
+): Promise<Proposal> {
+  return tx.one(sql.type(proposalSchema)`
+    WITH inserted AS (
+      INSERT INTO action_proposals AS p (id, workspace_id, proposer_account_id, acting_for_account_id, bridge, action_kind, action, summary, expires_at, workflow_id)
+      VALUES (${input.id}, ${input.workspaceId}, ${input.proposerAccountId}, ${input.actingForAccountId}, ${input.bridge}, ${input.action.kind},
+              ${sql.jsonb(input.action as never)}, ${input.summary}, now() + make_interval(secs => ${input.expiresInSeconds}), ${reviewWorkflowId(input.id)})
+      RETURNING *
+    ), history AS (
+      INSERT INTO action_proposal_history (proposal_id, state, actor_account_id, detail)
+      SELECT id, 'proposed', ${input.proposerAccountId}::uuid, jsonb_build_object('bridge', ${input.bridge}::text) FROM inserted
+    )
+    SELECT ${proposalColumns} FROM inserted p`);
+}
+
+export async function getProposal(db: Db, id: string): Promise<Proposal | null> {
+  return db.maybeOne(sql.type(proposalSchema)`SELECT ${proposalColumns} FROM action_proposals p WHERE p.id = ${id}`);
+}
+
+export async function listProposals(db: Db, input: { workspaceId: string; state?: ProposalState | undefined; limit: number; before?: { createdAt: string; id: string } | undefined }) {
+  return db.any(sql.type(proposalSchema)`
+    SELECT ${proposalColumns} FROM action_proposals p
+     WHERE p.workspace_id = ${input.workspaceId}
+       ${input.state ? sql.fragment`AND p.state = ${input.state}` : sql.fragment``}
+       ${input.before ? sql.fragment`AND (p.created_at, p.id) < (${input.before.createdAt}::timestamptz, ${input.before.id}::uuid)` : sql.fragment``}
+     ORDER BY p.created_at DESC, p.id DESC
+     LIMIT ${input.limit}`);
+}
+
+export const historyEntrySchema = z.object({ state: z.string(), occurredAt: z.string(), actorAccountId: z.uuid().nullable(), detail: z.record(z.string(), z.unknown()) });
+
+export async function proposalHistory(db: Db, id: string) {
+  return db.any(sql.type(historyEntrySchema)`
+    SELECT h.state, h.occurred_at AS "occurredAt", h.actor_account_id AS "actorAccountId", h.detail
+      FROM action_proposal_history h WHERE h.proposal_id = ${id} ORDER BY h.id`);
+}
+
+/** Moves a proposal to `state` and appends the history entry; a repeat of the same move is a no-op. */
+export async function transitionProposal(db: Db, input: { proposalId: string; state: ProposalState; actorAccountId?: string | null; detail?: Record<string, unknown>; reason?: string | null }): Promise<void> {
+  await db.query(sql.type(z.object({}))`
+    WITH moved AS (
+      UPDATE action_proposals SET state = ${input.state}, updated_at = now(),
+             reviewer_account_id = CASE WHEN ${input.state} IN ('approved', 'rejected') THEN ${input.actorAccountId ?? null}::uuid ELSE reviewer_account_id END,
+             decision_reason = coalesce(${input.reason ?? null}, decision_reason)
+       WHERE id = ${input.proposalId} AND state <> ${input.state}
+      RETURNING id
+    )
+    INSERT INTO action_proposal_history (proposal_id, state, actor_account_id, detail)
+    SELECT id, ${input.state}, ${input.actorAccountId ?? null}, ${sql.jsonb((input.detail ?? {}) as never)} FROM moved`);
+}
+
+/** Moves an executed proposal to undoing, once: false when it is not (or no longer) executed. */
+export async function claimUndo(db: Db, proposalId: string, actorAccountId: string): Promise<boolean> {
+  const row = await db.maybeOne(sql.type(z.object({ id: z.uuid() }))`
+    WITH moved AS (
+      UPDATE action_proposals SET state = 'undoing', updated_at = now() WHERE id = ${proposalId} AND state = 'executed' RETURNING id
+    ), history AS (
+      INSERT INTO action_proposal_history (proposal_id, state, actor_account_id) SELECT id, 'undoing', ${actorAccountId}::uuid FROM moved
+    )
+    SELECT id FROM moved`);
+  return row !== null;
+}
+
+export type PolicyVerdict = { ok: true } | { ok: false; reason: string };
+
+/** Policy before review: the kind is in the catalog, the targets lie in the workspace's vaults, sizes are bounded. */
+export async function checkPolicy(db: Db, proposal: Proposal): Promise<PolicyVerdict> {
+  const parsed = actionSchema.safeParse(proposal.action);
+  if (!parsed.success || !(actionKinds as readonly string[]).includes(proposal.actionKind)) return { ok: false, reason: `Action kind ${proposal.actionKind} is not in the catalog.` };
+  const action = parsed.data;
+  const inWorkspace = await db.exists(sql.type(z.object({ id: z.uuid() }))`
+    SELECT mp.id FROM vault_mappings mp JOIN vaults v ON v.id = mp.vault_id
+     WHERE mp.id = ${action.mappingId} AND mp.revoked_at IS NULL AND v.owner_workspace_id = ${proposal.workspaceId}`);
+  if (!inWorkspace) return { ok: false, reason: 'The target mapping is not a vault of this workspace.' };
+  try {
+    const writes = toTransaction(action);
+    let total = 0;
+    for (const w of writes) {
+      validateNotePath(w.path);
+      total += contentBytes(w.content);
+      if (contentBytes(w.content) > noteLimits.maxContentBytes) return { ok: false, reason: `${w.path} is larger than ${noteLimits.maxContentBytes} bytes.` };
+    }
+    if (total > noteLimits.maxTransactionContentBytes) return { ok: false, reason: 'The action carries too much content.' };
+  } catch (error) {
+    if (error instanceof AppError) return { ok: false, reason: error.message };
+    throw error;
+  }
+  return { ok: true };
+}
+
+export function toTransaction(action: ProposedAction): TransactionAction[] {
+  return action.kind === 'note.write'
+    ? [{ type: 'write-note', path: action.path.normalize('NFC'), content: action.content, expectedHash: action.expectedHash }]
+    : action.actions.map((a) => ({ ...a, path: a.path.normalize('NFC') }));
+}
+
+/** What each target looked like before Forge acted (null: it did not exist). */
+export type UndoPlan = { mappingId: string; entries: Array<{ path: string; before: { content: string; revision: string } | null }> };
+
+async function targetOf(db: Db, action: ProposedAction) {
+  const row = await db.maybeOne(sql.type(z.object({ vaultId: z.uuid() }))`SELECT vault_id AS "vaultId" FROM vault_mappings WHERE id = ${action.mappingId} AND revoked_at IS NULL`);
+  if (!row) throw new AppError('mapping_not_found');
+  return { vaultId: row.vaultId, mappingId: action.mappingId };
+}
+
+/**
+ * Step 1 of an execution: record what every target looks like now, before acting. Written once;
+ * a retried step finds the plan already there and keeps it.
+ */
+export async function recordUndoPlan(db: DatabasePool, proposalId: string): Promise<UndoPlan> {
+  const proposal = await getProposal(db, proposalId);
+  if (!proposal) throw new AppError('not_found', `No proposal ${proposalId}.`);
+  const action = actionSchema.parse(proposal.action);
+  const existing = await db.maybeOne(sql.type(z.object({ plan: z.unknown() }))`
+    SELECT undo_plan AS plan FROM forge_executions WHERE proposal_id = ${proposalId} AND kind = 'apply' AND undo_plan IS NOT NULL`);
+  if (existing) return existing.plan as UndoPlan;
+  const target = await targetOf(db, action);
+  const paths = toTransaction(action).map((a) => a.path);
+  const current = new Map((await findNotes(db, target.vaultId, paths)).map((n) => [n.path, n]));
+  const plan: UndoPlan = {
+    mappingId: target.mappingId,
+    entries: paths.map((path) => {
+      const note = current.get(path);
+      return { path, before: note ? { content: note.content, revision: note.revision } : null };
+    }),
+  };
+  await db.query(sql.type(z.object({}))`
+    INSERT INTO forge_executions (proposal_id, kind, undo_plan, attempts) VALUES (${proposalId}, 'apply', ${sql.jsonb(plan as never)}, 1)
+    ON CONFLICT (proposal_id, kind) DO UPDATE SET undo_plan = coalesce(forge_executions.undo_plan, excluded.undo_plan), attempts = forge_executions.attempts + 1`);
+  return plan;
+}
+
+export type Receipt = {
+  proposalId: string;
+  kind: 'apply' | 'undo';
+  transactionId: string | null;
+  changes: Array<{ path: string; operation: string; beforeRevision: string | null; afterRevision: string | null; eventId: string | null }>;
+  completedAt: string;
+};
+
+/**
+ * Step 2: apply through the knowledge core under the idempotency key `forge-<kind>-<proposalId>`, so
+ * a retried or re-run step replays the first write instead of writing twice; then the receipt.
+ */
+export async function executeForgeStep(db: DatabasePool, proposalId: string, kind: 'apply' | 'undo'): Promise<Receipt> {
+  const proposal = await getProposal(db, proposalId);
+  if (!proposal) throw new AppError('not_found', `No proposal ${proposalId}.`);
+  const action = actionSchema.parse(proposal.action);
+  const target = await targetOf(db, action);
+  const key = forgeWorkflowId(proposalId, kind);
+  const provenance = { actor: { type: 'forge' as const, id: proposalId }, source: 'forge' as const, requestId: null, idempotencyKey: key };
+  const idempotency = (suffix: string) => ({ accountId: proposal.proposerAccountId, route: 'forge', scope: target.mappingId, key: `${key}${suffix}`, fingerprint: `${key}${suffix}` });
+  let writes: TransactionAction[];
+  const deletes: Array<{ path: string; ifMatch: string }> = [];
+  if (kind === 'apply') writes = toTransaction(action);
+  else {
+    const execution = await db.one(sql.type(z.object({ plan: z.unknown(), receipt: z.unknown() }))`
+      SELECT undo_plan AS plan, receipt FROM forge_executions WHERE proposal_id = ${proposalId} AND kind = 'apply'`);
+    const plan = execution.plan as UndoPlan;
+    const applied = execution.receipt as Receipt | null;
+    if (!applied) throw new AppError('conflict', 'Nothing was applied, so there is nothing to undo.');
+    // Restore each prior state, on condition that the note is still what Forge left: notes that
+    // existed get their old content back; notes Forge created go to the trash.
+    const afterOf = (path: string) => applied.changes.find((c) => c.path === path)?.afterRevision ?? undefined;
+    writes = plan.entries.filter((e) => e.before).map((e) => ({ type: 'write-note', path: e.path, content: e.before!.content, expectedHash: afterOf(e.path) }));
+    for (const e of plan.entries.filter((x) => !x.before)) deletes.push({ path: e.path, ifMatch: afterOf(e.path) ?? '' });
+  }
+  const changes: Receipt['changes'] = [];
+  let transactionId: string | null = null;
+  if (writes.length > 0) {
+    const result = await applyTransaction(db, target, writes, provenance, idempotency(''));
+    transactionId = result.body.transactionId;
+    changes.push(...result.body.results.map((r) => ({ path: r.path, operation: r.operation, beforeRevision: r.beforeRevision, afterRevision: r.afterRevision, eventId: r.eventId })));
+  }
+  for (const [i, d] of deletes.entries()) {
+    const result = await applyDelete(db, target, d.path, d.ifMatch, provenance, idempotency(`-delete-${i}`));
+    changes.push({ path: d.path, operation: 'delete', beforeRevision: result.body.beforeRevision, afterRevision: null, eventId: result.body.eventId });
+  }
+  const receipt: Receipt = { proposalId, kind, transactionId, changes, completedAt: new Date().toISOString() };
+  await db.query(sql.type(z.object({}))`
+    INSERT INTO forge_executions (proposal_id, kind, state, receipt, finished_at, attempts) VALUES (${proposalId}, ${kind}, 'succeeded', ${sql.jsonb(receipt as never)}, now(), 1)
+    ON CONFLICT (proposal_id, kind) DO UPDATE SET state = 'succeeded', receipt = coalesce(forge_executions.receipt, excluded.receipt), finished_at = coalesce(forge_executions.finished_at, now())`);
+  return (await db.one(sql.type(z.object({ receipt: z.unknown() }))`SELECT receipt FROM forge_executions WHERE proposal_id = ${proposalId} AND kind = ${kind}`)).receipt as Receipt;
+}
+
+export async function recordForgeFailure(db: Db, proposalId: string, kind: 'apply' | 'undo', error: { code: string; message: string }): Promise<void> {
+  await db.query(sql.type(z.object({}))`
+    INSERT INTO forge_executions (proposal_id, kind, state, error, finished_at) VALUES (${proposalId}, ${kind}, 'failed', ${sql.jsonb(error as never)}, now())
+    ON CONFLICT (proposal_id, kind) DO UPDATE SET state = 'failed', error = excluded.error, finished_at = now()`);
+}
+
+export const executionSchema = z.object({
+  kind: z.enum(['apply', 'undo']),
+  state: z.enum(['running', 'succeeded', 'failed']),
+  undoPlan: z.unknown(),
+  receipt: z.unknown(),
+  error: z.unknown(),
+  attempts: z.number(),
+  startedAt: z.string(),
+  finishedAt: z.string().nullable(),
+});
+
+export async function proposalExecutions(db: Db, proposalId: string) {
+  return db.any(sql.type(executionSchema)`
+    SELECT kind, state, undo_plan AS "undoPlan", receipt, error, attempts, started_at AS "startedAt", finished_at AS "finishedAt"
+      FROM forge_executions WHERE proposal_id = ${proposalId} ORDER BY started_at`);
+}
+

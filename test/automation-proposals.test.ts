@@ -1,0 +1,191 @@
+// Proposals → review (Workflow Update with a synchronous validator) → Forge → receipt → undo, on
+// real Postgres and the real Temporal dev server with the real platform worker.
+import { Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createMapping, createVault } from '../domain/identity/vaults.ts';
+import { addMember, createRole, createWorkspace } from '../domain/identity/workspaces.ts';
+import { revisionOf } from '../domain/notes/markdown.ts';
+import { lazyTemporalConnection } from '../platform/temporal.ts';
+import { createPlatformWorker } from '../workers/worker.ts';
+import { buildTestApp } from './support/app.ts';
+import { createTestDatabase } from './support/database.ts';
+import type { TestDatabase } from './support/database.ts';
+import { devClient } from './support/dev-client.ts';
+import type { DevClient } from './support/dev-client.ts';
+import { accountWithToken } from './support/fixtures.ts';
+import type { FastifyInstance } from 'fastify';
+
+const taskQueue = `automation-${process.pid}-${Date.now()}`;
+let db: TestDatabase;
+let app: FastifyInstance;
+let worker: Worker;
+let running: Promise<void>;
+let workerConnection: NativeConnection;
+let clientConnection: Connection;
+
+let proposer: DevClient;
+let reviewer: DevClient;
+let viewer: DevClient;
+let stranger: DevClient;
+let proposerId: string;
+let workspaceId: string;
+let mappingId: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  clientConnection = lazyTemporalConnection(inject('temporalAddress'));
+  app = await buildTestApp(db.pool, { temporal: { connection: clientConnection, namespace: 'default', taskQueue }, proposalExpirySeconds: 3600 });
+  workerConnection = await NativeConnection.connect({ address: inject('temporalAddress') });
+  worker = await createPlatformWorker({ connection: workerConnection, namespace: 'default', taskQueue, deps: { db: db.pool }, shutdownGraceTime: '1s' });
+  running = worker.run();
+
+  const p = await accountWithToken(db.pool, 'team');
+  const r = await accountWithToken(db.pool, 'developer_agent');
+  const v = await accountWithToken(db.pool, 'developer_agent');
+  const s = await accountWithToken(db.pool, 'team');
+  proposerId = p.account.id;
+  const ws = await createWorkspace(db.pool, { name: 'Automation', ownerAccountId: p.account.id });
+  workspaceId = ws.id;
+  await addMember(db.pool, { workspaceId, accountId: r.account.id, role: 'reviewer' });
+  await createRole(db.pool, { workspaceId, name: 'watcher', permissions: ['automation.view', 'vault.read'] });
+  await addMember(db.pool, { workspaceId, accountId: v.account.id, role: 'watcher' });
+  const vault = await createVault(db.pool, { name: 'Team vault', ownerWorkspaceId: workspaceId });
+  ({ mappingId } = await createMapping(db.pool, { vaultId: vault.id }));
+  proposer = devClient(app, p.token);
+  reviewer = devClient(app, r.token);
+  viewer = devClient(app, v.token);
+  stranger = devClient(app, s.token);
+});
+afterAll(async () => {
+  worker?.shutdown();
+  await running;
+  await workerConnection?.close();
+  await app?.close();
+  await db?.drop();
+});
+
+let keyCounter = 0;
+const propose = (action: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+  proposer.request('POST', '/api/dev/automation/proposals', {
+    body: { workspaceId, bridge: 'test-bridge', action, summary: 'test', ...extra },
+    headers: { 'idempotency-key': `p-${++keyCounter}` },
+  });
+
+async function waitForState(id: string, states: string[], timeoutMs = 15_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await proposer.request('GET', `/api/dev/automation/proposals/${id}`);
+    if (states.includes(res.data.state as string)) return res.data;
+    if (Date.now() > until) throw new Error(`proposal ${id} stayed ${String(res.data.state)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('review', () => {
+  it('refuses self-approval and reviewers without the permission; a reviewer approves; Forge executes with a receipt', async () => {
+    const created = await propose({ kind: 'note.write', mappingId, path: 'Auto/Plan.md', content: '# Plan\n' });
+    expect(created.statusCode).toBe(201);
+    const id = created.data.id as string;
+    expect(created.data).toMatchObject({ state: 'proposed', workflowId: `proposal-review-${id}`, actionKind: 'note.write' });
+    await waitForState(id, ['pending_review']);
+    // A proposal is never execution: nothing was written yet.
+    expect((await proposer.read(mappingId, 'Auto/Plan.md')).statusCode).toBe(404);
+
+    const self = await proposer.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: {} });
+    expect(self.statusCode).toBe(403);
+    expect(self.data.code).toBe('self_approval_forbidden');
+    const agentForProposer = await reviewer.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: { actingForAccountId: proposerId } });
+    expect(agentForProposer.data.code).toBe('self_approval_forbidden');
+    const noPermission = await viewer.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: {} });
+    expect(noPermission.statusCode).toBe(403);
+    expect(noPermission.data.code).toBe('permission_denied');
+    expect((await stranger.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: {} })).data.code).toBe('proposal_not_found');
+
+    const approved = await reviewer.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: { reason: 'looks right' } });
+    expect(approved.data).toEqual({ id, state: 'approved' });
+    const done = await waitForState(id, ['executed', 'failed']);
+    expect(done.state).toBe('executed');
+    expect(done.history.map((h: { state: string }) => h.state)).toEqual(['proposed', 'pending_review', 'approved', 'executing', 'executed']);
+    const apply = done.executions.find((e: { kind: string }) => e.kind === 'apply');
+    expect(apply).toMatchObject({
+      state: 'succeeded',
+      undoPlan: { mappingId, entries: [{ path: 'Auto/Plan.md', before: null }] },
+      receipt: { proposalId: id, kind: 'apply', changes: [{ path: 'Auto/Plan.md', operation: 'create', afterRevision: revisionOf('# Plan\n'), eventId: expect.any(String) }] },
+    });
+    const events = (await proposer.events(mappingId)).data.events as Array<{ source: string; actor: { type: string; id: string } }>;
+    expect(events[0]).toMatchObject({ source: 'forge', actor: { type: 'forge', id } });
+    expect((await reviewer.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: {} })).data.code).toBe('proposal_not_pending');
+  });
+
+  it('rejects through the reviewer, and lists by state', async () => {
+    const created = await propose({ kind: 'note.write', mappingId, path: 'Auto/No.md', content: 'no' });
+    const id = created.data.id as string;
+    await waitForState(id, ['pending_review']);
+    expect((await reviewer.request('POST', `/api/dev/automation/proposals/${id}/reject`, { body: { reason: 'not now' } })).data.state).toBe('rejected');
+    const rejected = await waitForState(id, ['rejected']);
+    expect(rejected).toMatchObject({ decisionReason: 'not now' });
+    const list = await viewer.request('GET', `/api/dev/automation/proposals?workspaceId=${workspaceId}&state=rejected`);
+    expect((list.data.proposals as Array<{ id: string }>).map((p) => p.id)).toContain(id);
+    expect((await stranger.request('GET', `/api/dev/automation/proposals?workspaceId=${workspaceId}`)).data.code).toBe('workspace_not_found');
+  });
+
+  it('expires an unreviewed proposal', async () => {
+    const created = await propose({ kind: 'note.write', mappingId, path: 'Auto/Late.md', content: 'late' }, { expiresInSeconds: 2 });
+    const expired = await waitForState(created.data.id as string, ['expired']);
+    expect(expired.history.map((h: { state: string }) => h.state)).toEqual(['proposed', 'pending_review', 'expired']);
+  });
+
+  it('lets policy reject a target outside the workspace before review', async () => {
+    const own = await accountWithToken(db.pool, 'team');
+    const vault = await createVault(db.pool, { name: 'Private', ownerAccountId: own.account.id });
+    const foreign = await createMapping(db.pool, { vaultId: vault.id });
+    const created = await propose({ kind: 'note.write', mappingId: foreign.mappingId, path: 'X/Y.md', content: 'x' });
+    const rejected = await waitForState(created.data.id as string, ['rejected']);
+    expect(rejected.history[1]).toMatchObject({ state: 'rejected', detail: { by: 'policy' } });
+  });
+
+  it('creates a proposal once per Idempotency-Key and needs automation.manage', async () => {
+    const body = { workspaceId, bridge: 'test-bridge', action: { kind: 'note.write', mappingId, path: 'Auto/Once.md', content: 'once' } };
+    const [a, b] = await Promise.all([1, 2].map(() => proposer.request('POST', '/api/dev/automation/proposals', { body, headers: { 'idempotency-key': 'same-proposal' } })));
+    const ok = [a!, b!].filter((r) => r.statusCode === 201);
+    expect(new Set(ok.map((r) => r.data.id)).size).toBe(1);
+    expect((await viewer.request('POST', '/api/dev/automation/proposals', { body, headers: { 'idempotency-key': 'v1' } })).data.code).toBe('permission_denied');
+    expect((await proposer.request('POST', '/api/dev/automation/proposals', { body: { ...body, action: { kind: 'shell.exec', cmd: 'rm -rf /' } }, headers: { 'idempotency-key': 'bad' } })).statusCode).toBe(400);
+  });
+});
+
+describe('undo', () => {
+  it('restores the prior revisions through the knowledge core as a new execution', async () => {
+    const base = await proposer.apply({ mappingId, path: 'Undo/Doc.md', content: 'original' });
+    const created = await propose({
+      kind: 'note.transaction',
+      mappingId,
+      actions: [
+        { type: 'write-note', path: 'Undo/Doc.md', content: 'changed by forge', expectedHash: base.data.afterRevision },
+        { type: 'write-note', path: 'Undo/New.md', content: 'brand new' },
+      ],
+    });
+    const id = created.data.id as string;
+    await waitForState(id, ['pending_review']);
+    await reviewer.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: {} });
+    await waitForState(id, ['executed']);
+    expect((await proposer.read(mappingId, 'Undo/Doc.md')).data.content).toBe('changed by forge');
+
+    expect((await viewer.request('POST', `/api/dev/automation/proposals/${id}/undo`)).data.code).toBe('permission_denied');
+    const undo = await reviewer.request('POST', `/api/dev/automation/proposals/${id}/undo`);
+    expect(undo.statusCode).toBe(202);
+    const undone = await waitForState(id, ['undone', 'executed']);
+    expect(undone.state, JSON.stringify(undone.executions)).toBe('undone');
+    const doc = await proposer.read(mappingId, 'Undo/Doc.md');
+    expect(doc.data).toMatchObject({ content: 'original', revision: revisionOf('original') });
+    expect((await proposer.read(mappingId, 'Undo/New.md')).statusCode).toBe(404);
+    expect((await reviewer.request('POST', `/api/dev/automation/proposals/${id}/undo`)).data.code).toBe('proposal_not_executed');
+    const undoReceipt = undone.executions.find((e: { kind: string }) => e.kind === 'undo').receipt;
+    expect(undoReceipt.changes.map((c: { path: string; operation: string }) => [c.path, c.operation])).toEqual([
+      ['Undo/Doc.md', 'replace'],
+      ['Undo/New.md', 'delete'],
+    ]);
+  });
+});
