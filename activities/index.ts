@@ -16,8 +16,11 @@ import { isAppError } from '../domain/errors.ts';
 
 export type ActivityDeps = {
   db: DatabasePool;
-  /** Called inside the Forge apply step before it writes (tests use it to crash a worker mid-step). */
-  beforeForgeApply?: (proposalId: string) => Promise<void>;
+  /**
+   * Called inside the Forge apply step after the write committed and before the step reports back:
+   * the worst moment for a worker to die (tests crash a worker here).
+   */
+  afterForgeWrite?: (proposalId: string) => Promise<void>;
 };
 
 /** Domain refusals (stale revision, missing mapping…) are final: retrying cannot change them. */
@@ -41,8 +44,9 @@ export function createActivities(deps: ActivityDeps) {
       await recordUndoPlan(db, proposalId).catch(final);
     },
     async forgeApply(proposalId: string): Promise<Receipt> {
-      await deps.beforeForgeApply?.(proposalId);
-      return executeForgeStep(db, proposalId, 'apply').catch(final);
+      const receipt = await executeForgeStep(db, proposalId, 'apply').catch(final);
+      await deps.afterForgeWrite?.(proposalId);
+      return receipt;
     },
     async forgeUndo(proposalId: string): Promise<Receipt> {
       return executeForgeStep(db, proposalId, 'undo').catch(final);

@@ -1,6 +1,6 @@
 // Proposals → review (Workflow Update with a synchronous validator) → Forge → receipt → undo, on
 // real Postgres and the real Temporal dev server with the real platform worker.
-import { Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';

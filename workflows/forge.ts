@@ -6,8 +6,10 @@ import { ApplicationFailure, proxyActivities, upsertSearchAttributes } from '@te
 import type { Activities } from '../activities/index.ts';
 import { ProposalState } from './search-attributes.ts';
 
+// Bounded steps: a note write takes milliseconds, so a worker that vanished mid-step is noticed
+// (and the step retried elsewhere) within 10 s.
 const steps = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 10 },
 });
 
