@@ -12,6 +12,7 @@ import {
   transitionProposal,
 } from '../domain/automation/proposals.ts';
 import type { ProposalState, Receipt } from '../domain/automation/proposals.ts';
+import { recordScheduledRun } from '../domain/automation/events.ts';
 import { isAppError } from '../domain/errors.ts';
 
 export type ActivityDeps = {
@@ -50,6 +51,9 @@ export function createActivities(deps: ActivityDeps) {
     },
     async forgeUndo(proposalId: string): Promise<Receipt> {
       return executeForgeStep(db, proposalId, 'undo').catch(final);
+    },
+    async fireScheduledTrigger(triggerId: string, fireKey: string): Promise<string | null> {
+      return recordScheduledRun(db, triggerId, fireKey);
     },
     async recordForgeFailure(input: { proposalId: string; kind: 'apply' | 'undo'; code: string; message: string }): Promise<void> {
       await recordForgeFailure(db, input.proposalId, input.kind, { code: input.code, message: input.message });

@@ -3,3 +3,4 @@
 // proxyActivities; message definitions (updates, signals, queries) live beside each workflow.
 export { proposalReview } from './proposal-review.ts';
 export { forgeExecution } from './forge.ts';
+export { scheduledTriggerFire } from './scheduled-trigger.ts';

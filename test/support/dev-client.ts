@@ -18,7 +18,7 @@ function wrap(res: LightMyRequestResponse): DevResponse {
 
 export function devClient(app: FastifyInstance, token: string) {
   const auth = { authorization: `Bearer ${token}` };
-  const request = async (method: 'GET' | 'POST' | 'DELETE', url: string, options: { body?: unknown; headers?: Record<string, string> } = {}) =>
+  const request = async (method: 'GET' | 'POST' | 'DELETE' | 'PATCH', url: string, options: { body?: unknown; headers?: Record<string, string> } = {}) =>
     wrap(await app.inject({ method, url, headers: { ...auth, ...options.headers }, ...(options.body !== undefined ? { payload: options.body as object } : {}) }));
   return {
     request,

@@ -9,6 +9,7 @@ import { proposalStates } from '../../../domain/automation/proposals.ts';
 import type { Allowances } from '../../../domain/usage.ts';
 import { requireAccessTokenAndAllowance } from '../../auth.ts';
 import { discoveryRoutes } from './discovery.ts';
+import { eventRoutes } from './events.ts';
 import { proposalRoutes } from './proposals.ts';
 
 export type AutomationDeps = { db: DatabasePool; allowances: Allowances; temporal: Client; taskQueue: string; proposalExpirySeconds: number };
@@ -43,5 +44,6 @@ export const automationGateway: FastifyPluginAsyncZod<AutomationDeps> = async (a
   );
 
   await app.register(discoveryRoutes);
+  await app.register(eventRoutes, { db: deps.db, temporal: deps.temporal, taskQueue: deps.taskQueue, defaultExpirySeconds: deps.proposalExpirySeconds });
   await app.register(proposalRoutes, { db: deps.db, temporal: deps.temporal, taskQueue: deps.taskQueue, defaultExpirySeconds: deps.proposalExpirySeconds });
 };

@@ -60,29 +60,31 @@ async function visibleProposal(db: DatabasePool, id: string, accountId: string, 
   return proposal;
 }
 
+/** Starts (or finds running) the review workflow of a proposal. */
+export function startReview(temporal: Client, taskQueue: string, proposal: Proposal) {
+  return temporal.workflow.start(proposalReview, {
+    taskQueue,
+    workflowId: proposal.workflowId,
+    // A retried POST (or /process) finds the review already running and leaves it be.
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    args: [
+      {
+        proposalId: proposal.id,
+        proposerAccountId: proposal.proposerAccountId,
+        actingForAccountId: proposal.actingForAccountId,
+        expiresInMs: Math.max(0, Date.parse(proposal.expiresAt) - Date.parse(proposal.createdAt)),
+      },
+    ],
+    typedSearchAttributes: [
+      { key: WorkspaceId, value: proposal.workspaceId },
+      { key: ActionKind, value: proposal.actionKind },
+      { key: ProposalState, value: proposal.state },
+    ],
+  });
+}
+
 export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, deps) => {
   const { db, temporal, taskQueue } = deps;
-
-  const startReview = (proposal: Proposal) =>
-    temporal.workflow.start(proposalReview, {
-      taskQueue,
-      workflowId: proposal.workflowId,
-      // A retried POST finds the review already running and leaves it be.
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      args: [
-        {
-          proposalId: proposal.id,
-          proposerAccountId: proposal.proposerAccountId,
-          actingForAccountId: proposal.actingForAccountId,
-          expiresInMs: Math.max(0, Date.parse(proposal.expiresAt) - Date.parse(proposal.createdAt)),
-        },
-      ],
-      typedSearchAttributes: [
-        { key: WorkspaceId, value: proposal.workspaceId },
-        { key: ActionKind, value: proposal.actionKind },
-        { key: ProposalState, value: proposal.state },
-      ],
-    });
 
   app.post(
     '/proposals',
@@ -118,7 +120,7 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
         await storeIdempotentResponse(tx, idempotency, { status: 201, body: proposal, etag: null });
         return { proposal, replayed: false };
       });
-      await startReview(result.proposal);
+      await startReview(temporal, taskQueue, result.proposal);
       if (result.replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(201).send(result.proposal);
     },

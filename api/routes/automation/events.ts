@@ -1,0 +1,236 @@
+// Events, triggers, runs and /process. Schedule triggers are Temporal Schedules kept in step with
+// the trigger's status (paused ↔ paused, deleted ↔ deleted).
+import type { Client } from '@temporalio/client';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { DatabasePool } from 'slonik';
+import { z } from 'zod';
+import {
+  deleteTrigger,
+  EVENT_CONTRACT,
+  eventSchema,
+  getTrigger,
+  ingestEvent,
+  insertTrigger,
+  mappingInWorkspace,
+  listRuns,
+  listTriggers,
+  processPendingRuns,
+  runSchema,
+  scheduleIdOf,
+  scheduleSchema,
+  triggerProposalSchema,
+  triggerSchema,
+  updateTrigger,
+} from '../../../domain/automation/events.ts';
+import type { Trigger, TriggerSchedule } from '../../../domain/automation/events.ts';
+import { AppError } from '../../../domain/errors.ts';
+import { memberPermissions, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
+import type { Permission } from '../../../domain/identity/workspaces.ts';
+import { scheduledTriggerFire } from '../../../workflows/scheduled-trigger.ts';
+import { principalOf } from '../../auth.ts';
+import { startReview } from './proposals.ts';
+import { problemSchema } from '../../problems.ts';
+
+export type EventDeps = { db: DatabasePool; temporal: Client; taskQueue: string; defaultExpirySeconds: number };
+
+const tags = ['automation'];
+const security = [{ bearerAuth: [] }];
+const errors = { 400: problemSchema, 401: problemSchema, 403: problemSchema, 404: problemSchema, 409: problemSchema, 413: problemSchema, 422: problemSchema, 429: problemSchema };
+
+async function visibleTrigger(db: DatabasePool, id: string, accountId: string, permission: Permission): Promise<Trigger> {
+  const trigger = await getTrigger(db, id);
+  const perms = trigger ? await memberPermissions(db, trigger.workspaceId, accountId) : null;
+  if (!trigger || !perms) throw new AppError('not_found', `No trigger ${id}.`);
+  if (!perms.includes(permission)) throw new AppError('permission_denied', `Your role lacks ${permission}.`, { extensions: { requiredPermission: permission } });
+  return trigger;
+}
+
+export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) => {
+  const { db, temporal, taskQueue } = deps;
+
+  app.post(
+    '/events',
+    {
+      bodyLimit: 512 * 1024,
+      schema: {
+        tags,
+        security,
+        summary: 'Ingest an external event (needs automation.events.ingest); Idempotency-Key recommended',
+        description: `Normalised into the versioned contract "${EVENT_CONTRACT}" v1; creates one run per matching active event trigger in the same transaction. A repeated Idempotency-Key replays the first event and creates no runs.`,
+        body: z.strictObject({
+          workspaceId: z.uuid(),
+          type: z.string().regex(/^[a-z][a-z0-9_.-]{0,127}$/),
+          source: z.string().min(1).max(100).describe('The bridge or system that saw the event.'),
+          occurredAt: z.iso.datetime({ offset: true }).optional(),
+          data: z.record(z.string(), z.unknown()).default({}),
+        }),
+        response: { 201: z.object({ event: eventSchema, runIds: z.array(z.uuid()) }), 200: z.object({ event: eventSchema, runIds: z.array(z.uuid()) }), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const { account } = principalOf(request);
+      const body = request.body;
+      await requireWorkspacePermission(db, body.workspaceId, account.id, 'automation.events.ingest');
+      const rawKey = request.headers['idempotency-key'];
+      const key = typeof rawKey === 'string' && rawKey ? rawKey.slice(0, 255) : null;
+      const result = await ingestEvent(db, { workspaceId: body.workspaceId, type: body.type, source: body.source, occurredAt: body.occurredAt ?? null, data: body.data, idempotencyKey: key, accountId: account.id });
+      if (result.replayed) reply.header('idempotent-replayed', 'true');
+      return reply.code(result.replayed ? 200 : 201).send({ event: result.event, runIds: result.runIds });
+    },
+  );
+
+  const scheduleSpec = (schedule: TriggerSchedule) => ({
+    ...('cron' in schedule ? { cronExpressions: [schedule.cron] } : { intervals: [{ every: `${schedule.intervalSeconds}s` }] }),
+    timezone: schedule.timeZone,
+  });
+
+  app.post(
+    '/triggers',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Create an event or schedule trigger (needs automation.manage)',
+        description: 'An event trigger matches `eventType` ("*" for any) and a `filter` object contained in the event data. A schedule trigger is a Temporal Schedule (cron or interval, with a time zone). Either way a firing creates a run; processing a run creates an action proposal for review.',
+        body: z.strictObject({
+          workspaceId: z.uuid(),
+          name: z.string().min(1).max(200),
+          kind: z.enum(['event', 'schedule']),
+          status: z.enum(['active', 'paused']).default('active'),
+          eventType: z.string().regex(/^(\*|[a-z][a-z0-9_.-]{0,127})$/).optional(),
+          filter: z.record(z.string(), z.unknown()).default({}),
+          schedule: scheduleSchema.optional(),
+          proposal: triggerProposalSchema,
+        }),
+        response: { 201: triggerSchema, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const { account } = principalOf(request);
+      const b = request.body;
+      await requireWorkspacePermission(db, b.workspaceId, account.id, 'automation.manage');
+      if (b.kind === 'event' && !b.eventType) throw new AppError('invalid_request', 'An event trigger needs eventType.', { extensions: { errors: [{ pointer: '/body/eventType', message: 'required' }] } });
+      if (b.kind === 'schedule' && !b.schedule) throw new AppError('invalid_request', 'A schedule trigger needs schedule.', { extensions: { errors: [{ pointer: '/body/schedule', message: 'required' }] } });
+      // The proposal template must target a vault of this workspace (policy checks again on each run).
+      if (!(await mappingInWorkspace(db, b.proposal.action.mappingId, b.workspaceId))) {
+        throw new AppError('mapping_not_found', 'The proposal targets a mapping outside this workspace.', { extensions: { errors: [{ pointer: '/body/proposal/action/mappingId', message: 'not in workspace' }] } });
+      }
+      const trigger = await insertTrigger(db, {
+        workspaceId: b.workspaceId,
+        accountId: account.id,
+        name: b.name,
+        kind: b.kind,
+        status: b.status,
+        eventType: b.kind === 'event' ? b.eventType! : null,
+        filter: b.filter,
+        schedule: b.kind === 'schedule' ? b.schedule! : null,
+        proposal: b.proposal,
+      });
+      if (trigger.kind === 'schedule') {
+        try {
+          await temporal.schedule.create({
+            scheduleId: scheduleIdOf(trigger.id),
+            spec: scheduleSpec(b.schedule!),
+            action: { type: 'startWorkflow', workflowType: scheduledTriggerFire, args: [{ triggerId: trigger.id }], taskQueue },
+            state: { paused: trigger.status === 'paused', note: `Trigger ${trigger.name} (${trigger.id})` },
+          });
+        } catch (error) {
+          await deleteTrigger(db, trigger.id);
+          throw new AppError('invalid_request', `The schedule was refused: ${error instanceof Error ? error.message : String(error)}`, { extensions: { errors: [{ pointer: '/body/schedule', message: 'refused by the scheduler' }] } });
+        }
+      }
+      return reply.code(201).send(trigger);
+    },
+  );
+
+  app.get(
+    '/triggers',
+    { schema: { tags, security, summary: "A workspace's triggers (needs automation.view)", querystring: z.strictObject({ workspaceId: z.uuid() }), response: { 200: z.object({ triggers: z.array(triggerSchema) }), ...errors } } },
+    async (request) => {
+      await requireWorkspacePermission(db, request.query.workspaceId, principalOf(request).account.id, 'automation.view');
+      return { triggers: [...(await listTriggers(db, request.query.workspaceId))] };
+    },
+  );
+
+  app.patch(
+    '/triggers/:id',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Rename, pause/resume, or change the filter or proposal of a trigger (needs automation.manage)',
+        params: z.object({ id: z.uuid() }),
+        body: z.strictObject({ name: z.string().min(1).max(200).optional(), status: z.enum(['active', 'paused']).optional(), filter: z.record(z.string(), z.unknown()).optional(), proposal: triggerProposalSchema.optional() }),
+        response: { 200: triggerSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const trigger = await visibleTrigger(db, request.params.id, principalOf(request).account.id, 'automation.manage');
+      const updated = await updateTrigger(db, trigger.id, request.body);
+      if (trigger.kind === 'schedule' && request.body.status && request.body.status !== trigger.status) {
+        const handle = temporal.schedule.getHandle(scheduleIdOf(trigger.id));
+        if (request.body.status === 'paused') await handle.pause('paused through the API');
+        else await handle.unpause('resumed through the API');
+      }
+      return updated;
+    },
+  );
+
+  app.delete(
+    '/triggers/:id',
+    { schema: { tags, security, summary: 'Delete a trigger and its schedule (needs automation.manage)', params: z.object({ id: z.uuid() }), response: { 204: z.null(), ...errors } } },
+    async (request, reply) => {
+      const trigger = await visibleTrigger(db, request.params.id, principalOf(request).account.id, 'automation.manage');
+      if (trigger.kind === 'schedule') {
+        await temporal.schedule
+          .getHandle(scheduleIdOf(trigger.id))
+          .delete()
+          .catch((error: unknown) => {
+            if (!(error instanceof Error && error.name === 'ScheduleNotFoundError')) throw error;
+          });
+      }
+      await deleteTrigger(db, trigger.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/runs',
+    {
+      schema: {
+        tags,
+        security,
+        summary: "A workspace's trigger runs, newest first (needs automation.view)",
+        querystring: z.strictObject({ workspaceId: z.uuid(), limit: z.coerce.number().int().min(1).max(500).default(100) }),
+        response: { 200: z.object({ runs: z.array(runSchema) }), ...errors },
+      },
+    },
+    async (request) => {
+      await requireWorkspacePermission(db, request.query.workspaceId, principalOf(request).account.id, 'automation.view');
+      return { runs: [...(await listRuns(db, request.query.workspaceId, request.query.limit))] };
+    },
+  );
+
+  app.post(
+    '/process',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Operator action: process due runs of the workspaces where the caller has automation.manage',
+        description:
+          'Claims pending runs (FOR UPDATE SKIP LOCKED: safe to call concurrently; no run is processed twice) and turns each into an action proposal, ' +
+          'whose review then starts. Approved proposals execute on their own (Temporal); this call does not execute anything. External bridges should not drive it unless the operator contract says so.',
+        body: z.strictObject({ workspaceId: z.uuid().optional() }).default({}),
+        response: { 200: z.object({ processed: z.array(z.object({ runId: z.uuid(), proposalId: z.uuid() })) }), ...errors },
+      },
+    },
+    async (request) => {
+      const { account } = principalOf(request);
+      if (request.body.workspaceId) await requireWorkspacePermission(db, request.body.workspaceId, account.id, 'automation.manage');
+      const { processed } = await processPendingRuns(db, account.id, request.body.workspaceId ?? null, deps.defaultExpirySeconds);
+      for (const p of processed) await startReview(temporal, taskQueue, p.proposal);
+      return { processed: processed.map((p) => ({ runId: p.runId, proposalId: p.proposal.id })) };
+    },
+  );
+};

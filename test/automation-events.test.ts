@@ -1,0 +1,159 @@
+// Events, triggers (event and Temporal-Schedule), runs and /process, on real Postgres and Temporal.
+import { Client } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createMapping, createVault } from '../domain/identity/vaults.ts';
+import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
+import { lazyTemporalConnection } from '../platform/temporal.ts';
+import { createPlatformWorker } from '../workers/worker.ts';
+import { buildTestApp } from './support/app.ts';
+import { createTestDatabase } from './support/database.ts';
+import type { TestDatabase } from './support/database.ts';
+import { devClient } from './support/dev-client.ts';
+import type { DevClient } from './support/dev-client.ts';
+import { accountWithToken } from './support/fixtures.ts';
+
+const taskQueue = `events-${process.pid}-${Date.now()}`;
+let db: TestDatabase;
+let app: FastifyInstance;
+let worker: Worker;
+let running: Promise<void>;
+let workerConnection: NativeConnection;
+let connection: Connection;
+let manager: DevClient;
+let other: DevClient;
+let viewer: DevClient;
+let workspaceId: string;
+let mappingId: string;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  connection = lazyTemporalConnection(inject('temporalAddress'));
+  app = await buildTestApp(db.pool, { temporal: { connection, namespace: 'default', taskQueue } });
+  workerConnection = await NativeConnection.connect({ address: inject('temporalAddress') });
+  worker = await createPlatformWorker({ connection: workerConnection, namespace: 'default', taskQueue, deps: { db: db.pool }, shutdownGraceTime: '1s' });
+  running = worker.run();
+  const m = await accountWithToken(db.pool, 'team');
+  const o = await accountWithToken(db.pool, 'team');
+  const v = await accountWithToken(db.pool, 'team');
+  const ws = await createWorkspace(db.pool, { name: 'Events', ownerAccountId: m.account.id });
+  workspaceId = ws.id;
+  await addMember(db.pool, { workspaceId, accountId: v.account.id, role: 'viewer' });
+  const vault = await createVault(db.pool, { name: 'V', ownerWorkspaceId: workspaceId });
+  ({ mappingId } = await createMapping(db.pool, { vaultId: vault.id }));
+  manager = devClient(app, m.token);
+  other = devClient(app, o.token);
+  viewer = devClient(app, v.token);
+});
+afterAll(async () => {
+  worker?.shutdown();
+  await running;
+  await workerConnection?.close();
+  await app?.close();
+  await db?.drop();
+});
+
+const proposal = () => ({ bridge: 'generic-webhook', action: { kind: 'note.write', mappingId, path: 'Inbox/Captured.md', content: 'captured' } });
+const createTrigger = (api: DevClient, body: Record<string, unknown>) =>
+  api.request('POST', '/api/dev/automation/triggers', { body: { workspaceId, proposal: proposal(), ...body } });
+const postEvent = (api: DevClient, body: Record<string, unknown>, key?: string) =>
+  api.request('POST', '/api/dev/automation/events', { body: { workspaceId, source: 'test', ...body }, headers: key ? { 'idempotency-key': key } : {} });
+
+describe('events and event triggers', () => {
+  it('normalises an event and creates one run per matching trigger, once per Idempotency-Key even in parallel', async () => {
+    const any = await createTrigger(manager, { name: 'Any capture', kind: 'event', eventType: 'capture.created' });
+    expect(any.statusCode).toBe(201);
+    await createTrigger(manager, { name: 'Urgent only', kind: 'event', eventType: 'capture.created', filter: { priority: 'high' } });
+    await createTrigger(manager, { name: 'Paused', kind: 'event', eventType: 'capture.created', status: 'paused' });
+    await createTrigger(manager, { name: 'Other type', kind: 'event', eventType: 'directory.person.upserted' });
+
+    const results = await Promise.all(Array.from({ length: 8 }, () => postEvent(manager, { type: 'capture.created', data: { text: 'hello', priority: 'low' } }, 'evt-1')));
+    const created = results.filter((r) => r.statusCode === 201);
+    expect(created).toHaveLength(1);
+    expect(results.filter((r) => r.statusCode === 200 && r.headers['idempotent-replayed'] === 'true')).toHaveLength(7);
+    expect(created[0]!.data.event).toMatchObject({ contract: 'hnp.automation-event', version: 1, type: 'capture.created', workspaceId, data: { text: 'hello' } });
+    expect(created[0]!.data.runIds).toHaveLength(1); // "Any capture" only: the filter, the pause and the type rule the others out
+    for (const r of results) expect(r.data.runIds).toEqual(created[0]!.data.runIds);
+
+    const urgent = await postEvent(manager, { type: 'capture.created', data: { text: 'now', priority: 'high' } }, 'evt-2');
+    expect(urgent.data.runIds).toHaveLength(2);
+    expect((await postEvent(manager, { type: 'capture.created', data: { text: 'other' } }, 'evt-1')).data.code).toBe('idempotency_key_reused');
+    const runs = await manager.request('GET', `/api/dev/automation/runs?workspaceId=${workspaceId}`);
+    expect(runs.data.runs).toHaveLength(3);
+  });
+
+  it('validates triggers and events', async () => {
+    expect((await createTrigger(manager, { name: 'x', kind: 'event' })).data).toMatchObject({ code: 'invalid_request', errors: [{ pointer: '/body/eventType' }] });
+    expect((await createTrigger(manager, { name: 'x', kind: 'schedule' })).data).toMatchObject({ errors: [{ pointer: '/body/schedule' }] });
+    expect((await createTrigger(manager, { name: 'x', kind: 'schedule', schedule: { cron: 'every tuesday', timeZone: 'UTC' } })).statusCode).toBe(400);
+    expect((await createTrigger(manager, { name: 'x', kind: 'schedule', schedule: { intervalSeconds: 3600, timeZone: 'Mars/Olympus' } })).statusCode).toBe(400);
+    expect((await createTrigger(manager, { name: 'x', kind: 'schedule', schedule: { intervalSeconds: 5, timeZone: 'UTC' } })).statusCode).toBe(400);
+    expect((await postEvent(manager, { type: 'Bad Type!' })).statusCode).toBe(400);
+    expect((await postEvent(manager, { type: 'big.event', data: { blob: 'x'.repeat(300 * 1024) } })).statusCode).toBe(413);
+  });
+});
+
+describe('/process', () => {
+  it('turns pending runs into proposals; concurrent calls never process a run twice', async () => {
+    for (let i = 0; i < 12; i++) await postEvent(manager, { type: 'capture.created', data: { n: i } }, `bulk-${i}`);
+    const pending = (await manager.request('GET', `/api/dev/automation/runs?workspaceId=${workspaceId}`)).data.runs.filter((r: { status: string }) => r.status === 'pending');
+    const calls = await Promise.all(Array.from({ length: 4 }, () => manager.request('POST', '/api/dev/automation/process', { body: { workspaceId } })));
+    const processed = calls.flatMap((c) => c.data.processed as Array<{ runId: string; proposalId: string }>);
+    expect(processed.length).toBe(pending.length);
+    expect(new Set(processed.map((p) => p.runId)).size).toBe(processed.length);
+    expect(new Set(processed.map((p) => p.proposalId)).size).toBe(processed.length);
+    const after = (await manager.request('GET', `/api/dev/automation/runs?workspaceId=${workspaceId}&limit=500`)).data.runs as Array<{ status: string; proposalId: string | null }>;
+    expect(after.every((r) => r.status === 'succeeded' && r.proposalId)).toBe(true);
+    const proposals = await manager.request('GET', `/api/dev/automation/proposals?workspaceId=${workspaceId}&limit=200`);
+    expect(proposals.data.proposals.length).toBeGreaterThanOrEqual(processed.length);
+    // Nothing a trigger does bypasses review: the notes are untouched.
+    expect((await manager.read(mappingId, 'Inbox/Captured.md')).statusCode).toBe(404);
+  });
+});
+
+describe('schedule triggers', () => {
+  it('keep a Temporal Schedule in step: fires into a run, pauses, resumes, deletes', async () => {
+    const created = await createTrigger(manager, { name: 'Hourly', kind: 'schedule', schedule: { intervalSeconds: 3600, timeZone: 'Europe/Berlin' } });
+    expect(created.statusCode).toBe(201);
+    const id = created.data.id as string;
+    const client = new Client({ connection, namespace: 'default' });
+    const handle = client.schedule.getHandle(`trigger-${id}`);
+    expect((await handle.describe()).state.paused).toBe(false);
+
+    await handle.trigger();
+    let runs: Array<{ triggerId: string }> = [];
+    for (let i = 0; i < 100 && runs.length === 0; i++) {
+      runs = ((await manager.request('GET', `/api/dev/automation/runs?workspaceId=${workspaceId}&limit=500`)).data.runs as Array<{ triggerId: string }>).filter((r) => r.triggerId === id);
+      if (runs.length === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(runs).toHaveLength(1);
+
+    expect((await manager.request('PATCH', `/api/dev/automation/triggers/${id}`, { body: { status: 'paused' } })).data.status).toBe('paused');
+    expect((await handle.describe()).state.paused).toBe(true);
+    await manager.request('PATCH', `/api/dev/automation/triggers/${id}`, { body: { status: 'active' } });
+    expect((await handle.describe()).state.paused).toBe(false);
+    expect((await manager.request('DELETE', `/api/dev/automation/triggers/${id}`)).statusCode).toBe(204);
+    await expect(handle.describe()).rejects.toThrow();
+  });
+});
+
+describe('tenancy', () => {
+  it('refuses another account on every route, and a viewer on management', async () => {
+    const t = await createTrigger(manager, { name: 'Mine', kind: 'event', eventType: 'x.y' });
+    const id = t.data.id as string;
+    expect((await postEvent(other, { type: 'capture.created' })).data.code).toBe('workspace_not_found');
+    expect((await createTrigger(other, { name: 'x', kind: 'event', eventType: 'a.b' })).data.code).toBe('workspace_not_found');
+    expect((await other.request('GET', `/api/dev/automation/triggers?workspaceId=${workspaceId}`)).data.code).toBe('workspace_not_found');
+    expect((await other.request('PATCH', `/api/dev/automation/triggers/${id}`, { body: { name: 'stolen' } })).statusCode).toBe(404);
+    expect((await other.request('DELETE', `/api/dev/automation/triggers/${id}`)).statusCode).toBe(404);
+    expect((await other.request('GET', `/api/dev/automation/runs?workspaceId=${workspaceId}`)).data.code).toBe('workspace_not_found');
+    expect((await other.request('POST', '/api/dev/automation/process', { body: { workspaceId } })).data.code).toBe('workspace_not_found');
+    expect((await other.request('POST', '/api/dev/automation/process', { body: {} })).data.processed).toEqual([]);
+    expect((await viewer.request('GET', `/api/dev/automation/triggers?workspaceId=${workspaceId}`)).statusCode).toBe(200);
+    expect((await createTrigger(viewer, { name: 'x', kind: 'event', eventType: 'a.b' })).data.code).toBe('permission_denied');
+    expect((await postEvent(viewer, { type: 'capture.created' })).data.code).toBe('permission_denied');
+  });
+});
