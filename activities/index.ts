@@ -12,11 +12,19 @@ import {
   transitionProposal,
 } from '../domain/automation/proposals.ts';
 import type { ProposalState, Receipt } from '../domain/automation/proposals.ts';
-import { recordScheduledRun } from '../domain/automation/events.ts';
+import { getEvent, recordScheduledRun } from '../domain/automation/events.ts';
+import type { EgressPolicy } from '../domain/automation/network.ts';
+import { attemptDelivery, recordFailedDelivery, requireSecretBox } from '../domain/automation/webhooks.ts';
+import type { AttemptOutcome } from '../domain/automation/webhooks.ts';
+import type { SecretBox } from '../domain/secret-box.ts';
 import { isAppError } from '../domain/errors.ts';
 
 export type ActivityDeps = {
   db: DatabasePool;
+  /** Opens webhook signing secrets; without it webhook deliveries fail (and say why). */
+  secretBox?: SecretBox | null;
+  /** Which private addresses webhooks may reach (none by default). */
+  egress?: EgressPolicy;
   /**
    * Called inside the Forge apply step after the write committed and before the step reports back:
    * the worst moment for a worker to die (tests crash a worker here).
@@ -54,6 +62,14 @@ export function createActivities(deps: ActivityDeps) {
     },
     async fireScheduledTrigger(triggerId: string, fireKey: string): Promise<string | null> {
       return recordScheduledRun(db, triggerId, fireKey);
+    },
+    async deliverWebhook(input: { endpointId: string; messageId: string; eventId: string; attempt: number }): Promise<AttemptOutcome> {
+      const event = await getEvent(db, input.eventId);
+      if (!event) return 'skipped';
+      return attemptDelivery(db, requireSecretBox(deps.secretBox ?? null), deps.egress ?? { allowList: [] }, { ...input, event }).catch(final);
+    },
+    async recordFailedDelivery(endpointId: string): Promise<void> {
+      await recordFailedDelivery(db, endpointId);
     },
     async recordForgeFailure(input: { proposalId: string; kind: 'apply' | 'undo'; code: string; message: string }): Promise<void> {
       await recordForgeFailure(db, input.proposalId, input.kind, { code: input.code, message: input.message });

@@ -14,6 +14,8 @@ import type { DatabasePool } from 'slonik';
 import { pingDatabase } from '../db/pool.ts';
 import { defaultAllowances } from '../domain/usage.ts';
 import type { Allowances } from '../domain/usage.ts';
+import type { EgressPolicy } from '../domain/automation/network.ts';
+import type { SecretBox } from '../domain/secret-box.ts';
 import { loggerOptions } from '../platform/logger.ts';
 import { registerProblemHandling } from './problems.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -32,6 +34,11 @@ export type AppDeps = {
   allowances?: Allowances;
   /** How long an unreviewed action proposal waits before it expires (default 7 days). */
   proposalExpirySeconds?: number;
+  /** Seals webhook secrets (SECRETS_ENCRYPTION_KEYS); webhook endpoints are unavailable without it. */
+  secretBox?: SecretBox | null;
+  /** Private hosts/addresses webhooks may reach (WEBHOOK_EGRESS_ALLOWLIST); none by default. */
+  egress?: EgressPolicy;
+  webhookRetryBaseMs?: number;
 };
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -105,6 +112,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     temporal: new Client({ connection: deps.temporal.connection, namespace: deps.temporal.namespace }),
     taskQueue: deps.temporal.taskQueue,
     proposalExpirySeconds: deps.proposalExpirySeconds ?? 7 * 24 * 3600,
+    secretBox: deps.secretBox ?? null,
+    egress: deps.egress ?? { allowList: [] },
+    webhookRetryBaseMs: deps.webhookRetryBaseMs ?? 1_000,
   });
 
   return app;

@@ -20,6 +20,10 @@ export const configSchema = z.object({
   DATA_DIR: z.string().default('.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
+  SECRETS_ENCRYPTION_KEYS: z.string().optional(),
+  WEBHOOK_EGRESS_ALLOWLIST: z.string().default(''),
+  WEBHOOK_RETRY_BASE_MS: positiveInt.default(1_000),
+  PROPOSAL_EXPIRY_SECONDS: positiveInt.default(7 * 24 * 3600),
   // Allowances (domain/usage.ts); a monthly value of 0 refuses the plan on that interface.
   REST_REQUESTS_PER_MINUTE: positiveInt.default(defaultAllowances.rest.perMinute),
   REST_MONTHLY_REQUESTS_DEVELOPER_AGENT: z.coerce.number().int().min(0).default(defaultAllowances.rest.perMonth.developer_agent!),
@@ -58,4 +62,8 @@ export function allowancesFrom(config: Config): Allowances {
       },
     },
   };
+}
+
+export function egressFrom(config: Config) {
+  return { allowList: config.WEBHOOK_EGRESS_ALLOWLIST.split(',').map((h) => h.trim()).filter(Boolean) };
 }

@@ -7,7 +7,8 @@ import { createDatabasePool } from '../db/pool.ts';
 import { purgeExpiredIdempotencyRecords } from '../domain/idempotency.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import { createPlatformWorker, NativeConnection } from '../workers/worker.ts';
-import { allowancesFrom } from './config.ts';
+import { allowancesFrom, egressFrom } from './config.ts';
+import { createSecretBox } from '../domain/secret-box.ts';
 import type { Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import { lazyTemporalConnection } from './temporal.ts';
@@ -23,6 +24,10 @@ export async function startApi(config: Config, databaseUrl: string, temporalAddr
     temporal: { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE },
     logLevel: config.LOG_LEVEL,
     allowances: allowancesFrom(config),
+    secretBox: createSecretBox(config.SECRETS_ENCRYPTION_KEYS),
+    egress: egressFrom(config),
+    webhookRetryBaseMs: config.WEBHOOK_RETRY_BASE_MS,
+    proposalExpirySeconds: config.PROPOSAL_EXPIRY_SECONDS,
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
   });
   await app.listen({ host: config.HOST, port: config.PORT });
@@ -52,7 +57,7 @@ export async function startWorker(config: Config, databaseUrl: string, temporalA
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    deps: { db },
+    deps: { db, secretBox: createSecretBox(config.SECRETS_ENCRYPTION_KEYS), egress: egressFrom(config) },
     shutdownGraceTime: config.SHUTDOWN_GRACE_MS,
   });
   // Idempotency records are replayable for 24 h; the worker sweeps expired ones every 10 minutes.

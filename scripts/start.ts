@@ -2,7 +2,8 @@
 // Postgres: DATABASE_URL, else an embedded server under .data/postgres.
 // Temporal: TEMPORAL_ADDRESS, else `temporal server start-dev` with its Web UI and .data/temporal.sqlite.
 // Then migrations, the demo account, the API and a worker. Ctrl-C stops them in reverse order.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createDatabasePool } from '../db/pool.ts';
 import { migrate } from '../db/migrate.ts';
@@ -19,6 +20,14 @@ import { onShutdownSignal } from '../platform/signals.ts';
 import { seedDemoNotes } from '../domain/notes/demo-notes.ts';
 
 const started = performance.now();
+const dataDirForKey = resolve(projectRoot, process.env['DATA_DIR'] ?? '.data');
+mkdirSync(dataDirForKey, { recursive: true });
+// Local only: a generated secrets key kept under .data/, so webhook endpoints work out of the box.
+if (!process.env['SECRETS_ENCRYPTION_KEYS']) {
+  const keyFile = join(dataDirForKey, 'secrets.key');
+  if (!existsSync(keyFile)) writeFileSync(keyFile, `local:${randomBytes(32).toString('base64')}`, { mode: 0o600 });
+  process.env['SECRETS_ENCRYPTION_KEYS'] = readFileSync(keyFile, 'utf8').trim();
+}
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, 'start');
 const dataDir = resolve(projectRoot, config.DATA_DIR);

@@ -4,3 +4,4 @@
 export { proposalReview } from './proposal-review.ts';
 export { forgeExecution } from './forge.ts';
 export { scheduledTriggerFire } from './scheduled-trigger.ts';
+export { webhookDelivery } from './webhook-delivery.ts';

@@ -80,6 +80,10 @@ export async function mappingInWorkspace(db: Db, mappingId: string, workspaceId:
      WHERE mp.id = ${mappingId} AND mp.revoked_at IS NULL AND v.owner_workspace_id = ${workspaceId}`);
 }
 
+export async function getEvent(db: Db, id: string): Promise<AutomationEvent | null> {
+  return db.maybeOne(sql.type(eventSchema)`SELECT ${eventColumns} FROM automation_events e WHERE e.id = ${id}`);
+}
+
 // ---- triggers --------------------------------------------------------------------------------
 
 const timeZone = z.string().refine((tz) => {

@@ -29,9 +29,10 @@ import type { Permission } from '../../../domain/identity/workspaces.ts';
 import { scheduledTriggerFire } from '../../../workflows/scheduled-trigger.ts';
 import { principalOf } from '../../auth.ts';
 import { startReview } from './proposals.ts';
+import { startDeliveries } from './webhooks.ts';
 import { problemSchema } from '../../problems.ts';
 
-export type EventDeps = { db: DatabasePool; temporal: Client; taskQueue: string; defaultExpirySeconds: number };
+export type EventDeps = { db: DatabasePool; temporal: Client; taskQueue: string; defaultExpirySeconds: number; webhookRetryBaseMs: number };
 
 const tags = ['automation'];
 const security = [{ bearerAuth: [] }];
@@ -75,6 +76,8 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
       const key = typeof rawKey === 'string' && rawKey ? rawKey.slice(0, 255) : null;
       const result = await ingestEvent(db, { workspaceId: body.workspaceId, type: body.type, source: body.source, occurredAt: body.occurredAt ?? null, data: body.data, idempotencyKey: key, accountId: account.id });
       if (result.replayed) reply.header('idempotent-replayed', 'true');
+      // Deliveries have workflow ids derived from event and endpoint, so a replay starts nothing new.
+      await startDeliveries({ db, temporal, taskQueue, retryBaseMs: deps.webhookRetryBaseMs }, result.event);
       return reply.code(result.replayed ? 200 : 201).send({ event: result.event, runIds: result.runIds });
     },
   );

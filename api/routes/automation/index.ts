@@ -11,8 +11,20 @@ import { requireAccessTokenAndAllowance } from '../../auth.ts';
 import { discoveryRoutes } from './discovery.ts';
 import { eventRoutes } from './events.ts';
 import { proposalRoutes } from './proposals.ts';
+import { webhookRoutes } from './webhooks.ts';
+import type { EgressPolicy } from '../../../domain/automation/network.ts';
+import type { SecretBox } from '../../../domain/secret-box.ts';
 
-export type AutomationDeps = { db: DatabasePool; allowances: Allowances; temporal: Client; taskQueue: string; proposalExpirySeconds: number };
+export type AutomationDeps = {
+  db: DatabasePool;
+  allowances: Allowances;
+  temporal: Client;
+  taskQueue: string;
+  proposalExpirySeconds: number;
+  secretBox: SecretBox | null;
+  egress: EgressPolicy;
+  webhookRetryBaseMs: number;
+};
 
 export const automationGateway: FastifyPluginAsyncZod<AutomationDeps> = async (app, deps) => {
   app.addHook('onRequest', requireAccessTokenAndAllowance(deps.db, 'rest', deps.allowances));
@@ -44,6 +56,7 @@ export const automationGateway: FastifyPluginAsyncZod<AutomationDeps> = async (a
   );
 
   await app.register(discoveryRoutes);
-  await app.register(eventRoutes, { db: deps.db, temporal: deps.temporal, taskQueue: deps.taskQueue, defaultExpirySeconds: deps.proposalExpirySeconds });
+  await app.register(eventRoutes, { db: deps.db, temporal: deps.temporal, taskQueue: deps.taskQueue, defaultExpirySeconds: deps.proposalExpirySeconds, webhookRetryBaseMs: deps.webhookRetryBaseMs });
+  await app.register(webhookRoutes, { db: deps.db, temporal: deps.temporal, taskQueue: deps.taskQueue, secretBox: deps.secretBox, egress: deps.egress, retryBaseMs: deps.webhookRetryBaseMs });
   await app.register(proposalRoutes, { db: deps.db, temporal: deps.temporal, taskQueue: deps.taskQueue, defaultExpirySeconds: deps.proposalExpirySeconds });
 };

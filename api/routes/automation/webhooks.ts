@@ -1,0 +1,121 @@
+// Webhook endpoints (create/list/delete) and their execution records. Creating an endpoint
+// permits nothing else: it only subscribes a URL to event types of the workspace.
+import { createHash } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { DatabasePool } from 'slonik';
+import { z } from 'zod';
+import type { AutomationEvent } from '../../../domain/automation/events.ts';
+import type { EgressPolicy } from '../../../domain/automation/network.ts';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  endpointSchema,
+  executionRecordSchema,
+  getEndpoint,
+  listEndpoints,
+  listExecutions,
+  MAX_DELIVERY_ATTEMPTS,
+  requireSecretBox,
+  subscribedEndpoints,
+} from '../../../domain/automation/webhooks.ts';
+import { AppError } from '../../../domain/errors.ts';
+import { memberPermissions, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
+import type { SecretBox } from '../../../domain/secret-box.ts';
+import { webhookDelivery } from '../../../workflows/webhook-delivery.ts';
+import { WorkspaceId } from '../../../workflows/search-attributes.ts';
+import { principalOf } from '../../auth.ts';
+import { problemSchema } from '../../problems.ts';
+
+export type WebhookDeps = { db: DatabasePool; temporal: Client; taskQueue: string; secretBox: SecretBox | null; egress: EgressPolicy; retryBaseMs: number };
+
+const tags = ['automation'];
+const security = [{ bearerAuth: [] }];
+const errors = { 400: problemSchema, 401: problemSchema, 403: problemSchema, 404: problemSchema, 429: problemSchema, 503: problemSchema };
+
+/** Starts one delivery workflow per subscribed endpoint; ids derive from event and endpoint, so a retry starts nothing new. */
+export async function startDeliveries(deps: Pick<WebhookDeps, 'db' | 'temporal' | 'taskQueue' | 'retryBaseMs'>, event: AutomationEvent): Promise<number> {
+  const endpoints = await subscribedEndpoints(deps.db, event);
+  for (const endpointId of endpoints) {
+    const messageId = `msg_${createHash('sha256').update(`${event.id}:${endpointId}`).digest('hex').slice(0, 26)}`;
+    await deps.temporal.workflow.start(webhookDelivery, {
+      taskQueue: deps.taskQueue,
+      workflowId: `webhook-${messageId}`,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      args: [{ endpointId, messageId, eventId: event.id, maxAttempts: MAX_DELIVERY_ATTEMPTS, baseDelayMs: deps.retryBaseMs }],
+      typedSearchAttributes: [{ key: WorkspaceId, value: event.workspaceId }],
+    });
+  }
+  return endpoints.length;
+}
+
+export const webhookRoutes: FastifyPluginAsyncZod<WebhookDeps> = async (app, deps) => {
+  const { db } = deps;
+
+  app.post(
+    '/endpoints',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Create a webhook endpoint (needs automation.manage); the whsec_ secret is shown once',
+        description:
+          'Only public unicast addresses (https) are accepted, checked now and again at connect time on every delivery. Deliveries follow the Standard Webhooks spec ' +
+          `(webhook-id, webhook-timestamp, webhook-signature v1); up to ${MAX_DELIVERY_ATTEMPTS} attempts with exponential backoff and jitter; 3xx is a failure; 410 disables the endpoint; repeated failure disables it with a reason.`,
+        body: z.strictObject({
+          workspaceId: z.uuid(),
+          url: z.string().max(2048),
+          eventTypes: z.array(z.string().regex(/^(\*|[a-z][a-z0-9_.-]{0,127})$/)).min(1).max(50),
+          description: z.string().max(500).default(''),
+        }),
+        response: { 201: endpointSchema.extend({ secret: z.string().describe('Shown once; store it to verify signatures.') }), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const { account } = principalOf(request);
+      const b = request.body;
+      await requireWorkspacePermission(db, b.workspaceId, account.id, 'automation.manage');
+      const { endpoint, secret } = await createEndpoint(db, requireSecretBox(deps.secretBox), deps.egress, { workspaceId: b.workspaceId, accountId: account.id, url: b.url, eventTypes: b.eventTypes, description: b.description });
+      return reply.code(201).send({ ...endpoint, secret });
+    },
+  );
+
+  app.get(
+    '/endpoints',
+    { schema: { tags, security, summary: "A workspace's webhook endpoints (needs automation.view; secrets are never shown again)", querystring: z.strictObject({ workspaceId: z.uuid() }), response: { 200: z.object({ endpoints: z.array(endpointSchema) }), ...errors } } },
+    async (request) => {
+      await requireWorkspacePermission(db, request.query.workspaceId, principalOf(request).account.id, 'automation.view');
+      return { endpoints: [...(await listEndpoints(db, request.query.workspaceId))] };
+    },
+  );
+
+  app.delete(
+    '/endpoints/:id',
+    { schema: { tags, security, summary: 'Delete a webhook endpoint (needs automation.manage)', params: z.object({ id: z.uuid() }), response: { 204: z.null(), ...errors } } },
+    async (request, reply) => {
+      const endpoint = await getEndpoint(db, request.params.id);
+      const perms = endpoint ? await memberPermissions(db, endpoint.workspaceId, principalOf(request).account.id) : null;
+      if (!endpoint || !perms) throw new AppError('not_found', `No endpoint ${request.params.id}.`);
+      if (!perms.includes('automation.manage')) throw new AppError('permission_denied', 'Your role lacks automation.manage.', { extensions: { requiredPermission: 'automation.manage' } });
+      await deleteEndpoint(db, endpoint.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/executions',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Webhook delivery attempts of a workspace, newest first (needs automation.view)',
+        querystring: z.strictObject({ workspaceId: z.uuid(), limit: z.coerce.number().int().min(1).max(500).default(100) }),
+        response: { 200: z.object({ executions: z.array(executionRecordSchema) }), ...errors },
+      },
+    },
+    async (request) => {
+      await requireWorkspacePermission(db, request.query.workspaceId, principalOf(request).account.id, 'automation.view');
+      return { executions: [...(await listExecutions(db, request.query.workspaceId, request.query.limit))] };
+    },
+  );
+};

@@ -1,0 +1,110 @@
+// Outbound HTTP for webhooks with SSRF protection. Only public unicast addresses are reachable,
+// unless a host or address is on the explicit allow-list (tests name 127.0.0.1). The check runs at
+// endpoint creation and again inside the connection's own DNS lookup on every delivery, so the
+// address that was checked is the address connected to (no DNS-rebinding gap). No redirects are
+// followed, the response body is capped and the whole exchange has a deadline.
+import { lookup as dnsLookup } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { BlockList, isIP } from 'node:net';
+import { AppError } from '../errors.ts';
+
+const blocked = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24],
+  ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
+  ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) blocked.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [
+  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
+] as const) blocked.addSubnet(net, prefix, 'ipv6');
+// IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as its IPv4 address in addressProblem: a ::ffff:0:0/96
+// rule here would also match every plain IPv4 address (BlockList maps them).
+
+export type EgressPolicy = { allowList: readonly string[] };
+
+/** Why an address may not be connected to, or null. IPv4-mapped IPv6 is judged as its IPv4. */
+export function addressProblem(address: string, policy: EgressPolicy): string | null {
+  if (policy.allowList.includes(address)) return null;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  const family = isIP(address);
+  if (family === 0) return `${address} is not an IP address`;
+  if (mapped) return policy.allowList.includes(mapped[1]!) ? null : blocked.check(mapped[1]!, 'ipv4') ? `${address} is a private or reserved address` : null;
+  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6') ? `${address} is a private or reserved address` : null;
+}
+
+function resolveAll(hostname: string): Promise<LookupAddress[]> {
+  return new Promise((resolve, reject) => dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
+}
+
+/** Checks a webhook URL: http(s), no credentials, and every address it resolves to is allowed. */
+export async function checkWebhookUrl(raw: string, policy: EgressPolicy): Promise<URL> {
+  const url = URL.parse(raw);
+  const refuse = (reason: string) => new AppError('invalid_request', `The webhook URL is not allowed: ${reason}.`, { extensions: { errors: [{ pointer: '/body/url', message: reason, code: 'url_not_allowed' }] } });
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw refuse('it must be an http(s) URL');
+  if (url.username || url.password) throw refuse('it must not carry credentials');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (policy.allowList.includes(host)) return url;
+  if (url.protocol === 'http:' && !isIP(host)) throw refuse('plain http is only allowed for allow-listed hosts');
+  let addresses: LookupAddress[];
+  try {
+    addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await resolveAll(host);
+  } catch {
+    throw refuse(`${host} does not resolve`);
+  }
+  for (const a of addresses) {
+    const problem = addressProblem(a.address, policy);
+    if (problem) throw refuse(problem);
+  }
+  if (url.protocol === 'http:') throw refuse('plain http is only allowed for allow-listed hosts');
+  return url;
+}
+
+export type DeliveryResponse = { status: number; body: string; durationMs: number };
+
+/**
+ * POSTs `body` with `headers`. The connection's DNS lookup refuses disallowed addresses itself.
+ * Throws on network failure, refusal or timeout; returns any HTTP status (3xx included: no redirects).
+ */
+export function postJson(url: URL, body: string, headers: Record<string, string>, policy: EgressPolicy, options: { timeoutMs?: number; maxResponseBytes?: number } = {}): Promise<DeliveryResponse> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const maxBytes = options.maxResponseBytes ?? 64 * 1024;
+  const started = performance.now();
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const hostAllowed = policy.allowList.includes(host);
+  const lookup: NonNullable<http.RequestOptions['lookup']> = (hostname, lookupOptions, callback) => {
+    dnsLookup(hostname, { ...lookupOptions, all: true, verbatim: true }, (err, addresses) => {
+      if (err) return callback(err, '', 4);
+      const list = addresses as LookupAddress[];
+      const refused = hostAllowed ? null : list.map((a) => addressProblem(a.address, policy)).find((p) => p);
+      if (refused) return callback(Object.assign(new Error(`refused: ${refused}`), { code: 'EGRESS_REFUSED' }), '', 4);
+      if ((lookupOptions as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
+      return callback(null, list[0]!.address, list[0]!.family);
+    });
+  };
+  const client = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    if (!hostAllowed && isIP(host)) {
+      const problem = addressProblem(host, policy);
+      if (problem) return reject(Object.assign(new Error(`refused: ${problem}`), { code: 'EGRESS_REFUSED' }));
+    }
+    const request = client.request(
+      url,
+      { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, lookup, timeout: timeoutMs, agent: false },
+      (response) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size <= maxBytes) chunks.push(chunk);
+          else response.destroy();
+        });
+        response.on('close', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8').slice(0, maxBytes), durationMs: Math.round(performance.now() - started) }));
+      },
+    );
+    request.setTimeout(timeoutMs, () => request.destroy(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
+    request.on('error', reject);
+    request.end(body);
+  });
+}

@@ -1,0 +1,161 @@
+// Webhook endpoints and deliveries, signed per the Standard Webhooks spec: headers webhook-id,
+// webhook-timestamp and webhook-signature "v1,<base64 HMAC-SHA256 of id.timestamp.body>" keyed with
+// the base64 part of the whsec_ secret, so receivers verify with the `standardwebhooks` library.
+import { createHmac, randomBytes } from 'node:crypto';
+import { sql } from 'slonik';
+import type { CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { AppError } from '../errors.ts';
+import type { SecretBox } from '../secret-box.ts';
+import type { AutomationEvent } from './events.ts';
+import { checkWebhookUrl, postJson } from './network.ts';
+import type { EgressPolicy } from './network.ts';
+
+type Db = CommonQueryMethods;
+
+export const MAX_DELIVERY_ATTEMPTS = 6;
+/** Consecutive deliveries that exhausted their attempts before an endpoint is disabled. */
+export const DISABLE_AFTER_FAILED_DELIVERIES = 3;
+
+export const endpointSchema = z.object({
+  id: z.uuid(),
+  workspaceId: z.uuid(),
+  url: z.string(),
+  eventTypes: z.array(z.string()),
+  description: z.string(),
+  secretPrefix: z.string(),
+  status: z.enum(['active', 'disabled']),
+  disabledReason: z.string().nullable(),
+  createdAt: z.string(),
+});
+export type Endpoint = z.infer<typeof endpointSchema>;
+
+const endpointColumns = sql.fragment`w.id, w.workspace_id AS "workspaceId", w.url, w.event_types AS "eventTypes", w.description,
+  w.secret_prefix AS "secretPrefix", w.status, w.disabled_reason AS "disabledReason", w.created_at AS "createdAt"`;
+
+export function requireSecretBox(box: SecretBox | null): SecretBox {
+  if (!box) throw new AppError('not_ready', 'Webhook endpoints need SECRETS_ENCRYPTION_KEYS to be configured.');
+  return box;
+}
+
+export async function createEndpoint(
+  db: Db,
+  box: SecretBox,
+  policy: EgressPolicy,
+  input: { workspaceId: string; accountId: string; url: string; eventTypes: string[]; description: string },
+): Promise<{ endpoint: Endpoint; secret: string }> {
+  const url = await checkWebhookUrl(input.url, policy);
+  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  const endpoint = await db.one(sql.type(endpointSchema)`
+    INSERT INTO webhook_endpoints AS w (workspace_id, created_by_account_id, url, event_types, description, secret_sealed, secret_prefix)
+    VALUES (${input.workspaceId}, ${input.accountId}, ${url.toString()}, ${sql.array([...new Set(input.eventTypes)], 'text')}, ${input.description},
+            ${box.seal(secret)}, ${secret.slice(0, 12)})
+    RETURNING ${endpointColumns}`);
+  return { endpoint, secret };
+}
+
+export async function listEndpoints(db: Db, workspaceId: string) {
+  return db.any(sql.type(endpointSchema)`SELECT ${endpointColumns} FROM webhook_endpoints w WHERE w.workspace_id = ${workspaceId} ORDER BY w.created_at, w.id`);
+}
+
+export async function getEndpoint(db: Db, id: string): Promise<Endpoint | null> {
+  return db.maybeOne(sql.type(endpointSchema)`SELECT ${endpointColumns} FROM webhook_endpoints w WHERE w.id = ${id}`);
+}
+
+export async function deleteEndpoint(db: Db, id: string): Promise<void> {
+  await db.query(sql.type(z.object({}))`DELETE FROM webhook_endpoints WHERE id = ${id}`);
+}
+
+/** Active endpoints of the event's workspace subscribed to its type ("*" = all). */
+export async function subscribedEndpoints(db: Db, event: AutomationEvent) {
+  return db.anyFirst(sql.type(z.object({ id: z.uuid() }))`
+    SELECT w.id FROM webhook_endpoints w
+     WHERE w.workspace_id = ${event.workspaceId} AND w.status = 'active' AND (${event.type} = ANY (w.event_types) OR '*' = ANY (w.event_types))`);
+}
+
+export function sign(secret: string, messageId: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  return `v1,${createHmac('sha256', key).update(`${messageId}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+export type AttemptOutcome = 'delivered' | 'failed' | 'refused' | 'gone' | 'skipped';
+
+/**
+ * One delivery attempt of `event` to an endpoint, recorded as an execution. The URL is checked
+ * again at connect time (SSRF). 2xx delivers; 410 disables the endpoint; anything else (3xx
+ * included: redirects are not followed) fails this attempt.
+ */
+export async function attemptDelivery(
+  db: Db,
+  box: SecretBox,
+  policy: EgressPolicy,
+  input: { endpointId: string; messageId: string; attempt: number; event: AutomationEvent },
+): Promise<AttemptOutcome> {
+  const row = await db.maybeOne(sql.type(z.object({ url: z.string(), status: z.string(), sealed: z.string(), workspaceId: z.uuid() }))`
+    SELECT url, status, secret_sealed AS sealed, workspace_id AS "workspaceId" FROM webhook_endpoints WHERE id = ${input.endpointId}`);
+  const record = async (outcome: AttemptOutcome, statusCode: number | null, error: string | null, durationMs: number | null) => {
+    await db.query(sql.type(z.object({}))`
+      INSERT INTO webhook_executions (endpoint_id, workspace_id, message_id, event_id, attempt, outcome, status_code, error, duration_ms)
+      VALUES (${input.endpointId}, ${input.event.workspaceId}, ${input.messageId}, ${input.event.id}, ${input.attempt}, ${outcome}, ${statusCode}, ${error}, ${durationMs})
+      ON CONFLICT (message_id, attempt) DO NOTHING`);
+    return outcome;
+  };
+  if (!row || row.status !== 'active') return row ? record('skipped', null, 'endpoint disabled', null) : 'skipped';
+  const body = JSON.stringify({ type: input.event.type, timestamp: input.event.receivedAt, data: input.event });
+  const timestamp = Math.floor(Date.now() / 1000);
+  const headers = {
+    'webhook-id': input.messageId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': sign(box.open(row.sealed), input.messageId, timestamp, body),
+    'user-agent': 'hosted-notes-webhooks/1',
+  };
+  let response;
+  try {
+    response = await postJson(new URL(row.url), body, headers, policy);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    return record(code === 'EGRESS_REFUSED' ? 'refused' : 'failed', null, error instanceof Error ? error.message : String(error), null);
+  }
+  if (response.status >= 200 && response.status < 300) {
+    await db.query(sql.type(z.object({}))`UPDATE webhook_endpoints SET failure_streak = 0 WHERE id = ${input.endpointId}`);
+    return record('delivered', response.status, null, response.durationMs);
+  }
+  if (response.status === 410) {
+    await disableEndpoint(db, input.endpointId, 'The receiver answered 410 Gone.');
+    return record('gone', 410, null, response.durationMs);
+  }
+  return record('failed', response.status, response.status >= 300 && response.status < 400 ? 'redirects are not followed' : null, response.durationMs);
+}
+
+export async function disableEndpoint(db: Db, id: string, reason: string): Promise<void> {
+  await db.query(sql.type(z.object({}))`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ${reason} WHERE id = ${id} AND status = 'active'`);
+}
+
+/** After a delivery exhausted its attempts: repeated failures disable the endpoint, with a reason. */
+export async function recordFailedDelivery(db: Db, endpointId: string): Promise<void> {
+  const streak = await db.maybeOneFirst(sql.type(z.object({ streak: z.number() }))`
+    UPDATE webhook_endpoints SET failure_streak = failure_streak + 1 WHERE id = ${endpointId} RETURNING failure_streak AS streak`);
+  if (streak !== null && streak >= DISABLE_AFTER_FAILED_DELIVERIES) {
+    await disableEndpoint(db, endpointId, `${streak} deliveries in a row failed after ${MAX_DELIVERY_ATTEMPTS} attempts each.`);
+  }
+}
+
+export const executionRecordSchema = z.object({
+  id: z.string(),
+  endpointId: z.uuid(),
+  messageId: z.string(),
+  eventId: z.uuid(),
+  attempt: z.number(),
+  outcome: z.string(),
+  statusCode: z.number().nullable(),
+  error: z.string().nullable(),
+  durationMs: z.number().nullable(),
+  createdAt: z.string(),
+});
+
+export async function listExecutions(db: Db, workspaceId: string, limit: number) {
+  return db.any(sql.type(executionRecordSchema)`
+    SELECT x.id::text AS id, x.endpoint_id AS "endpointId", x.message_id AS "messageId", x.event_id AS "eventId", x.attempt, x.outcome,
+           x.status_code AS "statusCode", x.error, x.duration_ms AS "durationMs", x.created_at AS "createdAt"
+      FROM webhook_executions x WHERE x.workspace_id = ${workspaceId} ORDER BY x.id DESC LIMIT ${limit}`);
+}

@@ -1,0 +1,190 @@
+// Webhook endpoints and deliveries against a real local receiver that verifies signatures with the
+// `standardwebhooks` library; retries, 410, disabling, and SSRF refusals.
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import { NativeConnection } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'slonik';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { z } from 'zod';
+import { addressProblem, checkWebhookUrl, postJson } from '../domain/automation/network.ts';
+import { createWorkspace } from '../domain/identity/workspaces.ts';
+import { createSecretBox } from '../domain/secret-box.ts';
+import { lazyTemporalConnection } from '../platform/temporal.ts';
+import { createPlatformWorker } from '../workers/worker.ts';
+import { buildTestApp } from './support/app.ts';
+import { createTestDatabase } from './support/database.ts';
+import type { TestDatabase } from './support/database.ts';
+import { devClient } from './support/dev-client.ts';
+import type { DevClient } from './support/dev-client.ts';
+import { accountWithToken } from './support/fixtures.ts';
+
+const taskQueue = `webhooks-${process.pid}-${Date.now()}`;
+const secretBox = createSecretBox(`test:${randomBytes(32).toString('base64')}`)!;
+const egress = { allowList: ['127.0.0.1'] };
+let db: TestDatabase;
+let app: FastifyInstance;
+let worker: Worker;
+let running: Promise<void>;
+let workerConnection: NativeConnection;
+let api: DevClient;
+let workspaceId: string;
+
+type Received = { path: string; headers: Record<string, string>; body: string };
+const received: Received[] = [];
+/** Status to answer per path, in order; the last one repeats. */
+const script = new Map<string, number[]>();
+let receiver: Server;
+let base: string;
+
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const path = req.url ?? '/';
+      received.push({ path, headers: req.headers as Record<string, string>, body });
+      const plan = script.get(path) ?? [200];
+      const status = plan.length > 1 ? plan.shift()! : plan[0]!;
+      res.writeHead(status, status === 302 ? { location: 'http://169.254.169.254/' } : {});
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  const address = receiver.address();
+  base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+
+  db = await createTestDatabase();
+  app = await buildTestApp(db.pool, { temporal: { connection: lazyTemporalConnection(inject('temporalAddress')), namespace: 'default', taskQueue }, secretBox, egress, webhookRetryBaseMs: 40 });
+  workerConnection = await NativeConnection.connect({ address: inject('temporalAddress') });
+  worker = await createPlatformWorker({ connection: workerConnection, namespace: 'default', taskQueue, deps: { db: db.pool, secretBox, egress }, shutdownGraceTime: '1s' });
+  running = worker.run();
+  const owner = await accountWithToken(db.pool, 'team');
+  workspaceId = (await createWorkspace(db.pool, { name: 'Hooks', ownerAccountId: owner.account.id })).id;
+  api = devClient(app, owner.token);
+});
+afterAll(async () => {
+  worker?.shutdown();
+  await running;
+  await workerConnection?.close();
+  await app?.close();
+  await db?.drop();
+  receiver?.close();
+});
+
+const createEndpoint = (path: string, eventTypes: string[] = ['order.paid']) =>
+  api.request('POST', '/api/dev/automation/endpoints', { body: { workspaceId, url: `${base}${path}`, eventTypes } });
+const postEvent = (type: string, data: Record<string, unknown>) => api.request('POST', '/api/dev/automation/events', { body: { workspaceId, type, source: 'test', data } });
+
+async function executionsFor(endpointId: string, until: (rows: Array<{ outcome: string }>) => boolean, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const rows = ((await api.request('GET', `/api/dev/automation/executions?workspaceId=${workspaceId}&limit=500`)).data.executions as Array<{ endpointId: string; outcome: string; attempt: number; statusCode: number | null }>)
+      .filter((r) => r.endpointId === endpointId)
+      .reverse();
+    if (until(rows) || Date.now() > deadline) return rows;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('webhook endpoints', () => {
+  it('shows the whsec_ secret once, stores it encrypted, and deliveries verify with standardwebhooks', async () => {
+    const created = await createEndpoint('/ok');
+    expect(created.statusCode).toBe(201);
+    const secret = created.data.secret as string;
+    expect(secret).toMatch(/^whsec_/);
+    const listed = await api.request('GET', `/api/dev/automation/endpoints?workspaceId=${workspaceId}`);
+    expect(JSON.stringify(listed.data)).not.toContain(secret.slice(6));
+    const stored = await db.pool.oneFirst(sql.type(z.object({ row: z.string() }))`SELECT w::text AS row FROM webhook_endpoints w WHERE id = ${created.data.id}`);
+    expect(stored).not.toContain(secret.slice(6));
+
+    await postEvent('order.paid', { amount: 42 });
+    const rows = await executionsFor(created.data.id, (r) => r.some((x) => x.outcome === 'delivered'));
+    expect(rows.map((r) => r.outcome)).toEqual(['delivered']);
+    const delivery = received.find((r) => r.path === '/ok')!;
+    const verified = new Webhook(secret).verify(delivery.body, delivery.headers) as { type: string; data: { data: { amount: number } } };
+    expect(verified.type).toBe('order.paid');
+    expect(verified.data.data.amount).toBe(42);
+    expect(() => new Webhook(`whsec_${randomBytes(24).toString('base64')}`).verify(delivery.body, delivery.headers)).toThrow();
+  });
+
+  it('retries 500s and 3xx with backoff until success, recording every attempt', async () => {
+    script.set('/flaky', [500, 302, 200]);
+    const created = await createEndpoint('/flaky');
+    await postEvent('order.paid', { amount: 1 });
+    const rows = await executionsFor(created.data.id, (r) => r.some((x) => x.outcome === 'delivered'));
+    expect(rows.map((r) => [r.attempt, r.outcome, r.statusCode])).toEqual([
+      [1, 'failed', 500],
+      [2, 'failed', 302],
+      [3, 'delivered', 200],
+    ]);
+  });
+
+  it('stops on 410 and disables the endpoint', async () => {
+    script.set('/gone', [410]);
+    const created = await createEndpoint('/gone');
+    await postEvent('order.paid', { amount: 2 });
+    const rows = await executionsFor(created.data.id, (r) => r.some((x) => x.outcome === 'gone'));
+    expect(rows.map((r) => r.outcome)).toEqual(['gone']);
+    const endpoint = ((await api.request('GET', `/api/dev/automation/endpoints?workspaceId=${workspaceId}`)).data.endpoints as Array<{ id: string; status: string; disabledReason: string }>).find((e) => e.id === created.data.id)!;
+    expect(endpoint).toMatchObject({ status: 'disabled', disabledReason: expect.stringContaining('410') });
+  });
+
+  it('disables an endpoint after repeated failed deliveries, with a reason', async () => {
+    script.set('/down', [500]);
+    const created = await createEndpoint('/down', ['service.down']);
+    for (let i = 0; i < 3; i++) await postEvent('service.down', { i });
+    const deadline = Date.now() + 25_000;
+    let endpoint: { status: string; disabledReason: string | null } | undefined;
+    while (Date.now() < deadline) {
+      endpoint = ((await api.request('GET', `/api/dev/automation/endpoints?workspaceId=${workspaceId}`)).data.endpoints as Array<{ id: string; status: string; disabledReason: string | null }>).find((e) => e.id === created.data.id);
+      if (endpoint?.status === 'disabled') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(endpoint).toMatchObject({ status: 'disabled', disabledReason: expect.stringContaining('in a row failed') });
+  });
+});
+
+describe('SSRF', () => {
+  const none = { allowList: [] as string[] };
+  it.each([
+    ['the metadata service', 'http://169.254.169.254/latest/meta-data'],
+    ['a private address', 'https://10.0.0.1/hook'],
+    ['IPv4-mapped loopback', 'https://[::ffff:127.0.0.1]:8443/hook'],
+    ['a hostname resolving to loopback', 'https://localhost/hook'],
+    ['IPv6 loopback', 'https://[::1]/hook'],
+    ['plain http to a public name', 'http://example.com/hook'],
+    ['credentials in the URL', 'https://user:pass@example.com/hook'],
+  ])('refuses %s at creation when not allow-listed', async (_label, url) => {
+    await expect(checkWebhookUrl(url, none)).rejects.toMatchObject({ code: 'invalid_request', extensions: { errors: [{ code: 'url_not_allowed' }] } });
+  });
+
+  it('refuses through the API too', async () => {
+    const app2 = await buildTestApp(db.pool, { secretBox });
+    try {
+      const owner = await accountWithToken(db.pool, 'team');
+      const ws = await createWorkspace(db.pool, { name: 'No egress', ownerAccountId: owner.account.id });
+      const res = await devClient(app2, owner.token).request('POST', '/api/dev/automation/endpoints', { body: { workspaceId: ws.id, url: `${base}/x`, eventTypes: ['*'] } });
+      expect(res.statusCode).toBe(400);
+      expect(res.data.errors[0]).toMatchObject({ pointer: '/body/url', code: 'url_not_allowed' });
+    } finally {
+      await app2.close();
+    }
+  });
+
+  it('checks again at connect time, so an address that is not allowed now is refused on delivery', async () => {
+    await expect(postJson(new URL(`${base}/ok`), '{}', {}, none)).rejects.toMatchObject({ code: 'EGRESS_REFUSED' });
+    await expect(postJson(new URL(`${base.replace('127.0.0.1', 'localhost')}/ok`), '{}', {}, none)).rejects.toMatchObject({ code: 'EGRESS_REFUSED' });
+    expect((await postJson(new URL(`${base}/ok`), '{}', {}, egress)).status).toBe(200);
+  });
+
+  it('classifies addresses', () => {
+    for (const blocked of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fc00::1', '::ffff:10.0.0.1', '224.0.0.1']) {
+      expect(addressProblem(blocked, none), blocked).not.toBeNull();
+    }
+    for (const open of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111']) expect(addressProblem(open, none), open).toBeNull();
+  });
+});
