@@ -17,6 +17,9 @@ import { applyTransaction } from '../domain/notes/knowledge.ts';
 import { createDatabase, dropDatabase, withDatabase } from '../platform/local-stack/databases.ts';
 import { findOrStartPostgres } from '../platform/local-stack/postgres-server.ts';
 import { measureLatency, mcpToolCall, seedLargeVault } from './mcp.ts';
+import { automationSuite } from './automation.ts';
+import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
+import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import type { LatencyStats } from './mcp.ts';
 
 const { values: args } = parseArgs({
@@ -26,6 +29,7 @@ const { values: args } = parseArgs({
     notes: { type: 'string', default: '10000' },
     'mcp-notes': { type: 'string', default: '100000' },
     suite: { type: 'string', default: 'all' },
+    proposals: { type: 'string', default: '200' },
     only: { type: 'string' },
   },
 });
@@ -148,6 +152,28 @@ async function mcpSuite(input: { databaseUrl: string; token: string; accountId: 
   console.log(`MCP read overhead vs REST: p50 ${(mcp.p50 / rest.p50).toFixed(2)}x, throughput ${(rest.rps / mcp.rps).toFixed(2)}x (target within 1.3x)`);
 }
 
+/** Automation: a real dev server, a worker process and the API process. */
+async function runAutomationSuite(databaseUrl: string) {
+  const temporal = await startTemporalDevServer({ cliPath: resolveTemporalCli(), headless: true });
+  const taskQueue = `bench-${process.pid}`;
+  const env = { ...serverEnv(databaseUrl), TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'warn' };
+  const worker = spawn(process.execPath, [fileURLToPath(new URL('../workers/main.ts', import.meta.url))], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const server = await startServer('app', env);
+  const db = await createDatabasePool(databaseUrl, { maxPoolSize: 4 });
+  try {
+    const count = Number(args.proposals);
+    await automationSuite({ db, baseUrl: server.url, temporalAddress: temporal.address, taskQueue, proposals: Math.min(10, count), concurrency: 4 }); // warm-up
+    const stats = await automationSuite({ db, baseUrl: server.url, temporalAddress: temporal.address, taskQueue, proposals: count, concurrency: 4 });
+    printTable(['automation scenario (4 concurrent)', 'n', 'p50 ms', 'p95 ms', 'mean ms'], stats.map((s) => [s.name, String(s.count), s.p50.toFixed(1), s.p95.toFixed(1), s.mean.toFixed(1)]));
+    console.log(`proposal pipeline vs bare workflow: p50 ${(stats[0]!.p50 / stats[1]!.p50).toFixed(2)}x, p95 ${(stats[0]!.p95 / stats[1]!.p95).toFixed(2)}x`);
+  } finally {
+    await db.end();
+    await stopServer(server.child);
+    await stopServer(worker);
+    await temporal.stop();
+  }
+}
+
 async function main() {
   const { adminUrl, embedded } = await findOrStartPostgres(process.env, 'bench-postgres');
   const dbName = `hnp_bench_${process.pid}`;
@@ -222,6 +248,8 @@ async function main() {
       },
     ];
 
+    if (args.suite === 'all' || args.suite === 'automation') await runAutomationSuite(databaseUrl);
+    if (args.suite === 'automation') return;
     if (args.suite === 'all' || args.suite === 'mcp') await mcpSuite({ databaseUrl, token, accountId: account.id });
     if (args.suite === 'mcp') return;
 

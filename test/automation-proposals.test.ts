@@ -1,5 +1,6 @@
 // Proposals → review (Workflow Update with a synchronous validator) → Forge → receipt → undo, on
 // real Postgres and the real Temporal dev server with the real platform worker.
+import { Client } from '@temporalio/client';
 import type { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
@@ -153,6 +154,21 @@ describe('review', () => {
     expect(new Set(ok.map((r) => r.data.id)).size).toBe(1);
     expect((await viewer.request('POST', '/api/dev/automation/proposals', { body, headers: { 'idempotency-key': 'v1' } })).data.code).toBe('permission_denied');
     expect((await proposer.request('POST', '/api/dev/automation/proposals', { body: { ...body, action: { kind: 'shell.exec', cmd: 'rm -rf /' } }, headers: { 'idempotency-key': 'bad' } })).statusCode).toBe(400);
+  });
+});
+
+describe('operations', () => {
+  it('lets an operator filter the workflows by typed search attributes', async () => {
+    const created = await propose({ kind: 'note.write', mappingId, path: 'Auto/Search.md', content: 'sa' });
+    await waitForState(created.data.id as string, ['pending_review']);
+    const client = new Client({ connection: clientConnection, namespace: 'default' });
+    let ids: string[] = [];
+    for (let i = 0; i < 100 && !ids.includes(`proposal-review-${created.data.id}`); i++) {
+      ids = [];
+      for await (const wf of client.workflow.list({ query: `WorkspaceId = "${workspaceId}" AND ActionKind = "note.write" AND ProposalState = "pending_review"` })) ids.push(wf.workflowId);
+      if (!ids.includes(`proposal-review-${created.data.id}`)) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(ids).toContain(`proposal-review-${created.data.id}`);
   });
 });
 

@@ -148,6 +148,18 @@ describe('webhook endpoints', () => {
   });
 });
 
+describe('tenancy', () => {
+  it("refuses another account's workspace and endpoints", async () => {
+    const created = await createEndpoint('/ok', ['tenancy.check']);
+    const stranger = devClient(app, (await accountWithToken(db.pool, 'team')).token);
+    expect((await stranger.request('GET', `/api/dev/automation/endpoints?workspaceId=${workspaceId}`)).data.code).toBe('workspace_not_found');
+    expect((await stranger.request('GET', `/api/dev/automation/executions?workspaceId=${workspaceId}`)).data.code).toBe('workspace_not_found');
+    expect((await stranger.request('DELETE', `/api/dev/automation/endpoints/${created.data.id}`)).statusCode).toBe(404);
+    expect((await stranger.request('POST', '/api/dev/automation/endpoints', { body: { workspaceId, url: `${base}/x`, eventTypes: ['*'] } })).data.code).toBe('workspace_not_found');
+    expect((await api.request('DELETE', `/api/dev/automation/endpoints/${created.data.id}`)).statusCode).toBe(204);
+  });
+});
+
 describe('SSRF', () => {
   const none = { allowList: [] as string[] };
   it.each([

@@ -1,0 +1,87 @@
+// Automation benchmark: proposal create → approve → executed receipt, end to end through the API,
+// the review workflow and the Forge execution, for N proposals; and in the same run the bare cost
+// of starting and completing a one-activity workflow (scheduledTriggerFire) with the Temporal client.
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import type { DatabasePool } from '../db/pool.ts';
+import { createAccount, issueAccessToken } from '../domain/identity/accounts.ts';
+import { createMapping, createVault } from '../domain/identity/vaults.ts';
+import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
+import { scheduledTriggerFire } from '../workflows/scheduled-trigger.ts';
+
+export type Percentiles = { name: string; count: number; p50: number; p95: number; mean: number };
+
+function percentiles(name: string, samples: number[]): Percentiles {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+  return { name, count: sorted.length, p50: at(50), p95: at(95), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length };
+}
+
+async function json(res: Response): Promise<Record<string, unknown>> {
+  const body = (await res.json()) as Record<string, unknown>;
+  if (!res.ok) throw new Error(`${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+  return body;
+}
+
+export async function automationSuite(input: { db: DatabasePool; baseUrl: string; temporalAddress: string; taskQueue: string; proposals: number; concurrency: number }): Promise<Percentiles[]> {
+  const { db } = input;
+  const proposer = await createAccount(db, { email: `bench-proposer-${randomUUID()}@example.test`, displayName: 'Proposer', plan: 'team' });
+  const reviewer = await createAccount(db, { email: `bench-reviewer-${randomUUID()}@example.test`, displayName: 'Reviewer', plan: 'team' });
+  const proposerToken = (await issueAccessToken(db, { accountId: proposer.id, name: 'bench' })).token;
+  const reviewerToken = (await issueAccessToken(db, { accountId: reviewer.id, name: 'bench' })).token;
+  const ws = await createWorkspace(db, { name: 'Bench automation', ownerAccountId: proposer.id });
+  await addMember(db, { workspaceId: ws.id, accountId: reviewer.id, role: 'reviewer' });
+  const vault = await createVault(db, { name: 'Bench automation vault', ownerWorkspaceId: ws.id });
+  const { mappingId } = await createMapping(db, { vaultId: vault.id });
+
+  const headers = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
+  const proposalUrl = (id: string) => `${input.baseUrl}/api/dev/automation/proposals/${id}`;
+  const wait = async (id: string, states: string[]) => {
+    for (;;) {
+      const p = await json(await fetch(proposalUrl(id), { headers: headers(proposerToken) }));
+      if (states.includes(p['state'] as string)) return p;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+
+  const one = async (i: number) => {
+    const started = performance.now();
+    const created = await json(
+      await fetch(`${input.baseUrl}/api/dev/automation/proposals`, {
+        method: 'POST',
+        headers: { ...headers(proposerToken), 'idempotency-key': `bench-${i}-${randomUUID()}` },
+        body: JSON.stringify({ workspaceId: ws.id, bridge: 'bench', action: { kind: 'note.write', mappingId, path: `Bench/Proposal ${i}.md`, content: `# ${i}\n` } }),
+      }),
+    );
+    const id = created['id'] as string;
+    await wait(id, ['pending_review']);
+    await json(await fetch(`${proposalUrl(id)}/approve`, { method: 'POST', headers: headers(reviewerToken), body: '{}' }));
+    const done = await wait(id, ['executed', 'failed']);
+    if (done['state'] !== 'executed') throw new Error(`proposal ${id} ${String(done['state'])}`);
+    return performance.now() - started;
+  };
+
+  const endToEnd: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: input.concurrency }, async () => {
+      while (next < input.proposals) endToEnd.push(await one(next++));
+    }),
+  );
+
+  const connection = await Connection.connect({ address: input.temporalAddress });
+  const client = new Client({ connection });
+  const bare: number[] = [];
+  next = 0;
+  await Promise.all(
+    Array.from({ length: input.concurrency }, async () => {
+      while (next++ < input.proposals) {
+        const started = performance.now();
+        await client.workflow.execute(scheduledTriggerFire, { taskQueue: input.taskQueue, workflowId: `bench-bare-${randomUUID()}`, args: [{ triggerId: randomUUID() }] });
+        bare.push(performance.now() - started);
+      }
+    }),
+  );
+  await connection.close();
+  return [percentiles('proposal create → approve → executed receipt', endToEnd), percentiles('bare one-activity workflow (start → result)', bare)];
+}
