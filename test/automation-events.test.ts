@@ -1,27 +1,19 @@
 // Events, triggers (event and Temporal-Schedule), runs and /process, on real Postgres and Temporal.
 import { Client } from '@temporalio/client';
 import type { Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
-import type { Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
-import { lazyTemporalConnection } from '../platform/temporal.ts';
-import { createPlatformWorker } from '../workers/worker.ts';
-import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
+import { useTestAppWithWorker } from './support/harness.ts';
 import { devClient } from './support/dev-client.ts';
 import type { DevClient } from './support/dev-client.ts';
 import { accountWithToken } from './support/fixtures.ts';
 
-const taskQueue = `events-${process.pid}-${Date.now()}`;
+const ctx = useTestAppWithWorker({ name: 'events' });
 let db: TestDatabase;
 let app: FastifyInstance;
-let worker: Worker;
-let running: Promise<void>;
-let workerConnection: NativeConnection;
 let connection: Connection;
 let manager: DevClient;
 let other: DevClient;
@@ -30,12 +22,7 @@ let workspaceId: string;
 let mappingId: string;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  connection = lazyTemporalConnection(inject('temporalAddress'));
-  app = await buildTestApp(db.pool, { temporal: { connection, namespace: 'default', taskQueue } });
-  workerConnection = await NativeConnection.connect({ address: inject('temporalAddress') });
-  worker = await createPlatformWorker({ connection: workerConnection, namespace: 'default', taskQueue, deps: { db: db.pool }, shutdownGraceTime: '1s' });
-  running = worker.run();
+  ({ db, app, temporal: connection } = ctx);
   const m = await accountWithToken(db.pool, 'team');
   const o = await accountWithToken(db.pool, 'team');
   const v = await accountWithToken(db.pool, 'team');
@@ -47,13 +34,6 @@ beforeAll(async () => {
   manager = devClient(app, m.token);
   other = devClient(app, o.token);
   viewer = devClient(app, v.token);
-});
-afterAll(async () => {
-  worker?.shutdown();
-  await running;
-  await workerConnection?.close();
-  await app?.close();
-  await db?.drop();
 });
 
 const proposal = () => ({ bridge: 'generic-webhook', action: { kind: 'note.write', mappingId, path: 'Inbox/Captured.md', content: 'captured' } });

@@ -2,28 +2,20 @@
 // real Postgres and the real Temporal dev server with the real platform worker.
 import { Client } from '@temporalio/client';
 import type { Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
-import type { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { addMember, createRole, createWorkspace } from '../domain/identity/workspaces.ts';
 import { revisionOf } from '../domain/notes/markdown.ts';
-import { lazyTemporalConnection } from '../platform/temporal.ts';
-import { createPlatformWorker } from '../workers/worker.ts';
-import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
+import { useTestAppWithWorker } from './support/harness.ts';
 import { devClient } from './support/dev-client.ts';
 import type { DevClient } from './support/dev-client.ts';
 import { accountWithToken } from './support/fixtures.ts';
 import type { FastifyInstance } from 'fastify';
 
-const taskQueue = `automation-${process.pid}-${Date.now()}`;
+const ctx = useTestAppWithWorker({ name: 'automation', overrides: { proposalExpirySeconds: 3600 } });
 let db: TestDatabase;
 let app: FastifyInstance;
-let worker: Worker;
-let running: Promise<void>;
-let workerConnection: NativeConnection;
 let clientConnection: Connection;
 
 let proposer: DevClient;
@@ -35,12 +27,7 @@ let workspaceId: string;
 let mappingId: string;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  clientConnection = lazyTemporalConnection(inject('temporalAddress'));
-  app = await buildTestApp(db.pool, { temporal: { connection: clientConnection, namespace: 'default', taskQueue }, proposalExpirySeconds: 3600 });
-  workerConnection = await NativeConnection.connect({ address: inject('temporalAddress') });
-  worker = await createPlatformWorker({ connection: workerConnection, namespace: 'default', taskQueue, deps: { db: db.pool }, shutdownGraceTime: '1s' });
-  running = worker.run();
+  ({ db, app, temporal: clientConnection } = ctx);
 
   const p = await accountWithToken(db.pool, 'team');
   const r = await accountWithToken(db.pool, 'developer_agent');
@@ -58,13 +45,6 @@ beforeAll(async () => {
   reviewer = devClient(app, r.token);
   viewer = devClient(app, v.token);
   stranger = devClient(app, s.token);
-});
-afterAll(async () => {
-  worker?.shutdown();
-  await running;
-  await workerConnection?.close();
-  await app?.close();
-  await db?.drop();
 });
 
 let keyCounter = 0;

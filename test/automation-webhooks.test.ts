@@ -3,33 +3,26 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
-import { NativeConnection } from '@temporalio/worker';
-import type { Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { addressProblem, checkWebhookUrl, postJson } from '../domain/automation/network.ts';
 import { createWorkspace } from '../domain/identity/workspaces.ts';
 import { createSecretBox } from '../domain/secret-box.ts';
-import { lazyTemporalConnection } from '../platform/temporal.ts';
-import { createPlatformWorker } from '../workers/worker.ts';
 import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
+import { useTestAppWithWorker } from './support/harness.ts';
 import { devClient } from './support/dev-client.ts';
 import type { DevClient } from './support/dev-client.ts';
 import { accountWithToken } from './support/fixtures.ts';
 
-const taskQueue = `webhooks-${process.pid}-${Date.now()}`;
 const secretBox = createSecretBox(`test:${randomBytes(32).toString('base64')}`)!;
 const egress = { allowList: ['127.0.0.1'] };
+const ctx = useTestAppWithWorker({ name: 'webhooks', overrides: { secretBox, egress, webhookRetryBaseMs: 40 }, workerDeps: { secretBox, egress } });
 let db: TestDatabase;
 let app: FastifyInstance;
-let worker: Worker;
-let running: Promise<void>;
-let workerConnection: NativeConnection;
 let api: DevClient;
 let workspaceId: string;
 
@@ -57,21 +50,12 @@ beforeAll(async () => {
   const address = receiver.address();
   base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 
-  db = await createTestDatabase();
-  app = await buildTestApp(db.pool, { temporal: { connection: lazyTemporalConnection(inject('temporalAddress')), namespace: 'default', taskQueue }, secretBox, egress, webhookRetryBaseMs: 40 });
-  workerConnection = await NativeConnection.connect({ address: inject('temporalAddress') });
-  worker = await createPlatformWorker({ connection: workerConnection, namespace: 'default', taskQueue, deps: { db: db.pool, secretBox, egress }, shutdownGraceTime: '1s' });
-  running = worker.run();
+  ({ db, app } = ctx);
   const owner = await accountWithToken(db.pool, 'team');
   workspaceId = (await createWorkspace(db.pool, { name: 'Hooks', ownerAccountId: owner.account.id })).id;
   api = devClient(app, owner.token);
 });
-afterAll(async () => {
-  worker?.shutdown();
-  await running;
-  await workerConnection?.close();
-  await app?.close();
-  await db?.drop();
+afterAll(() => {
   receiver?.close();
 });
 
