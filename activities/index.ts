@@ -32,8 +32,12 @@ export type ActivityDeps = {
   afterForgeWrite?: (proposalId: string) => Promise<void>;
 };
 
-/** Domain refusals (stale revision, missing mapping…) are final: retrying cannot change them. */
+/**
+ * Domain refusals (stale revision, missing mapping…) are final: retrying cannot change them. An
+ * idempotency key still held by an earlier attempt of the same step is not: retry until it settles.
+ */
 function final(error: unknown): never {
+  if (isAppError(error) && error.code === 'idempotency_in_flight') throw new Error('an earlier attempt of this step is still running');
   if (isAppError(error)) throw ApplicationFailure.nonRetryable(error.message, error.code, { code: error.code, ...error.extensions });
   throw error;
 }

@@ -65,6 +65,16 @@ describe('events and event triggers', () => {
     expect(runs.data.runs).toHaveLength(3);
   });
 
+  it('scopes event Idempotency-Keys to the caller', async () => {
+    const second = await accountWithToken(db.pool, 'team');
+    await addMember(db.pool, { workspaceId, accountId: second.account.id, role: 'editor' });
+    const mine = await postEvent(manager, { type: 'scope.check', data: { who: 'manager' } }, 'shared-key');
+    const theirs = await postEvent(devClient(app, second.token), { type: 'scope.check', data: { who: 'second' } }, 'shared-key');
+    expect(theirs.statusCode).toBe(201);
+    expect(theirs.data.event.id).not.toBe(mine.data.event.id);
+    expect((await postEvent(manager, { type: 'scope.check' }, 'has space')).data.code).toBe('invalid_idempotency_key');
+  });
+
   it('validates triggers and events', async () => {
     expect((await createTrigger(manager, { name: 'x', kind: 'event' })).data).toMatchObject({ code: 'invalid_request', errors: [{ pointer: '/body/eventType' }] });
     expect((await createTrigger(manager, { name: 'x', kind: 'schedule' })).data).toMatchObject({ errors: [{ pointer: '/body/schedule' }] });

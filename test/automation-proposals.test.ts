@@ -112,10 +112,17 @@ describe('review', () => {
     expect((await stranger.request('GET', `/api/dev/automation/proposals?workspaceId=${workspaceId}`)).data.code).toBe('workspace_not_found');
   });
 
-  it('expires an unreviewed proposal', async () => {
-    const created = await propose({ kind: 'note.write', mappingId, path: 'Auto/Late.md', content: 'late' }, { expiresInSeconds: 2 });
+  it('expires an unreviewed proposal, and a retried POST does not revive it', async () => {
+    const body = { workspaceId, bridge: 'test-bridge', action: { kind: 'note.write', mappingId, path: 'Auto/Late.md', content: 'late' }, expiresInSeconds: 2 };
+    const created = await proposer.request('POST', '/api/dev/automation/proposals', { body, headers: { 'idempotency-key': 'late-1' } });
     const expired = await waitForState(created.data.id as string, ['expired']);
     expect(expired.history.map((h: { state: string }) => h.state)).toEqual(['proposed', 'pending_review', 'expired']);
+    const retried = await proposer.request('POST', '/api/dev/automation/proposals', { body, headers: { 'idempotency-key': 'late-1' } });
+    expect(retried.headers['idempotent-replayed']).toBe('true');
+    await new Promise((r) => setTimeout(r, 500));
+    const after = await waitForState(created.data.id as string, ['expired', 'pending_review']);
+    expect(after.state).toBe('expired');
+    expect((await reviewer.request('POST', `/api/dev/automation/proposals/${created.data.id}/approve`, { body: {} })).data.code).toBe('proposal_not_pending');
   });
 
   it('lets policy reject a target outside the workspace before review', async () => {
@@ -170,6 +177,7 @@ describe('undo', () => {
     expect((await proposer.read(mappingId, 'Undo/Doc.md')).data.content).toBe('changed by forge');
 
     expect((await viewer.request('POST', `/api/dev/automation/proposals/${id}/undo`)).data.code).toBe('permission_denied');
+    expect((await proposer.request('POST', `/api/dev/automation/proposals/${id}/undo`)).data.code).toBe('self_approval_forbidden');
     const undo = await reviewer.request('POST', `/api/dev/automation/proposals/${id}/undo`);
     expect(undo.statusCode).toBe(202);
     const undone = await waitForState(id, ['undone', 'executed']);

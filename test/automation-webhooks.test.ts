@@ -152,6 +152,8 @@ describe('SSRF', () => {
     ['IPv4-mapped loopback', 'https://[::ffff:127.0.0.1]:8443/hook'],
     ['a hostname resolving to loopback', 'https://localhost/hook'],
     ['IPv6 loopback', 'https://[::1]/hook'],
+    ['IPv4-compatible IPv6 loopback', 'https://[::7f00:1]/hook'],
+    ['6to4 of a private address', 'https://[2002:a00:1::1]/hook'],
     ['plain http to a public name', 'http://example.com/hook'],
     ['credentials in the URL', 'https://user:pass@example.com/hook'],
   ])('refuses %s at creation when not allow-listed', async (_label, url) => {
@@ -175,6 +177,12 @@ describe('SSRF', () => {
     await expect(postJson(new URL(`${base}/ok`), '{}', {}, none)).rejects.toMatchObject({ code: 'EGRESS_REFUSED' });
     await expect(postJson(new URL(`${base.replace('127.0.0.1', 'localhost')}/ok`), '{}', {}, none)).rejects.toMatchObject({ code: 'EGRESS_REFUSED' });
     expect((await postJson(new URL(`${base}/ok`), '{}', {}, egress)).status).toBe(200);
+  });
+
+  it('binds a sealed secret to its record', () => {
+    const sealed = secretBox.seal('whsec_abc', 'webhook_endpoint:1');
+    expect(secretBox.open(sealed, 'webhook_endpoint:1')).toBe('whsec_abc');
+    expect(() => secretBox.open(sealed, 'webhook_endpoint:2')).toThrow();
   });
 
   it('classifies addresses', () => {

@@ -48,6 +48,8 @@ const invalidPaths: Array<[string, string]> = [
   ['reserved NUL with extension', 'Notes/nul.txt.md'],
   ['reserved COM1', 'Notes/COM1.md'],
   ['reserved LPT9', 'lpt9/a.md'],
+  ['reserved CONIN$', 'Notes/CONIN$.md'],
+  ['an unpaired surrogate', 'Notes/a\ud800b.md'],
   ['trailing dot in a segment', 'Notes./a.md'],
   ['trailing space in a segment', 'Notes /a.md'],
   ['leading dot', '.obsidian/a.md'],
@@ -95,6 +97,9 @@ describe('path rules', () => {
     expect((await api.apply({ mappingId, path: 'Straße/Groß.md', content: 'ß' })).statusCode).toBe(201);
     expect((await api.apply({ mappingId, path: 'STRASSE/GROSS.md', content: 'ss' })).statusCode).toBe(201);
     expect((await api.apply({ mappingId, path: 'straße/groß.md', content: 'dup' })).data.code).toBe('path_case_conflict');
+    // Greek final sigma: "ΟΔΟΣ" and "οδος" are the same name on a case-insensitive file system.
+    expect((await api.apply({ mappingId, path: 'Greek/ΟΔΟΣ.md', content: 'a' })).statusCode).toBe(201);
+    expect((await api.apply({ mappingId, path: 'Greek/οδος.md', content: 'b' })).data.code).toBe('path_case_conflict');
   });
 });
 

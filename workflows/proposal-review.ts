@@ -80,6 +80,8 @@ export async function proposalReview(input: ReviewInput): Promise<string> {
   await move('approved', { actorAccountId: made.reviewer.accountId, reason: made.reason, detail: { by: 'reviewer' } });
   const result: ForgeResult = await executeChild(forgeExecution, {
     workflowId: `forge-apply-${input.proposalId}`,
+    // One execution per proposal, ever.
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
     args: [{ proposalId: input.proposalId, kind: 'apply', actorAccountId: made.reviewer.accountId }],
   });
   state = result.ok ? 'executed' : 'failed';

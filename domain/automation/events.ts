@@ -49,12 +49,16 @@ export async function ingestEvent(
       INSERT INTO automation_events AS e (workspace_id, type, source, occurred_at, data, idempotency_key, received_by_account_id)
       VALUES (${input.workspaceId}, ${input.type}, ${input.source}, coalesce(${input.occurredAt}::timestamptz, now()), ${sql.jsonb(input.data as never)},
               ${input.idempotencyKey}, ${input.accountId})
-      ON CONFLICT (workspace_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+      ON CONFLICT (workspace_id, received_by_account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
       RETURNING ${eventColumns}`);
     if (!inserted) {
       const existing = await tx.one(sql.type(eventSchema)`
-        SELECT ${eventColumns} FROM automation_events e WHERE e.workspace_id = ${input.workspaceId} AND e.idempotency_key = ${input.idempotencyKey}`);
-      if (fingerprintOf({ type: existing.type, source: existing.source, data: existing.data }) !== fingerprintOf({ type: input.type, source: input.source, data: input.data })) {
+        SELECT ${eventColumns} FROM automation_events e
+         WHERE e.workspace_id = ${input.workspaceId} AND e.received_by_account_id = ${input.accountId} AND e.idempotency_key = ${input.idempotencyKey}`);
+      const sameEvent =
+        fingerprintOf({ type: existing.type, source: existing.source, data: existing.data }) === fingerprintOf({ type: input.type, source: input.source, data: input.data }) &&
+        (input.occurredAt === null || Date.parse(input.occurredAt) === Date.parse(existing.occurredAt));
+      if (!sameEvent) {
         throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used for another event.');
       }
       const runIds = await tx.anyFirst(sql.type(z.object({ id: z.uuid() }))`SELECT id FROM automation_runs WHERE event_id = ${existing.id} ORDER BY created_at, id`);

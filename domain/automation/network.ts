@@ -17,7 +17,7 @@ for (const [net, prefix] of [
   ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) blocked.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
+  ['::', 96], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2002::', 16], ['fec0::', 10], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
 ] as const) blocked.addSubnet(net, prefix, 'ipv6');
 // IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as its IPv4 address in addressProblem: a ::ffff:0:0/96
 // rule here would also match every plain IPv4 address (BlockList maps them).
@@ -103,7 +103,9 @@ export function postJson(url: URL, body: string, headers: Record<string, string>
         response.on('close', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8').slice(0, maxBytes), durationMs: Math.round(performance.now() - started) }));
       },
     );
-    request.setTimeout(timeoutMs, () => request.destroy(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
+    // An absolute deadline: a receiver trickling bytes cannot hold a delivery open.
+    const deadline = setTimeout(() => request.destroy(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' })), timeoutMs);
+    request.on('close', () => clearTimeout(deadline));
     request.on('error', reject);
     request.end(body);
   });

@@ -88,8 +88,9 @@ export async function listProposals(db: Db, input: { workspaceId: string; state?
     SELECT ${proposalColumns} FROM action_proposals p
      WHERE p.workspace_id = ${input.workspaceId}
        ${input.state ? sql.fragment`AND p.state = ${input.state}` : sql.fragment``}
-       ${input.before ? sql.fragment`AND (p.created_at, p.id) < (${input.before.createdAt}::timestamptz, ${input.before.id}::uuid)` : sql.fragment``}
-     ORDER BY p.created_at DESC, p.id DESC
+       ${input.before ? sql.fragment`AND (date_trunc('milliseconds', p.created_at), p.id) < (${input.before.createdAt}::timestamptz, ${input.before.id}::uuid)` : sql.fragment``}
+     -- Cursors carry milliseconds (what the API returns), so order at that precision too.
+     ORDER BY date_trunc('milliseconds', p.created_at) DESC, p.id DESC
      LIMIT ${input.limit}`);
 }
 
@@ -101,18 +102,46 @@ export async function proposalHistory(db: Db, id: string) {
       FROM action_proposal_history h WHERE h.proposal_id = ${id} ORDER BY h.id`);
 }
 
-/** Moves a proposal to `state` and appends the history entry; a repeat of the same move is a no-op. */
+/** The states each state may be entered from: every move is a compare-and-set along these edges. */
+export const allowedFrom: Record<ProposalState, readonly ProposalState[]> = {
+  proposed: [],
+  pending_review: ['proposed'],
+  approved: ['pending_review'],
+  rejected: ['proposed', 'pending_review'],
+  expired: ['pending_review'],
+  executing: ['approved'],
+  executed: ['executing', 'undoing'], // a failed undo leaves the applied change, so back to executed
+  failed: ['executing'],
+  undoing: ['executed'],
+  undone: ['undoing'],
+};
+
+/**
+ * Moves a proposal to `state` along an allowed edge and appends the history entry. A repeat of the
+ * same move, or a move from a state that does not lead there, changes nothing.
+ */
 export async function transitionProposal(db: Db, input: { proposalId: string; state: ProposalState; actorAccountId?: string | null; detail?: Record<string, unknown>; reason?: string | null }): Promise<void> {
   await db.query(sql.type(z.object({}))`
     WITH moved AS (
       UPDATE action_proposals SET state = ${input.state}, updated_at = now(),
              reviewer_account_id = CASE WHEN ${input.state} IN ('approved', 'rejected') THEN ${input.actorAccountId ?? null}::uuid ELSE reviewer_account_id END,
              decision_reason = coalesce(${input.reason ?? null}, decision_reason)
-       WHERE id = ${input.proposalId} AND state <> ${input.state}
+       WHERE id = ${input.proposalId} AND state = ANY (${sql.array([...allowedFrom[input.state]], 'text')})
       RETURNING id
     )
     INSERT INTO action_proposal_history (proposal_id, state, actor_account_id, detail)
     SELECT id, ${input.state}, ${input.actorAccountId ?? null}, ${sql.jsonb((input.detail ?? {}) as never)} FROM moved`);
+}
+
+/** Takes back a claimed undo whose workflow could not be started. */
+export async function releaseUndo(db: Db, proposalId: string): Promise<void> {
+  await transitionProposal(db, { proposalId, state: 'executed', detail: { reason: 'undo could not be started' } });
+}
+
+/** How many undos were claimed for a proposal: each attempt gets its own workflow id. */
+export async function undoAttempts(db: Db, proposalId: string): Promise<number> {
+  return db.oneFirst(sql.type(z.object({ n: z.number() }))`
+    SELECT count(*)::int AS n FROM action_proposal_history WHERE proposal_id = ${proposalId} AND state = 'undoing'`);
 }
 
 /** Moves an executed proposal to undoing, once: false when it is not (or no longer) executed. */

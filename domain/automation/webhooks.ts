@@ -1,7 +1,7 @@
 // Webhook endpoints and deliveries, signed per the Standard Webhooks spec: headers webhook-id,
 // webhook-timestamp and webhook-signature "v1,<base64 HMAC-SHA256 of id.timestamp.body>" keyed with
 // the base64 part of the whsec_ secret, so receivers verify with the `standardwebhooks` library.
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
@@ -46,10 +46,11 @@ export async function createEndpoint(
 ): Promise<{ endpoint: Endpoint; secret: string }> {
   const url = await checkWebhookUrl(input.url, policy);
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  const id = randomUUID(); // the secret is sealed for this endpoint id (AES-GCM associated data)
   const endpoint = await db.one(sql.type(endpointSchema)`
-    INSERT INTO webhook_endpoints AS w (workspace_id, created_by_account_id, url, event_types, description, secret_sealed, secret_prefix)
-    VALUES (${input.workspaceId}, ${input.accountId}, ${url.toString()}, ${sql.array([...new Set(input.eventTypes)], 'text')}, ${input.description},
-            ${box.seal(secret)}, ${secret.slice(0, 12)})
+    INSERT INTO webhook_endpoints AS w (id, workspace_id, created_by_account_id, url, event_types, description, secret_sealed, secret_prefix)
+    VALUES (${id}, ${input.workspaceId}, ${input.accountId}, ${url.toString()}, ${sql.array([...new Set(input.eventTypes)], 'text')}, ${input.description},
+            ${box.seal(secret, `webhook_endpoint:${id}`)}, ${secret.slice(0, 12)})
     RETURNING ${endpointColumns}`);
   return { endpoint, secret };
 }
@@ -106,7 +107,7 @@ export async function attemptDelivery(
   const headers = {
     'webhook-id': input.messageId,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': sign(box.open(row.sealed), input.messageId, timestamp, body),
+    'webhook-signature': sign(box.open(row.sealed, `webhook_endpoint:${input.endpointId}`), input.messageId, timestamp, body),
     'user-agent': 'hosted-notes-webhooks/1',
   };
   let response;

@@ -19,7 +19,7 @@ export const noteLimits = {
   maxEventsPage: 1000,
 } as const;
 
-const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])$/i;
+const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$|clock\$)$/i;
 const FORBIDDEN_CHARS = /[<>:"|?*\\]/;
 // C0 controls, DEL and C1 controls.
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
@@ -29,6 +29,7 @@ const utf8Length = (s: string) => Buffer.byteLength(s, 'utf8');
 /** Returns why a path is invalid, or null. `path` must already be NFC. */
 export function pathProblem(path: string): string | null {
   if (path.length === 0) return 'the path is empty';
+  if (!path.isWellFormed()) return 'the path contains an unpaired surrogate (not valid Unicode)';
   if (utf8Length(path) > noteLimits.maxPathBytes) return `the path is longer than ${noteLimits.maxPathBytes} bytes`;
   if (CONTROL_CHARS.test(path)) return 'the path contains NUL or a control character';
   if (path.includes('\\')) return 'the path contains a backslash; use / as the only separator';
@@ -59,14 +60,24 @@ export function validateNotePath(raw: string, pointer = '/path'): string {
   return path;
 }
 
-/** Case-folded key: two paths with the same key cannot both exist in a vault. */
+/**
+ * Case-folded key: two paths with the same key cannot both exist in a vault. Simple (per
+ * character) folding: each character upper- then lower-cased on its own, so context rules such as
+ * the Greek final sigma cannot keep "ΟΔΟΣ" and "οδος" apart; characters whose upper case expands
+ * (ß → SS) keep their own lower case, as case-insensitive file systems do.
+ */
 export function pathKey(path: string): string {
-  return path.toLowerCase();
+  let key = '';
+  for (const ch of path) {
+    const upper = ch.toUpperCase();
+    key += [...upper].length === 1 ? upper.toLowerCase() : ch.toLowerCase();
+  }
+  return key;
 }
 
 /** A note's file name key: lower-cased, without folder and `.md` (WikiLink basename matching). */
 export function basenameKey(pathOrTarget: string): string {
-  return (pathOrTarget.split('/').pop() ?? '').replace(/\.md$/i, '').toLowerCase();
+  return pathKey((pathOrTarget.split('/').pop() ?? '').replace(/\.md$/i, ''));
 }
 
 export function contentBytes(content: string): number {

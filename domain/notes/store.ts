@@ -117,8 +117,9 @@ export async function listTrash(db: Db, vaultId: string, options: { limit: numbe
   return db.any(sql.type(trashItemSchema)`
     SELECT ${trashColumns} FROM note_trash t
      WHERE t.vault_id = ${vaultId} AND t.restored_at IS NULL
-       ${before ? sql.fragment`AND (t.deleted_at, t.id) < (${before.deletedAt}::timestamptz, ${before.id}::uuid)` : sql.fragment``}
-     ORDER BY t.deleted_at DESC, t.id DESC
+       ${before ? sql.fragment`AND (date_trunc('milliseconds', t.deleted_at), t.id) < (${before.deletedAt}::timestamptz, ${before.id}::uuid)` : sql.fragment``}
+     -- Cursors carry milliseconds (what the API returns), so order at that precision too.
+     ORDER BY date_trunc('milliseconds', t.deleted_at) DESC, t.id DESC
      LIMIT ${options.limit}`);
 }
 

@@ -24,6 +24,7 @@ import {
 } from '../../../domain/automation/events.ts';
 import type { Trigger, TriggerSchedule } from '../../../domain/automation/events.ts';
 import { AppError } from '../../../domain/errors.ts';
+import { requireIdempotencyKey } from '../../../domain/idempotency.ts';
 import { memberPermissions, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
 import type { Permission } from '../../../domain/identity/workspaces.ts';
 import { scheduledTriggerFire } from '../../../workflows/scheduled-trigger.ts';
@@ -73,11 +74,12 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
       const body = request.body;
       await requireWorkspacePermission(db, body.workspaceId, account.id, 'automation.events.ingest');
       const rawKey = request.headers['idempotency-key'];
-      const key = typeof rawKey === 'string' && rawKey ? rawKey.slice(0, 255) : null;
+      // Optional here (recommended for retries), but validated like everywhere else when sent.
+      const key = rawKey === undefined ? null : requireIdempotencyKey(Array.isArray(rawKey) ? rawKey[0] : rawKey);
       const result = await ingestEvent(db, { workspaceId: body.workspaceId, type: body.type, source: body.source, occurredAt: body.occurredAt ?? null, data: body.data, idempotencyKey: key, accountId: account.id });
       if (result.replayed) reply.header('idempotent-replayed', 'true');
-      // Deliveries have workflow ids derived from event and endpoint, so a replay starts nothing new.
-      await startDeliveries({ db, temporal, taskQueue, retryBaseMs: deps.webhookRetryBaseMs }, result.event);
+      // A replayed event was delivered the first time: a replay sends nothing again.
+      else await startDeliveries({ db, temporal, taskQueue, retryBaseMs: deps.webhookRetryBaseMs }, result.event);
       return reply.code(result.replayed ? 200 : 201).send({ event: result.event, runIds: result.runIds });
     },
   );
@@ -169,13 +171,16 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
     },
     async (request) => {
       const trigger = await visibleTrigger(db, request.params.id, principalOf(request).account.id, 'automation.manage');
-      const updated = await updateTrigger(db, trigger.id, request.body);
+      if (request.body.proposal && !(await mappingInWorkspace(db, request.body.proposal.action.mappingId, trigger.workspaceId))) {
+        throw new AppError('mapping_not_found', 'The proposal targets a mapping outside this workspace.', { extensions: { errors: [{ pointer: '/body/proposal/action/mappingId', message: 'not in workspace' }] } });
+      }
+      // The Temporal Schedule changes first: if it refuses, the trigger is left as it was.
       if (trigger.kind === 'schedule' && request.body.status && request.body.status !== trigger.status) {
         const handle = temporal.schedule.getHandle(scheduleIdOf(trigger.id));
         if (request.body.status === 'paused') await handle.pause('paused through the API');
         else await handle.unpause('resumed through the API');
       }
-      return updated;
+      return updateTrigger(db, trigger.id, request.body);
     },
   );
 

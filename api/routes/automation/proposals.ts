@@ -2,7 +2,7 @@
 // Proposal state lives in Postgres (written by the workflows' activities); decisions go to the
 // proposal's review workflow, whose validator repeats the API's checks.
 import { randomUUID } from 'node:crypto';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -12,6 +12,8 @@ import {
   actionSchema,
   forgeWorkflowId,
   claimUndo,
+  releaseUndo,
+  undoAttempts,
   getProposal,
   insertProposal,
   listProposals,
@@ -60,13 +62,18 @@ async function visibleProposal(db: DatabasePool, id: string, accountId: string, 
   return proposal;
 }
 
-/** Starts (or finds running) the review workflow of a proposal. */
-export function startReview(temporal: Client, taskQueue: string, proposal: Proposal) {
-  return temporal.workflow.start(proposalReview, {
+/**
+ * Starts the review workflow of a proposal, once: a running review is left be (USE_EXISTING), and a
+ * closed one is never started again (REJECT_DUPLICATE), so a retried request cannot revive a
+ * decided or expired proposal.
+ */
+export async function startReview(temporal: Client, taskQueue: string, proposal: Proposal): Promise<void> {
+  await temporal.workflow
+    .start(proposalReview, {
     taskQueue,
     workflowId: proposal.workflowId,
-    // A retried POST (or /process) finds the review already running and leaves it be.
     workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
     args: [
       {
         proposalId: proposal.id,
@@ -80,7 +87,10 @@ export function startReview(temporal: Client, taskQueue: string, proposal: Propo
       { key: ActionKind, value: proposal.actionKind },
       { key: ProposalState, value: proposal.state },
     ],
-  });
+  })
+    .catch((error: unknown) => {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    });
 }
 
 export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, deps) => {
@@ -102,6 +112,9 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
       const { account } = principalOf(request);
       const body = request.body;
       await requireWorkspacePermission(db, body.workspaceId, account.id, 'automation.manage');
+      if (body.actingForAccountId && !(await memberPermissions(db, body.workspaceId, body.actingForAccountId))) {
+        throw new AppError('invalid_request', 'actingForAccountId must be a member of the workspace.', { extensions: { errors: [{ pointer: '/body/actingForAccountId', message: 'not a member' }] } });
+      }
       const key = requireIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
       const idempotency = { accountId: account.id, route: 'POST /api/dev/automation/proposals', scope: body.workspaceId, key, fingerprint: fingerprintOf(body) };
       const result = await db.transaction(async (tx) => {
@@ -120,7 +133,9 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
         await storeIdempotentResponse(tx, idempotency, { status: 201, body: proposal, etag: null });
         return { proposal, replayed: false };
       });
-      await startReview(temporal, taskQueue, result.proposal);
+      // A replay only (re)starts the review while the proposal has not entered it yet.
+      const current = result.replayed ? await getProposal(db, result.proposal.id) : result.proposal;
+      if (current?.state === 'proposed') await startReview(temporal, taskQueue, current);
       if (result.replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(201).send(result.proposal);
     },
@@ -229,11 +244,15 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
     async (request, reply) => {
       const { account } = principalOf(request);
       const proposal = await visibleProposal(db, request.params.id, account.id, 'automation.review');
+      // Undoing is a decision too: never the proposer or anyone acting for them.
+      const refusal = decisionRefusal(proposal, { accountId: account.id, actingForAccountId: null, permissions: (await memberPermissions(db, proposal.workspaceId, account.id)) ?? [] });
+      if (refusal) throw new AppError(refusal.code as 'self_approval_forbidden' | 'permission_denied', refusal.message);
       // Claimed in Postgres first, so two undo requests cannot both start one, and readers see undoing at once.
       if (!(await claimUndo(db, proposal.id, account.id))) {
         throw new AppError('proposal_not_executed', `The proposal is ${proposal.state}.`, { extensions: { state: proposal.state } });
       }
-      const workflowId = forgeWorkflowId(proposal.id, 'undo');
+      // Each claimed undo gets its own workflow id, so a failed undo can be tried again.
+      const workflowId = `${forgeWorkflowId(proposal.id, 'undo')}-${await undoAttempts(db, proposal.id)}`;
       try {
         await temporal.workflow.start(forgeExecution, {
           taskQueue,
@@ -248,7 +267,7 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
           ],
         });
       } catch (error) {
-        if (error instanceof Error && error.name === 'WorkflowExecutionAlreadyStartedError') throw new AppError('proposal_not_executed', 'An undo was already started.');
+        await releaseUndo(db, proposal.id);
         throw error;
       }
       return reply.code(202).send({ id: proposal.id, state: 'undoing' as const, workflowId });

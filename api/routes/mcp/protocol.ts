@@ -54,8 +54,9 @@ export function parseEnvelope(body: unknown): JsonRpcRequest {
   if (message['jsonrpc'] !== '2.0') throw new RpcError(rpcCodes.invalidRequest, 'jsonrpc must be "2.0".', { httpStatus: 400 });
   if (typeof message['method'] !== 'string' || message['method'] === '') throw new RpcError(rpcCodes.invalidRequest, 'method must be a non-empty string.', { httpStatus: 400 });
   const id = message['id'];
-  if (id !== undefined && id !== null && typeof id !== 'string' && !(typeof id === 'number' && Number.isInteger(id))) {
-    throw new RpcError(rpcCodes.invalidRequest, 'id must be a string or an integer.', { httpStatus: 400 });
+  // MCP request ids are never null; a message without an id is a notification.
+  if (id !== undefined && typeof id !== 'string' && !(typeof id === 'number' && Number.isInteger(id))) {
+    throw new RpcError(rpcCodes.invalidRequest, 'id must be a string or an integer (MCP ids are never null).', { httpStatus: 400 });
   }
   const params = message['params'];
   if (params !== undefined && (params === null || typeof params !== 'object' || Array.isArray(params))) {
