@@ -1,8 +1,12 @@
 // Events, triggers (event and Temporal-Schedule), runs and /process, on real Postgres and Temporal.
+import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import type { Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { insertProposal } from '../domain/automation/proposals.ts';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
 import type { TestDatabase } from './support/database.ts';
@@ -101,6 +105,30 @@ describe('/process', () => {
     expect(proposals.data.proposals.length).toBeGreaterThanOrEqual(processed.length);
     // Nothing a trigger does bypasses review: the notes are untouched.
     expect((await manager.read(mappingId, 'Inbox/Captured.md')).statusCode).toBe(404);
+  });
+});
+
+describe('/process recovery', () => {
+  it('starts the review of a proposal stranded between commit and workflow start', async () => {
+    const stranded = await insertProposal(db.pool, {
+      id: randomUUID(),
+      workspaceId,
+      proposerAccountId: (await manager.request('GET', '/api/dev/me')).data.account.id,
+      actingForAccountId: null,
+      bridge: 'test',
+      action: { kind: 'note.write', mappingId, path: 'Inbox/Stranded.md', content: 's' },
+      summary: '',
+      expiresInSeconds: 3600,
+    });
+    await db.pool.query(sql.type(z.object({}))`UPDATE action_proposals SET created_at = now() - interval '1 minute' WHERE id = ${stranded.id}`);
+    const res = await manager.request('POST', '/api/dev/automation/process', { body: { workspaceId } });
+    expect(res.data.resumedReviews).toContain(stranded.id);
+    let state = '';
+    for (let i = 0; i < 100 && state !== 'pending_review'; i++) {
+      state = (await manager.request('GET', `/api/dev/automation/proposals/${stranded.id}`)).data.state as string;
+      if (state !== 'pending_review') await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(state).toBe('pending_review');
   });
 });
 

@@ -8,7 +8,7 @@ import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { AppError } from '../errors.ts';
 import { fingerprintOf } from '../idempotency.ts';
-import { actionSchema, insertProposal } from './proposals.ts';
+import { actionSchema, getProposal, insertProposal } from './proposals.ts';
 import type { Proposal } from './proposals.ts';
 
 type Db = CommonQueryMethods;
@@ -194,6 +194,27 @@ export async function listRuns(db: Db, workspaceId: string, limit: number) {
 }
 
 export const PROCESS_BATCH = 50;
+
+/**
+ * Proposals that never got their review started (the process died between committing the proposal
+ * and starting its workflow): still `proposed` a while after creation, in workspaces the account
+ * manages. /process starts their reviews again; starting is idempotent.
+ */
+export async function strandedProposals(db: Db, accountId: string, workspaceId: string | null): Promise<readonly Proposal[]> {
+  const ids = await db.anyFirst(sql.type(z.object({ id: z.uuid() }))`
+    SELECT p.id FROM action_proposals p
+     WHERE p.state = 'proposed' AND p.created_at < now() - interval '30 seconds'
+       AND (${workspaceId}::uuid IS NULL OR p.workspace_id = ${workspaceId}::uuid)
+       AND EXISTS (SELECT 1 FROM workspace_members m JOIN workspace_roles ro ON ro.id = m.role_id
+                    WHERE m.workspace_id = p.workspace_id AND m.account_id = ${accountId} AND 'automation.manage' = ANY (ro.permissions))
+     ORDER BY p.created_at LIMIT ${PROCESS_BATCH}`);
+  const proposals: Proposal[] = [];
+  for (const id of ids) {
+    const proposal = await getProposal(db, id);
+    if (proposal) proposals.push(proposal);
+  }
+  return proposals;
+}
 
 /**
  * Account-scoped processing: claims pending runs of workspaces where the account may manage

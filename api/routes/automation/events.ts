@@ -15,6 +15,7 @@ import {
   listRuns,
   listTriggers,
   processPendingRuns,
+  strandedProposals,
   runSchema,
   scheduleIdOf,
   scheduleSchema,
@@ -230,7 +231,7 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
           'Claims pending runs (FOR UPDATE SKIP LOCKED: safe to call concurrently; no run is processed twice) and turns each into an action proposal, ' +
           'whose review then starts. Approved proposals execute on their own (Temporal); this call does not execute anything. External bridges should not drive it unless the operator contract says so.',
         body: z.strictObject({ workspaceId: z.uuid().optional() }).default({}),
-        response: { 200: z.object({ processed: z.array(z.object({ runId: z.uuid(), proposalId: z.uuid() })) }), ...errors },
+        response: { 200: z.object({ processed: z.array(z.object({ runId: z.uuid(), proposalId: z.uuid() })), resumedReviews: z.array(z.uuid()) }), ...errors },
       },
     },
     async (request) => {
@@ -238,7 +239,10 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
       if (request.body.workspaceId) await requireWorkspacePermission(db, request.body.workspaceId, account.id, 'automation.manage');
       const { processed } = await processPendingRuns(db, account.id, request.body.workspaceId ?? null, deps.defaultExpirySeconds);
       for (const p of processed) await startReview(temporal, taskQueue, p.proposal);
-      return { processed: processed.map((p) => ({ runId: p.runId, proposalId: p.proposal.id })) };
+      // Also restart the reviews of proposals stranded between commit and workflow start.
+      const stranded = await strandedProposals(db, account.id, request.body.workspaceId ?? null);
+      for (const p of stranded) await startReview(temporal, taskQueue, p);
+      return { processed: processed.map((p) => ({ runId: p.runId, proposalId: p.proposal.id })), resumedReviews: stranded.map((p) => p.id) };
     },
   );
 };
