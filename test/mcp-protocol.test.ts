@@ -149,6 +149,11 @@ describe('authentication', () => {
       const { token } = await accountWithToken(db.pool, plan);
       expect((await mcpRaw(app, token).legacy('ping')).statusCode).toBe(200);
     }
+    // Body refusals come only after authentication too.
+    const badType = await app.inject({ method: 'POST', url: '/api/mcp', headers: { authorization: `Bearer hnp_pat_${'B'.repeat(43)}`, 'content-type': 'text/plain' }, payload: 'ping' });
+    expect(badType.statusCode).toBe(401);
+    const goodTokenBadType = await app.inject({ method: 'POST', url: '/api/mcp', headers: { authorization: `Bearer ${(await accountWithToken(db.pool, 'team')).token}`, 'content-type': 'text/plain' }, payload: 'ping' });
+    expect(goodTokenBadType.statusCode).toBe(415);
     const inactive = await accountWithToken(db.pool, 'team');
     await updateAccount(db.pool, inactive.account.id, { status: 'suspended' });
     const refused = await mcpRaw(app, inactive.token).legacy('ping');

@@ -68,9 +68,18 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, allowan
   app.addHook('onRequest', async (request) => {
     if (request.method === 'POST') presentedToken(request);
   });
-  app.setErrorHandler((error, request, reply) => {
-    const appError = isAppError(error) ? error : new AppError((error as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'payload_too_large' : 'internal_error');
+  app.setErrorHandler(async (error, request, reply) => {
+    let appError = isAppError(error) ? error : new AppError((error as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'payload_too_large' : 'internal_error');
     if (appError.status >= 500) request.log.error({ err: error }, 'mcp request failed');
+    // A refusal of the body (415, 413) is an answer too: it goes only to an authenticated caller.
+    if (request.method === 'POST' && !request.principal && appError.status < 500 && appError.status !== 401) {
+      try {
+        await authenticateRequest(db, request, 'mcp');
+      } catch (authError) {
+        if (isAppError(authError)) appError = authError;
+        else throw authError;
+      }
+    }
     for (const [name, value] of Object.entries(appError.headers)) reply.header(name, value);
     return sendRpcError(reply, null, rpcErrorFromAppError(appError, request.id));
   });
