@@ -191,5 +191,13 @@ describe('undo', () => {
       ['Undo/Doc.md', 'replace'],
       ['Undo/New.md', 'delete'],
     ]);
+    // Restoring and trashing committed as one knowledge transaction.
+    const undoEvents = ((await proposer.events(mappingId, '&limit=1000')).data.events as Array<{ source: string; transactionId: string; type: string; path: string }>).filter(
+      (e) => e.source === 'forge' && e.transactionId === undoReceipt.transactionId,
+    );
+    expect(undoEvents.map((e) => [e.type, e.path])).toEqual([
+      ['note.replaced', 'Undo/Doc.md'],
+      ['note.deleted', 'Undo/New.md'],
+    ]);
   });
 });

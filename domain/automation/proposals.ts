@@ -9,7 +9,7 @@ import { sql } from 'slonik';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { AppError } from '../errors.ts';
-import { applyDelete, applyTransaction } from '../notes/knowledge.ts';
+import { applyTransaction } from '../notes/knowledge.ts';
 import type { TransactionAction } from '../notes/knowledge.ts';
 import { contentBytes, noteLimits, validateNotePath } from '../notes/paths.ts';
 import { findNotes } from '../notes/store.ts';
@@ -260,17 +260,13 @@ export async function executeForgeStep(db: DatabasePool, proposalId: string, kin
     writes = plan.entries.filter((e) => e.before).map((e) => ({ type: 'write-note', path: e.path, content: e.before!.content, expectedHash: afterOf(e.path) }));
     for (const e of plan.entries.filter((x) => !x.before)) deletes.push({ path: e.path, ifMatch: afterOf(e.path) ?? '' });
   }
-  const changes: Receipt['changes'] = [];
-  let transactionId: string | null = null;
-  if (writes.length > 0) {
-    const result = await applyTransaction(db, target, writes, provenance, idempotency(''));
-    transactionId = result.body.transactionId;
-    changes.push(...result.body.results.map((r) => ({ path: r.path, operation: r.operation, beforeRevision: r.beforeRevision, afterRevision: r.afterRevision, eventId: r.eventId })));
-  }
-  for (const [i, d] of deletes.entries()) {
-    const result = await applyDelete(db, target, d.path, d.ifMatch, provenance, idempotency(`-delete-${i}`));
-    changes.push({ path: d.path, operation: 'delete', beforeRevision: result.body.beforeRevision, afterRevision: null, eventId: result.body.eventId });
-  }
+  // One knowledge transaction: restoring writes and trashing deletes commit together or not at all.
+  const result = await applyTransaction(db, target, writes, provenance, idempotency(''), deletes.map((d) => ({ path: d.path, expectedHash: d.ifMatch })));
+  const transactionId: string | null = result.body.transactionId;
+  const changes: Receipt['changes'] = [
+    ...result.body.results.map((r) => ({ path: r.path, operation: r.operation as string, beforeRevision: r.beforeRevision, afterRevision: r.afterRevision, eventId: r.eventId })),
+    ...(result.body.deletions ?? []).map((d) => ({ path: d.path, operation: 'delete', beforeRevision: d.beforeRevision, afterRevision: null, eventId: d.eventId })),
+  ];
   const receipt: Receipt = { proposalId, kind, transactionId, changes, completedAt: new Date().toISOString() };
   await db.query(sql.type(z.object({}))`
     INSERT INTO forge_executions (proposal_id, kind, state, receipt, finished_at, attempts) VALUES (${proposalId}, ${kind}, 'succeeded', ${sql.jsonb(receipt as never)}, now(), 1)

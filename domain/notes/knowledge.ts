@@ -304,8 +304,8 @@ export async function applyRestore(db: DatabasePool, target: Target, trashId: st
 export type TransactionAction = { type: 'write-note'; path: string; content: string; expectedHash?: string | undefined };
 
 /** Static checks of every action before any database work: count, total size, paths, duplicates. */
-function validateActions(actions: readonly TransactionAction[]): TransactionAction[] {
-  if (actions.length === 0) throw new AppError('invalid_request', 'A transaction needs at least one action.', { extensions: { errors: [{ pointer: '/actions', message: 'empty' }] } });
+function validateActions(actions: readonly TransactionAction[], allowEmpty = false): TransactionAction[] {
+  if (actions.length === 0 && !allowEmpty) throw new AppError('invalid_request', 'A transaction needs at least one action.', { extensions: { errors: [{ pointer: '/actions', message: 'empty' }] } });
   if (actions.length > noteLimits.maxTransactionActions) {
     throw new AppError('transaction_too_large', `At most ${noteLimits.maxTransactionActions} actions; got ${actions.length}.`, {
       extensions: { limit: noteLimits.maxTransactionActions, errors: [{ pointer: '/actions', message: 'too many actions' }] },
@@ -393,20 +393,47 @@ export type TransactionApplied = {
   mappingId: string;
   transactionId: string;
   results: Array<ReturnType<typeof describeAction> & { eventId: string | null }>;
+  /** Present only when the caller asked for deletions (Forge undo); the public APIs never do. */
+  deletions?: Array<{ path: string; beforeRevision: string; trashId: string; eventId: string }>;
 };
 
-/** All or nothing: every action is judged first; any failure writes nothing at all. */
-export async function applyTransaction(db: DatabasePool, target: Target, rawActions: readonly TransactionAction[], provenance: Provenance, idempotency: IdempotencyScope) {
-  const actions = validateActions(rawActions);
+/**
+ * All or nothing: every action is judged first; any failure writes nothing at all. `deletes`
+ * (used by Forge undo, not offered by REST or MCP) move notes to the trash in the same
+ * transaction, each only if it still has the expected revision.
+ */
+export async function applyTransaction(
+  db: DatabasePool,
+  target: Target,
+  rawActions: readonly TransactionAction[],
+  provenance: Provenance,
+  idempotency: IdempotencyScope,
+  deletes: ReadonlyArray<{ path: string; expectedHash: string }> = [],
+) {
+  const actions = validateActions(rawActions, deletes.length > 0);
+  const deletePaths = deletes.map((d, i) => ({ path: validateNotePath(d.path, `/deletes/${i}/path`), expectedHash: d.expectedHash }));
   return idempotentApply<TransactionApplied>(db, idempotency, async (tx) => {
     await lockVault(tx, target.vaultId);
-    const plans = await planTransaction(tx, target, actions, true);
+    const plans = actions.length > 0 ? await planTransaction(tx, target, actions, true) : [];
+    const deletions: NonNullable<TransactionApplied['deletions']> = [];
+    const current: NoteRow[] = [];
+    for (const d of deletePaths) current.push(await planDelete(tx, target, d.path, d.expectedHash, true));
     const transactionId = randomUUID();
     const results: TransactionApplied['results'] = [];
     for (const [index, plan] of plans.entries()) {
       const eventId = await writePlanned(tx, target, plan, provenance, transactionId);
       results.push({ ...describeAction(target, plan, index), eventId });
     }
-    return { status: 200, body: { applied: true, dryRun: false, mappingId: target.mappingId, transactionId, results }, etag: null };
+    for (const [i, d] of deletePaths.entries()) {
+      const trashId = await moveNoteToTrash(tx, target.vaultId, d.path, provenance.actor.type === 'account' ? provenance.actor.id : null);
+      const eventId = await recordEvent(
+        tx,
+        { vaultId: target.vaultId, mappingId: target.mappingId, type: 'note.deleted', path: d.path, beforeRevision: current[i]!.revision, afterRevision: null, transactionId, trashId },
+        provenance,
+      );
+      deletions.push({ path: d.path, beforeRevision: current[i]!.revision, trashId, eventId });
+    }
+    const body: TransactionApplied = { applied: true, dryRun: false, mappingId: target.mappingId, transactionId, results, ...(deletions.length ? { deletions } : {}) };
+    return { status: 200, body, etag: null };
   });
 }
