@@ -76,7 +76,7 @@ export function acceptCharged(request: FastifyRequest, reply: FastifyReply, prin
   reply.header('ratelimit-remaining', String(Math.max(0, usage.minuteLimit - usage.minuteUsed)));
 }
 
-/** The authenticated principal inside a handler guarded by requireAccessToken. */
+/** The authenticated principal inside a handler of an interface that authenticates in its hook. */
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new AppError('authentication_required');
   return request.principal;

@@ -20,7 +20,6 @@ export const defaultAllowances: Allowances = {
   mcp: { perMinute: 300, perMonth: { premium: 10_000, professional: 50_000, developer_agent: 100_000, team: 500_000 } },
 };
 
-const countedSchema = z.object({ monthCount: z.number(), minuteCount: z.number() });
 const currentSchema = z.object({ monthFull: z.boolean(), secondsToNextMinute: z.number(), secondsToNextMonth: z.number() });
 
 /**
@@ -48,23 +47,6 @@ function countRequest(iface: keyof Allowances, minuteLimit: number) {
 }
 
 export type UsageSnapshot = { monthLimit: number; monthUsed: number; minuteLimit: number; minuteUsed: number };
-
-/**
- * Counts one request against the account's allowance for `iface`, or throws 429 with
- * Retry-After: `monthly_limit_exceeded` when the month is used up, else `rate_limited`.
- */
-export async function consumeAllowance(db: CommonQueryMethods, accountId: string, plan: Plan, iface: keyof Allowances, allowances: Allowances): Promise<UsageSnapshot> {
-  const allowance = allowances[iface];
-  const monthLimit = allowance.perMonth[plan] ?? 0;
-  const minuteLimit = allowance.perMinute;
-  const counted = await db.maybeOne(sql.prepared('consume_allowance', countedSchema)`
-    WITH chargeable AS (SELECT ${accountId}::uuid AS account_id, ${monthLimit}::int AS month_limit),
-    counted AS (${countRequest(iface, minuteLimit)})
-    SELECT month_count AS "monthCount", minute_count AS "minuteCount" FROM counted`);
-  if (counted) return { monthLimit, monthUsed: counted.monthCount, minuteLimit, minuteUsed: counted.minuteCount };
-
-  throw await refusal(db, accountId, plan, iface, monthLimit, minuteLimit);
-}
 
 /** Which boundary refused the request, and when it lifts (only runs on the refused path). */
 async function refusal(db: CommonQueryMethods, accountId: string, plan: Plan, iface: keyof Allowances, monthLimit: number, minuteLimit: number): Promise<AppError> {

@@ -1,5 +1,5 @@
 // Temporal connection settings shared by the API (client) and the worker.
-import { Client, Connection } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
 
 export type TemporalSettings = { address: string; namespace: string; taskQueue: string };
 
@@ -9,8 +9,4 @@ export type TemporalSettings = { address: string; namespace: string; taskQueue: 
  */
 export function lazyTemporalConnection(address: string): Connection {
   return Connection.lazy({ address });
-}
-
-export function temporalClient(connection: Connection, namespace: string): Client {
-  return new Client({ connection, namespace });
 }

@@ -46,6 +46,8 @@ describe('npm run ops', () => {
     const vault = (await ops('vault', 'create', '--name', 'Team vault', '--owner-workspace', workspace.id)).json();
     const mapping = (await ops('mapping', 'create', '--vault', vault.id, '--label', 'primary')).json();
     expect(mapping).toMatchObject({ vaultId: vault.id, label: 'primary', revokedAt: null });
+    expect((await ops('vault', 'get', '--id', vault.id)).json()).toMatchObject({ id: vault.id, ownerWorkspaceId: workspace.id });
+    expect((await ops('workspace', 'get', '--id', workspace.id)).json()).toMatchObject({ id: workspace.id, ownerAccountId: account.id });
 
     const app = await buildTestApp(db.pool);
     try {

@@ -15,11 +15,12 @@ import {
 } from '../../domain/identity/accounts.ts';
 import { AppError } from '../../domain/errors.ts';
 import { accountStatusSchema, planSchema } from '../../domain/identity/plans.ts';
-import { createMapping, createVault, listMappings, listVaultsOfAccount, revokeMapping } from '../../domain/identity/vaults.ts';
+import { createMapping, createVault, getVault, listMappings, listVaultsOfAccount, revokeMapping } from '../../domain/identity/vaults.ts';
 import {
   addMember,
   createRole,
   createWorkspace,
+  getWorkspace,
   listMembers,
   listRoles,
   listWorkspacesOfAccount,
@@ -103,6 +104,7 @@ export const commands: Record<string, Record<string, Command>> = {
     create: command('Create a workspace; the owner becomes a member with role owner', z.object({ name: z.string().min(1).max(200).describe('workspace name'), owner: id('owner account') }), (db, o) =>
       createWorkspace(db, { name: o.name, ownerAccountId: o.owner }),
     ),
+    get: command('Show one workspace', z.object({ id: id('workspace') }), (db, o) => getWorkspace(db, o.id)),
     list: command("List an account's workspaces", z.object({ account: id('account') }), (db, o) => listWorkspacesOfAccount(db, o.account)),
     members: command('List members with their roles', z.object({ workspace: id('workspace') }), (db, o) => listMembers(db, o.workspace)),
     'add-member': command('Add a member or change their role', z.object({ workspace: id('workspace'), account: id('account'), role: z.string().describe('role name, e.g. editor') }), (db, o) =>
@@ -134,6 +136,7 @@ export const commands: Record<string, Record<string, Command>> = {
         return o.ownerAccount ? createVault(db, { name: o.name, ownerAccountId: o.ownerAccount }) : createVault(db, { name: o.name, ownerWorkspaceId: o.ownerWorkspace! });
       },
     ),
+    get: command('Show one vault', z.object({ id: id('vault') }), (db, o) => getVault(db, o.id)),
     list: command('List the vaults an account can reach', z.object({ account: id('account') }), (db, o) => listVaultsOfAccount(db, o.account)),
   },
   mapping: {
