@@ -12,6 +12,7 @@ import { Client } from '@temporalio/client';
 import type { Connection } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { pingDatabase } from '../db/pool.ts';
+import { AllowanceLeases } from '../domain/allowance-lease.ts';
 import { defaultAllowances } from '../domain/usage.ts';
 import type { Allowances } from '../domain/usage.ts';
 import type { EgressPolicy } from '../domain/automation/network.ts';
@@ -103,12 +104,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
   const allowances = deps.allowances ?? defaultAllowances;
-  await app.register(devApi, { prefix: '/api/dev', db: deps.db, allowances });
+  // REST allowance leases belong to this app instance; unused reservations go back on close.
+  const leases = new AllowanceLeases(deps.db, allowances);
+  app.addHook('onClose', async () => {
+    await leases.releaseAll().catch((error: unknown) => app.log.warn({ err: error }, 'returning allowance leases failed'));
+  });
+  await app.register(devApi, { prefix: '/api/dev', db: deps.db, leases });
   await app.register(mcpGateway, { prefix: '/api/mcp', db: deps.db, allowances });
   await app.register(automationGateway, {
     prefix: '/api/dev/automation',
     db: deps.db,
-    allowances,
+    leases,
     temporal: new Client({ connection: deps.temporal.connection, namespace: deps.temporal.namespace }),
     taskQueue: deps.temporal.taskQueue,
     proposalExpirySeconds: deps.proposalExpirySeconds ?? 7 * 24 * 3600,

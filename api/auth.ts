@@ -7,8 +7,9 @@ import { authenticateAccessToken } from '../domain/identity/accounts.ts';
 import type { Principal } from '../domain/identity/accounts.ts';
 import { assertEntitled } from '../domain/identity/plans.ts';
 import type { Interface } from '../domain/identity/plans.ts';
-import { authenticateAndCharge } from '../domain/usage.ts';
-import type { Allowances, UsageSnapshot } from '../domain/usage.ts';
+import { authenticateWithLease } from '../domain/allowance-lease.ts';
+import type { AllowanceLeases } from '../domain/allowance-lease.ts';
+import type { UsageSnapshot } from '../domain/usage.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -57,14 +58,15 @@ export async function authenticateRequest(db: DatabasePool, request: FastifyRequ
 }
 
 /**
- * onRequest hook of interfaces that count every request (REST, automation): authenticates,
- * checks the plan and charges the allowance in one round trip, and publishes RateLimit-* headers.
+ * onRequest hook of interfaces that count every request (REST, automation): authenticates (one
+ * round trip), checks the plan, charges the allowance through the process's leases (in memory but
+ * for a periodic block reservation), and publishes RateLimit-* headers.
  */
-export function requireAccessTokenAndAllowance(db: DatabasePool, iface: 'rest', allowances: Allowances): onRequestAsyncHookHandler {
+export function requireAccessTokenAndAllowance(db: DatabasePool, leases: AllowanceLeases): onRequestAsyncHookHandler {
   return async (request, reply) => {
     const raw = presentedToken(request);
     if (request.routeOptions.config.authenticatesInHandler) return;
-    const { usage, ...principal } = await withChallenge(() => authenticateAndCharge(db, raw, iface, allowances));
+    const { usage, ...principal } = await withChallenge(() => authenticateWithLease(db, raw, 'rest', leases));
     acceptCharged(request, reply, principal, usage);
   };
 }

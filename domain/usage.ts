@@ -49,7 +49,7 @@ function countRequest(iface: keyof Allowances, minuteLimit: number) {
 export type UsageSnapshot = { monthLimit: number; monthUsed: number; minuteLimit: number; minuteUsed: number };
 
 /** Which boundary refused the request, and when it lifts (only runs on the refused path). */
-async function refusal(db: CommonQueryMethods, accountId: string, plan: Plan, iface: keyof Allowances, monthLimit: number, minuteLimit: number): Promise<AppError> {
+export async function refusal(db: CommonQueryMethods, accountId: string, plan: Plan, iface: keyof Allowances, monthLimit: number, minuteLimit: number): Promise<AppError> {
   const current = await db.one(sql.type(currentSchema)`
     SELECT coalesce((SELECT u.month_start = date_trunc('month', now(), 'UTC') AND u.month_count >= ${monthLimit}
                        FROM usage_counters u WHERE u.account_id = ${accountId} AND u.interface = ${iface}), ${monthLimit} <= 0) AS "monthFull",
@@ -87,6 +87,20 @@ export function chargeCtes(rawToken: string, iface: keyof Allowances & Interface
        WHERE p.status = 'active' AND p.plan = ANY (${sql.array([...interfaceEntitlements[iface]], 'text')})
     ),
     counted AS (${countRequest(iface, allowance.perMinute)})`;
+}
+
+/**
+ * The same CTEs without counting (`counted` is empty): for callers that charge through an
+ * AllowanceLeases instead (allowance-lease.ts). `chargeable` still holds only an active, entitled account.
+ */
+export function uncountedCtes(rawToken: string, iface: keyof Allowances & Interface) {
+  return sql.fragment`
+    principal AS (${livePrincipalQuery(rawToken)}),
+    chargeable AS (
+      SELECT p.id AS account_id, 0 AS month_limit FROM principal p
+       WHERE p.status = 'active' AND p.plan = ANY (${sql.array([...interfaceEntitlements[iface]], 'text')})
+    ),
+    counted AS (SELECT NULL::int AS month_count, NULL::int AS minute_count WHERE false)`;
 }
 
 export const chargedColumns = sql.fragment`p.*, (SELECT month_limit FROM chargeable) AS "monthLimit",

@@ -12,7 +12,9 @@ import { judgeMappingAccess, mappingAccessSchema } from '../identity/vaults.ts';
 import { mappingAccessQuery } from '../identity/vaults.ts';
 import type { ResolvedMapping } from '../identity/vaults.ts';
 import { looksLikeSecret, secretPrefixes } from '../secrets.ts';
-import { chargeCtes, chargedColumns, chargedSchema, settleCharge } from '../usage.ts';
+import { settleWithLease } from '../allowance-lease.ts';
+import type { AllowanceLeases } from '../allowance-lease.ts';
+import { chargeCtes, chargedColumns, chargedSchema, settleCharge, uncountedCtes } from '../usage.ts';
 import type { Allowances, UsageSnapshot } from '../usage.ts';
 import { noteRowSchema } from './store.ts';
 import type { NoteRow } from './store.ts';
@@ -30,13 +32,19 @@ const rowSchema = chargedSchema.extend({
 
 export type CallerRead = Principal & { usage: UsageSnapshot; mapping: ResolvedMapping; note: NoteRow | null };
 
+/**
+ * `charge` says how the request is counted: in the same statement (MCP: one operation per request,
+ * exact in Postgres) or through the process's allowance leases (REST).
+ */
 export async function readNoteAsCaller(
   db: CommonQueryMethods,
-  input: { rawToken: string; iface: 'rest' | 'mcp'; allowances: Allowances; mappingId: string; path: string },
+  input: { rawToken: string; iface: 'rest' | 'mcp'; charge: { allowances: Allowances } | { leases: AllowanceLeases }; mappingId: string; path: string },
 ): Promise<CallerRead> {
   if (!looksLikeSecret(input.rawToken, secretPrefixes.accessToken)) throw new AppError('invalid_token');
-  const row = await db.maybeOne(sql.prepared('read_note_as_caller', rowSchema)`
-    WITH ${chargeCtes(input.rawToken, input.iface, input.allowances)},
+  const inStatement = 'allowances' in input.charge;
+  const ctes = 'allowances' in input.charge ? chargeCtes(input.rawToken, input.iface, input.charge.allowances) : uncountedCtes(input.rawToken, input.iface);
+  const row = await db.maybeOne(sql.prepared(inStatement ? 'read_note_as_caller' : 'read_note_as_caller_uncounted', rowSchema)`
+    WITH ${ctes},
     mapping AS (${mappingAccessQuery(input.mappingId, sql.fragment`(SELECT account_id FROM chargeable)`)})
     SELECT ${chargedColumns},
            (SELECT to_jsonb(mapping) FROM mapping) AS mapping,
@@ -45,7 +53,8 @@ export async function readNoteAsCaller(
                                      'createdAt', n.created_at, 'updatedAt', n.updated_at)
               FROM mapping JOIN notes n ON n.vault_id = mapping."vaultId" AND n.path = ${input.path}) AS note
       FROM principal p`);
-  const principal = await settleCharge(db, row, input.iface, input.allowances);
+  const principal =
+    'allowances' in input.charge ? await settleCharge(db, row, input.iface, input.charge.allowances) : await settleWithLease(db, row, input.iface, input.charge.leases);
   const mapping = judgeMappingAccess(input.mappingId, row!.mapping, 'read');
   return { ...principal, mapping, note: row!.note ? noteRowSchema.parse(row!.note) : null };
 }

@@ -6,7 +6,7 @@ import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { actionKinds } from '../../../domain/automation/proposals.ts';
 import { proposalStates } from '../../../domain/automation/proposals.ts';
-import type { Allowances } from '../../../domain/usage.ts';
+import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import { requireAccessTokenAndAllowance } from '../../auth.ts';
 import { discoveryRoutes } from './discovery.ts';
 import { eventRoutes } from './events.ts';
@@ -17,7 +17,7 @@ import type { SecretBox } from '../../../domain/secret-box.ts';
 
 export type AutomationDeps = {
   db: DatabasePool;
-  allowances: Allowances;
+  leases: AllowanceLeases;
   temporal: Client;
   taskQueue: string;
   proposalExpirySeconds: number;
@@ -27,7 +27,7 @@ export type AutomationDeps = {
 };
 
 export const automationGateway: FastifyPluginAsyncZod<AutomationDeps> = async (app, deps) => {
-  app.addHook('onRequest', requireAccessTokenAndAllowance(deps.db, 'rest', deps.allowances));
+  app.addHook('onRequest', requireAccessTokenAndAllowance(deps.db, deps.leases));
 
   app.get(
     '/catalog',

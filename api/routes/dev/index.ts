@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { accountSchema } from '../../../domain/identity/accounts.ts';
 import { planIncludes } from '../../../domain/identity/plans.ts';
 import type { Interface } from '../../../domain/identity/plans.ts';
-import type { Allowances } from '../../../domain/usage.ts';
+import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import { principalOf, requireAccessTokenAndAllowance } from '../../auth.ts';
 import { notesRoutes } from './notes.ts';
 import { commonErrorResponses } from './schemas.ts';
@@ -17,9 +17,9 @@ const meSchema = z.object({
   entitlements: z.object({ rest: z.boolean(), mcp: z.boolean(), automation: z.boolean() }),
 });
 
-export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; allowances: Allowances }> = async (app, { db, allowances }) => {
+export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; leases: AllowanceLeases }> = async (app, { db, leases }) => {
   // Authentication and entitlement failures are refused before anything is counted.
-  app.addHook('onRequest', requireAccessTokenAndAllowance(db, 'rest', allowances));
+  app.addHook('onRequest', requireAccessTokenAndAllowance(db, leases));
 
   app.get(
     '/me',
@@ -42,5 +42,5 @@ export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; allowances: Allow
     },
   );
 
-  await app.register(notesRoutes, { db, allowances });
+  await app.register(notesRoutes, { db, leases });
 };

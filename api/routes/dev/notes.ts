@@ -18,7 +18,7 @@ import { etagOf } from '../../../domain/notes/markdown.ts';
 import { noteLimits, validateNotePath } from '../../../domain/notes/paths.ts';
 import { readNoteAsCaller } from '../../../domain/notes/read-as-caller.ts';
 import { listEvents, listNoteSummaries, listTrash } from '../../../domain/notes/store.ts';
-import type { Allowances } from '../../../domain/usage.ts';
+import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import { acceptCharged, presentedToken, withChallenge } from '../../auth.ts';
 import {
   idempotencyFor,
@@ -77,7 +77,7 @@ function pathFromSegments(params: { category: string; filename: string }): strin
 const tags = ['notes'];
 const security = [{ bearerAuth: [] }];
 
-export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; allowances: Allowances }> = async (app, { db, allowances }) => {
+export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: AllowanceLeases }> = async (app, { db, leases }) => {
   app.get(
     '/notes',
     {
@@ -122,7 +122,7 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; allowances: 
       const path = pathFromSegments(request.params);
       const mappingId = requestedMappingId(request, request.query.mappingId);
       const rawToken = presentedToken(request);
-      const { usage, mapping: target, note, ...principal } = await withChallenge(() => readNoteAsCaller(db, { rawToken, iface: 'rest', allowances, mappingId, path }));
+      const { usage, mapping: target, note, ...principal } = await withChallenge(() => readNoteAsCaller(db, { rawToken, iface: 'rest', charge: { leases }, mappingId, path }));
       acceptCharged(request, reply, principal, usage);
       if (!note) throw new AppError('note_not_found', `No live note at ${path}.`);
       reply.header('etag', etagOf(note.revision));

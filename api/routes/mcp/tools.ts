@@ -123,7 +123,7 @@ export const tools: ToolDefinition[] = [
       canFuse: (args) => pathProblem(args.path.normalize('NFC')) === null,
       run: async ({ db, rawToken, allowances }, args) => {
         const path = args.path.normalize('NFC');
-        const read = await readNoteAsCaller(db, { rawToken, iface: 'mcp', allowances, mappingId: args.mappingId, path });
+        const read = await readNoteAsCaller(db, { rawToken, iface: 'mcp', charge: { allowances }, mappingId: args.mappingId, path });
         const principal = { tokenId: read.tokenId, account: read.account };
         if (!read.note) return { principal, data: new AppError('note_not_found', `No live note at ${path}.`) };
         return { principal, data: { mappingId: read.mapping.mappingId, ...read.note } };
