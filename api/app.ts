@@ -110,7 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await leases.releaseAll().catch((error: unknown) => app.log.warn({ err: error }, 'returning allowance leases failed'));
   });
   await app.register(devApi, { prefix: '/api/dev', db: deps.db, leases });
-  await app.register(mcpGateway, { prefix: '/api/mcp', db: deps.db, allowances });
+  await app.register(mcpGateway, { prefix: '/api/mcp', db: deps.db, leases });
   await app.register(automationGateway, {
     prefix: '/api/dev/automation',
     db: deps.db,

@@ -1,6 +1,6 @@
 // The single-note read (REST, and MCP get_note_content) in ONE round trip: authenticate the token, charge the allowance, check the
 // caller's access to the mapping and fetch the note, as one statement composed from the same
-// fragments the separate steps use (chargeCtes, mappingAccessQuery) and judged by the same
+// fragments the separate steps use (uncountedCtes, mappingAccessQuery) and judged by the same
 // functions, in the same order. On this 2-core machine a Postgres round trip costs about as much
 // as all the rest of a request, so the hot read keeps to one (bench/README.md has the figures).
 import { sql } from 'slonik';
@@ -14,8 +14,8 @@ import type { ResolvedMapping } from '../identity/vaults.ts';
 import { looksLikeSecret, secretPrefixes } from '../secrets.ts';
 import { settleWithLease } from '../allowance-lease.ts';
 import type { AllowanceLeases } from '../allowance-lease.ts';
-import { chargeCtes, chargedColumns, chargedSchema, settleCharge, uncountedCtes } from '../usage.ts';
-import type { Allowances, UsageSnapshot } from '../usage.ts';
+import { chargedColumns, chargedSchema, uncountedCtes } from '../usage.ts';
+import type { UsageSnapshot } from '../usage.ts';
 import { noteRowSchema } from './store.ts';
 import type { NoteRow } from './store.ts';
 
@@ -32,19 +32,14 @@ const rowSchema = chargedSchema.extend({
 
 export type CallerRead = Principal & { usage: UsageSnapshot; mapping: ResolvedMapping; note: NoteRow | null };
 
-/**
- * `charge` says how the request is counted: in the same statement (MCP: one operation per request,
- * exact in Postgres) or through the process's allowance leases (REST).
- */
+/** The request is counted through the process's allowance leases once the caller is judged. */
 export async function readNoteAsCaller(
   db: CommonQueryMethods,
-  input: { rawToken: string; iface: 'rest' | 'mcp'; charge: { allowances: Allowances } | { leases: AllowanceLeases }; mappingId: string; path: string },
+  input: { rawToken: string; iface: 'rest' | 'mcp'; leases: AllowanceLeases; mappingId: string; path: string },
 ): Promise<CallerRead> {
   if (!looksLikeSecret(input.rawToken, secretPrefixes.accessToken)) throw new AppError('invalid_token');
-  const inStatement = 'allowances' in input.charge;
-  const ctes = 'allowances' in input.charge ? chargeCtes(input.rawToken, input.iface, input.charge.allowances) : uncountedCtes(input.rawToken, input.iface);
-  const row = await db.maybeOne(sql.prepared(inStatement ? 'read_note_as_caller' : 'read_note_as_caller_uncounted', rowSchema)`
-    WITH ${ctes},
+  const row = await db.maybeOne(sql.prepared('read_note_as_caller', rowSchema)`
+    WITH ${uncountedCtes(input.rawToken, input.iface)},
     mapping AS (${mappingAccessQuery(input.mappingId, sql.fragment`(SELECT account_id FROM chargeable)`)})
     SELECT ${chargedColumns},
            (SELECT to_jsonb(mapping) FROM mapping) AS mapping,
@@ -53,8 +48,7 @@ export async function readNoteAsCaller(
                                      'createdAt', n.created_at, 'updatedAt', n.updated_at)
               FROM mapping JOIN notes n ON n.vault_id = mapping."vaultId" AND n.path = ${input.path}) AS note
       FROM principal p`);
-  const principal =
-    'allowances' in input.charge ? await settleCharge(db, row, input.iface, input.charge.allowances) : await settleWithLease(db, row, input.iface, input.charge.leases);
+  const principal = await settleWithLease(db, row, input.iface, input.leases);
   const mapping = judgeMappingAccess(input.mappingId, row!.mapping, 'read');
   return { ...principal, mapping, note: row!.note ? noteRowSchema.parse(row!.note) : null };
 }

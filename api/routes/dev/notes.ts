@@ -122,7 +122,7 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
       const path = pathFromSegments(request.params);
       const mappingId = requestedMappingId(request, request.query.mappingId);
       const rawToken = presentedToken(request);
-      const { usage, mapping: target, note, ...principal } = await withChallenge(() => readNoteAsCaller(db, { rawToken, iface: 'rest', charge: { leases }, mappingId, path }));
+      const { usage, mapping: target, note, ...principal } = await withChallenge(() => readNoteAsCaller(db, { rawToken, iface: 'rest', leases, mappingId, path }));
       acceptCharged(request, reply, principal, usage);
       if (!note) throw new AppError('note_not_found', `No live note at ${path}.`);
       reply.header('etag', etagOf(note.revision));

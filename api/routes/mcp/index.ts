@@ -8,8 +8,9 @@ import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { AppError, isAppError } from '../../../domain/errors.ts';
 import type { ErrorPointer } from '../../../domain/errors.ts';
-import { authenticateAndCharge, chargeRefusalCodes } from '../../../domain/usage.ts';
-import type { Allowances } from '../../../domain/usage.ts';
+import { authenticateWithLease } from '../../../domain/allowance-lease.ts';
+import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
+import { chargeRefusalCodes } from '../../../domain/usage.ts';
 import { authenticateRequest, presentedToken, principalOf, withChallenge } from '../../auth.ts';
 import {
   CACHE_TTL_MS,
@@ -47,9 +48,9 @@ function sendRpcError(reply: FastifyReply, id: RpcId, error: RpcError) {
     .send({ jsonrpc: '2.0', id, error: { code: error.rpcCode, message: error.message, ...(error.data ? { data: error.data } : {}) } });
 }
 
-type Deps = { db: DatabasePool; allowances: Allowances };
+type Deps = { db: DatabasePool; leases: AllowanceLeases };
 
-export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, allowances }) => {
+export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases }) => {
   // The raw body is parsed here, not by Fastify, so malformed JSON becomes JSON-RPC -32700.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/json', 'application/json; charset=utf-8'], { parseAs: 'string', bodyLimit: 16 * 1_048_576 }, (_request, body, done) => {
@@ -168,7 +169,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, allowan
         if (tool.fused && parsedArgs.success && tool.fused.canFuse(parsedArgs.data as never)) {
           let outcome: Awaited<ReturnType<typeof tool.fused.run>>;
           try {
-            outcome = await withChallenge(() => tool.fused!.run({ db, rawToken: presentedToken(request), allowances }, parsedArgs.data as never));
+            outcome = await withChallenge(() => tool.fused!.run({ db, rawToken: presentedToken(request), leases }, parsedArgs.data as never));
           } catch (error) {
             if (isAppError(error) && !chargeRefusalCodes.has(error.code)) return respond(toolErrorResult(error, request.id));
             return refuse(id, error);
@@ -180,7 +181,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, allowan
 
       // A recognized operation: authenticate and reserve one operation in one statement, then run it.
       try {
-        const { usage: _usage, ...principal } = await withChallenge(() => authenticateAndCharge(db, presentedToken(request), 'mcp', allowances));
+        const { usage: _usage, ...principal } = await withChallenge(() => authenticateWithLease(db, presentedToken(request), 'mcp', leases));
         request.principal = principal;
       } catch (error) {
         return refuse(id, error);

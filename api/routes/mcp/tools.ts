@@ -16,7 +16,7 @@ import type { Target } from '../../../domain/notes/knowledge.ts';
 import { parseRevision } from '../../../domain/notes/markdown.ts';
 import { noteLimits, pathProblem, validateNotePath } from '../../../domain/notes/paths.ts';
 import { readNoteAsCaller } from '../../../domain/notes/read-as-caller.ts';
-import type { Allowances } from '../../../domain/usage.ts';
+import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import { findNote, listEvents } from '../../../domain/notes/store.ts';
 import type { Provenance } from '../../../domain/notes/store.ts';
 
@@ -29,7 +29,7 @@ export type ToolContext = { db: DatabasePool; principal: Principal; requestId: s
  */
 export type FusedTool = {
   canFuse: (args: never) => boolean;
-  run: (input: { db: DatabasePool; rawToken: string; allowances: Allowances }, args: never) => Promise<{ principal: Principal; data: unknown }>;
+  run: (input: { db: DatabasePool; rawToken: string; leases: AllowanceLeases }, args: never) => Promise<{ principal: Principal; data: unknown }>;
 };
 
 type Annotations = { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
@@ -53,7 +53,7 @@ function tool<S extends z.ZodObject>(definition: {
   run: (ctx: ToolContext, args: z.infer<S>) => Promise<unknown>;
   fused?: {
     canFuse: (args: z.infer<S>) => boolean;
-    run: (input: { db: DatabasePool; rawToken: string; allowances: Allowances }, args: z.infer<S>) => Promise<{ principal: Principal; data: unknown }>;
+    run: (input: { db: DatabasePool; rawToken: string; leases: AllowanceLeases }, args: z.infer<S>) => Promise<{ principal: Principal; data: unknown }>;
   };
 }): ToolDefinition {
   return definition as unknown as ToolDefinition;
@@ -121,9 +121,9 @@ export const tools: ToolDefinition[] = [
     },
     fused: {
       canFuse: (args) => pathProblem(args.path.normalize('NFC')) === null,
-      run: async ({ db, rawToken, allowances }, args) => {
+      run: async ({ db, rawToken, leases }, args) => {
         const path = args.path.normalize('NFC');
-        const read = await readNoteAsCaller(db, { rawToken, iface: 'mcp', charge: { allowances }, mappingId: args.mappingId, path });
+        const read = await readNoteAsCaller(db, { rawToken, iface: 'mcp', leases, mappingId: args.mappingId, path });
         const principal = { tokenId: read.tokenId, account: read.account };
         if (!read.note) return { principal, data: new AppError('note_not_found', `No live note at ${path}.`) };
         return { principal, data: { mappingId: read.mapping.mappingId, ...read.note } };
