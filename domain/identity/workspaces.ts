@@ -158,3 +158,23 @@ export async function requireWorkspacePermission(db: Db, workspaceId: string, ac
     });
   }
 }
+
+/**
+ * For an object that lives in a workspace (a proposal, a trigger, an endpoint): the object and the
+ * caller's permissions there. A missing object and a stranger's are the same `notFound` (existence
+ * is never revealed); a member whose role lacks `permission` gets permission_denied.
+ */
+export async function authorizeInWorkspace<T extends { workspaceId: string }>(
+  db: Db,
+  object: T | null,
+  accountId: string,
+  permission: Permission,
+  notFound: () => AppError,
+): Promise<{ object: T; permissions: Permission[] }> {
+  const permissions = object ? await memberPermissions(db, object.workspaceId, accountId) : null;
+  if (!object || !permissions) throw notFound();
+  if (!permissions.includes(permission)) {
+    throw new AppError('permission_denied', `Your role in this workspace lacks the ${permission} permission.`, { extensions: { requiredPermission: permission } });
+  }
+  return { object, permissions };
+}

@@ -26,7 +26,7 @@ import {
 import type { Trigger, TriggerSchedule } from '../../../domain/automation/events.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { requireIdempotencyKey } from '../../../domain/idempotency.ts';
-import { memberPermissions, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
+import { authorizeInWorkspace, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
 import type { Permission } from '../../../domain/identity/workspaces.ts';
 import { scheduledTriggerFire } from '../../../workflows/scheduled-trigger.ts';
 import { principalOf } from '../../auth.ts';
@@ -41,11 +41,7 @@ const security = [{ bearerAuth: [] }];
 const errors = { 400: problemSchema, 401: problemSchema, 403: problemSchema, 404: problemSchema, 409: problemSchema, 413: problemSchema, 422: problemSchema, 429: problemSchema };
 
 async function visibleTrigger(db: DatabasePool, id: string, accountId: string, permission: Permission): Promise<Trigger> {
-  const trigger = await getTrigger(db, id);
-  const perms = trigger ? await memberPermissions(db, trigger.workspaceId, accountId) : null;
-  if (!trigger || !perms) throw new AppError('not_found', `No trigger ${id}.`);
-  if (!perms.includes(permission)) throw new AppError('permission_denied', `Your role lacks ${permission}.`, { extensions: { requiredPermission: permission } });
-  return trigger;
+  return (await authorizeInWorkspace(db, await getTrigger(db, id), accountId, permission, () => new AppError('not_found', `No trigger ${id}.`))).object;
 }
 
 export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) => {

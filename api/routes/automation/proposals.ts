@@ -27,12 +27,13 @@ import {
 import type { Proposal } from '../../../domain/automation/proposals.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { claimIdempotencyKey, fingerprintOf, requireIdempotencyKey, storeIdempotentResponse } from '../../../domain/idempotency.ts';
-import { memberPermissions, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
+import { authorizeInWorkspace, memberPermissions, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
 import type { Permission } from '../../../domain/identity/workspaces.ts';
 import { forgeExecution } from '../../../workflows/forge.ts';
 import { decideUpdate, decisionRefusal, proposalReview } from '../../../workflows/proposal-review.ts';
 import { ActionKind, ProposalState, WorkspaceId } from '../../../workflows/search-attributes.ts';
 import { principalOf } from '../../auth.ts';
+import { decodeCursor, encodeCursor } from '../../cursor.ts';
 import { problemSchema } from '../../problems.ts';
 
 export type ProposalDeps = { db: DatabasePool; temporal: Client; taskQueue: string; defaultExpirySeconds: number };
@@ -54,12 +55,10 @@ const proposalBody = z.strictObject({
 const proposalView = proposalSchema.extend({ history: z.array(historyEntrySchema).optional(), executions: z.array(executionSchema).optional() }).meta({ id: 'ActionProposal' });
 
 /** The proposal, if the caller's role in its workspace has `permission`; a stranger gets 404. */
-async function visibleProposal(db: DatabasePool, id: string, accountId: string, permission: Permission): Promise<Proposal> {
-  const proposal = await getProposal(db, id);
-  const perms = proposal ? await memberPermissions(db, proposal.workspaceId, accountId) : null;
-  if (!proposal || !perms) throw new AppError('proposal_not_found', undefined, { extensions: { proposalId: id } });
-  if (!perms.includes(permission)) throw new AppError('permission_denied', `Your role in this workspace lacks ${permission}.`, { extensions: { requiredPermission: permission } });
-  return proposal;
+function visibleProposal(db: DatabasePool, id: string, accountId: string, permission: Permission) {
+  return getProposal(db, id).then((proposal) =>
+    authorizeInWorkspace(db, proposal, accountId, permission, () => new AppError('proposal_not_found', undefined, { extensions: { proposalId: id } })),
+  );
 }
 
 /**
@@ -161,15 +160,11 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
       const q = request.query;
       await requireWorkspacePermission(db, q.workspaceId, principalOf(request).account.id, 'automation.view');
       let before: { createdAt: string; id: string } | undefined;
-      if (q.cursor) {
-        const parsed = z.object({ createdAt: z.string(), id: z.uuid() }).safeParse((() => { try { return JSON.parse(Buffer.from(q.cursor, 'base64url').toString('utf8')); } catch { return null; } })());
-        if (!parsed.success) throw new AppError('invalid_request', 'The cursor is not one this API returned.', { extensions: { errors: [{ pointer: '/querystring/cursor', message: 'invalid cursor' }] } });
-        before = parsed.data;
-      }
+      if (q.cursor) before = decodeCursor(q.cursor, z.object({ createdAt: z.string(), id: z.uuid() }));
       const rows = await listProposals(db, { workspaceId: q.workspaceId, state: q.state, limit: q.limit + 1, before });
       const proposals = rows.slice(0, q.limit);
       const last = proposals[proposals.length - 1];
-      return { proposals, nextCursor: rows.length > q.limit && last ? Buffer.from(JSON.stringify({ createdAt: last.createdAt, id: last.id })).toString('base64url') : null };
+      return { proposals, nextCursor: rows.length > q.limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null };
     },
   );
 
@@ -185,7 +180,7 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
       },
     },
     async (request) => {
-      const proposal = await visibleProposal(db, request.params.id, principalOf(request).account.id, 'automation.view');
+      const { object: proposal } = await visibleProposal(db, request.params.id, principalOf(request).account.id, 'automation.view');
       return { ...proposal, history: [...(await proposalHistory(db, proposal.id))], executions: [...(await proposalExecutions(db, proposal.id))] };
     },
   );
@@ -206,8 +201,7 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
       },
       async (request) => {
         const { account } = principalOf(request);
-        const proposal = await visibleProposal(db, request.params.id, account.id, 'automation.view');
-        const permissions = (await memberPermissions(db, proposal.workspaceId, account.id)) ?? [];
+        const { object: proposal, permissions } = await visibleProposal(db, request.params.id, account.id, 'automation.view');
         const reviewer = { accountId: account.id, actingForAccountId: request.body.actingForAccountId ?? null, permissions };
         const refusal = decisionRefusal(proposal, reviewer);
         if (refusal) throw new AppError(refusal.code as 'self_approval_forbidden' | 'permission_denied', refusal.message);
@@ -243,9 +237,9 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
     },
     async (request, reply) => {
       const { account } = principalOf(request);
-      const proposal = await visibleProposal(db, request.params.id, account.id, 'automation.review');
+      const { object: proposal, permissions } = await visibleProposal(db, request.params.id, account.id, 'automation.review');
       // Undoing is a decision too: never the proposer or anyone acting for them.
-      const refusal = decisionRefusal(proposal, { accountId: account.id, actingForAccountId: null, permissions: (await memberPermissions(db, proposal.workspaceId, account.id)) ?? [] });
+      const refusal = decisionRefusal(proposal, { accountId: account.id, actingForAccountId: null, permissions });
       if (refusal) throw new AppError(refusal.code as 'self_approval_forbidden' | 'permission_denied', refusal.message);
       // Claimed in Postgres first, so two undo requests cannot both start one, and readers see undoing at once.
       if (!(await claimUndo(db, proposal.id, account.id))) {

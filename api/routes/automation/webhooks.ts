@@ -20,7 +20,7 @@ import {
   subscribedEndpoints,
 } from '../../../domain/automation/webhooks.ts';
 import { AppError } from '../../../domain/errors.ts';
-import { memberPermissions, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
+import { authorizeInWorkspace, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
 import type { SecretBox } from '../../../domain/secret-box.ts';
 import { webhookDelivery } from '../../../workflows/webhook-delivery.ts';
 import { WorkspaceId } from '../../../workflows/search-attributes.ts';
@@ -93,10 +93,9 @@ export const webhookRoutes: FastifyPluginAsyncZod<WebhookDeps> = async (app, dep
     '/endpoints/:id',
     { schema: { tags, security, summary: 'Delete a webhook endpoint (needs automation.manage)', params: z.object({ id: z.uuid() }), response: { 204: z.null(), ...errors } } },
     async (request, reply) => {
-      const endpoint = await getEndpoint(db, request.params.id);
-      const perms = endpoint ? await memberPermissions(db, endpoint.workspaceId, principalOf(request).account.id) : null;
-      if (!endpoint || !perms) throw new AppError('not_found', `No endpoint ${request.params.id}.`);
-      if (!perms.includes('automation.manage')) throw new AppError('permission_denied', 'Your role lacks automation.manage.', { extensions: { requiredPermission: 'automation.manage' } });
+      const { object: endpoint } = await authorizeInWorkspace(db, await getEndpoint(db, request.params.id), principalOf(request).account.id, 'automation.manage', () =>
+        new AppError('not_found', `No endpoint ${request.params.id}.`),
+      );
       await deleteEndpoint(db, endpoint.id);
       return reply.code(204).send(null);
     },

@@ -20,6 +20,7 @@ import { readNoteAsCaller } from '../../../domain/notes/read-as-caller.ts';
 import { listEvents, listNoteSummaries, listTrash } from '../../../domain/notes/store.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import { acceptCharged, presentedToken, withChallenge } from '../../auth.ts';
+import { decodeCursor, encodeCursor } from '../../cursor.ts';
 import {
   idempotencyFor,
   mergeRevisionInputs,
@@ -53,16 +54,6 @@ import {
   writeErrorResponses,
   writeResponse,
 } from './schemas.ts';
-
-const encodeCursor = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-
-function decodeCursor<T>(cursor: string, schema: z.ZodType<T>): T {
-  try {
-    return schema.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
-  } catch {
-    throw new AppError('invalid_request', 'The cursor is not one this API returned.', { extensions: { errors: [{ pointer: '/querystring/cursor', message: 'invalid cursor' }] } });
-  }
-}
 
 /** category/filename from the two route segments; an encoded "/" inside one is refused. */
 function pathFromSegments(params: { category: string; filename: string }): string {
