@@ -103,6 +103,16 @@ describe('/process', () => {
     expect(after.every((r) => r.status === 'succeeded' && r.proposalId)).toBe(true);
     const proposals = await manager.request('GET', `/api/dev/automation/proposals?workspaceId=${workspaceId}&limit=200`);
     expect(proposals.data.proposals.length).toBeGreaterThanOrEqual(processed.length);
+    // Proposals made in one transaction share a timestamp: paging must still see each exactly once.
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await manager.request('GET', `/api/dev/automation/proposals?workspaceId=${workspaceId}&limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      paged.push(...(page.data.proposals as Array<{ id: string }>).map((p) => p.id));
+      cursor = page.data.nextCursor as string | null;
+    } while (cursor);
+    expect(new Set(paged).size).toBe(paged.length);
+    expect(paged).toEqual(expect.arrayContaining(processed.map((p) => p.proposalId)));
     // Nothing a trigger does bypasses review: the notes are untouched.
     expect((await manager.read(mappingId, 'Inbox/Captured.md')).statusCode).toBe(404);
   });

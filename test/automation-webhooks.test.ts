@@ -179,6 +179,31 @@ describe('SSRF', () => {
     expect((await postJson(new URL(`${base}/ok`), '{}', {}, egress)).status).toBe(200);
   });
 
+  it('bounds a delivery: an absolute deadline against a trickling receiver, and a capped response body', async () => {
+    const slow = createServer((_req, res) => {
+      res.writeHead(200);
+      const timer = setInterval(() => res.write('.'), 50); // never idle for long, never finished
+      res.on('close', () => clearInterval(timer));
+    });
+    const big = createServer((_req, res) => {
+      res.writeHead(200);
+      res.end('x'.repeat(1_000_000));
+    });
+    await Promise.all([slow, big].map((srv) => new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()))));
+    const url = (srv: Server) => new URL(`http://127.0.0.1:${(srv.address() as { port: number }).port}/`);
+    try {
+      const started = performance.now();
+      await expect(postJson(url(slow), '{}', {}, egress, { timeoutMs: 400 })).rejects.toMatchObject({ code: 'ETIMEDOUT' });
+      expect(performance.now() - started).toBeLessThan(3_000);
+      const capped = await postJson(url(big), '{}', {}, egress, { maxResponseBytes: 1024 });
+      expect(capped.body.length).toBeLessThanOrEqual(1024);
+    } finally {
+      slow.closeAllConnections();
+      slow.close();
+      big.close();
+    }
+  });
+
   it('binds a sealed secret to its record', () => {
     const sealed = secretBox.seal('whsec_abc', 'webhook_endpoint:1');
     expect(secretBox.open(sealed, 'webhook_endpoint:1')).toBe('whsec_abc');

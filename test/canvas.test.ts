@@ -69,6 +69,13 @@ describe('translate_canvas', () => {
     expect(markdown).toContain('## Connections\n\n- Idea → Plan (leads to)\n- Plan ↔ Idea\n- Idea — Plan');
   });
 
+  it('refuses more than 2,000 edges', () => {
+    const nodes = [text('a', 0, 0), text('b', 200, 0)];
+    const edges = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `e${i}`, fromNode: 'a', toNode: 'b' }));
+    expect(translateCanvas({ nodes, edges: edges(2000) }).edgeCount).toBe(2000);
+    expect(() => translateCanvas({ nodes, edges: edges(2001) })).toThrow(expect.objectContaining({ code: 'invalid_canvas' }));
+  });
+
   it('accepts 500 nodes and refuses 501', () => {
     const nodes = (n: number) => Array.from({ length: n }, (_, i) => text(`n${i}`, (i % 20) * 120, Math.floor(i / 20) * 60));
     expect(translateCanvas({ nodes: nodes(500), edges: [] }).nodeCount).toBe(500);

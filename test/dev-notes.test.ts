@@ -263,6 +263,25 @@ describe('delete → trash → restore', () => {
     expect(res.data.code).toBe('note_exists');
   });
 
+  it('pages through the trash without skipping items deleted in the same millisecond', async () => {
+    const { mappingId: m, vaultId } = await personalMapping(db.pool, accountId);
+    for (let i = 0; i < 5; i++) await api.apply({ mappingId: m, path: `Bin/N${i}.md`, content: `${i}` });
+    for (let i = 0; i < 5; i++) {
+      const rev = (await api.read(m, `Bin/N${i}.md`)).data.revision as string;
+      await api.remove(m, `Bin/N${i}.md`, { dryRun: false, headers: { 'if-match': rev, 'idempotency-key': `bin-${i}` } });
+    }
+    // Same microsecond-level timestamps in one millisecond: the cursor must still not skip.
+    await db.pool.query(sql.type(z.object({}))`UPDATE note_trash SET deleted_at = date_trunc('milliseconds', now()) + (random() * interval '900 microseconds') WHERE vault_id = ${vaultId}`);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await api.trash(m, `&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      seen.push(...(page.data.items as Array<{ path: string }>).map((it) => it.path));
+      cursor = page.data.nextCursor as string | null;
+    } while (cursor);
+    expect(seen.sort()).toEqual(['Bin/N0.md', 'Bin/N1.md', 'Bin/N2.md', 'Bin/N3.md', 'Bin/N4.md']);
+  });
+
   it('answers note_not_found when deleting a missing note', async () => {
     expect((await api.remove(mappingId, 'Trash/Never.md')).data.code).toBe('note_not_found');
   });
