@@ -18,6 +18,7 @@ import type { Allowances } from '../domain/usage.ts';
 import type { EgressPolicy } from '../domain/automation/network.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import { loggerOptions } from '../platform/logger.ts';
+import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH, registerEdgeRules } from './edge.ts';
 import { registerProblemHandling } from './problems.ts';
 import { healthRoutes } from './routes/health.ts';
 import { devApi } from './routes/dev/index.ts';
@@ -55,7 +56,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     forceCloseConnections: 'idle',
     return503OnClosing: true,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -74,6 +77,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close');
   });
+  registerEdgeRules(app);
   registerProblemHandling(app);
 
   await app.register(swagger, {

@@ -90,9 +90,14 @@ export function registerProblemHandling(app: FastifyInstance): void {
     return sendProblem(reply, appError);
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, new AppError('route_not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    const allowed = request.server.allowedMethods(request.url);
+    if (allowed.length) {
+      return sendProblem(reply, new AppError('method_not_allowed', `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}.`, { headers: { allow: allowed.join(', ') } }));
+    }
+    return sendProblem(reply, new AppError('route_not_found', `No route for ${request.method} ${path}.`));
+  });
 
   // Each problem type URI dereferences to its description, so `type` is more than a label.
   app.get('/problems/:code', { schema: { hide: true } }, async (request, reply) => {

@@ -10,6 +10,12 @@ export const errorCatalog = {
   payload_too_large: { status: 413, title: 'The request body is larger than allowed.' },
   route_not_found: { status: 404, title: 'No route matches this method and path.' },
   method_not_allowed: { status: 405, title: 'This method is not allowed on this path.' },
+  invalid_character: { status: 400, title: 'A string in the request contains U+0000 (NUL), which no string may hold.' },
+  json_too_deep: { status: 400, title: 'The JSON body is nested deeper than allowed.' },
+  duplicate_header: { status: 400, title: 'A header that must appear once was sent more than once.' },
+  uri_too_long: { status: 414, title: 'A path segment of the URL is longer than allowed.' },
+  headers_too_large: { status: 431, title: 'The request headers are larger than allowed.' },
+  request_timeout: { status: 408, title: 'The request was not received in time.' },
   // authentication and entitlement
   authentication_required: { status: 401, title: 'A bearer token is required.' },
   invalid_token: { status: 401, title: 'The bearer token is not valid, expired, rotated or revoked.' },

@@ -312,6 +312,20 @@ describe('events', () => {
     expect(rest.data.hasMore).toBe(false);
     const empty = await api.events(m, `&since=${rest.data.nextCursor}`);
     expect(empty.data).toMatchObject({ events: [], hasMore: false, nextCursor: rest.data.nextCursor });
-    for (const bad of ['&since=-1', '&since=abc', '&limit=0', '&limit=1001']) expect((await api.events(m, bad)).statusCode).toBe(400);
+    for (const bad of ['&since=-1', '&since=abc', '&since=999999999999999999', '&limit=0', '&limit=1001']) expect((await api.events(m, bad)).statusCode).toBe(400);
+  });
+
+  it('numbers events per vault, so ids and cursors say nothing about other tenants', async () => {
+    const { mappingId: busy } = await personalMapping(db.pool, accountId);
+    for (let i = 0; i < 3; i++) await api.apply({ mappingId: busy, path: `Busy/N${i}.md`, content: `n${i}` });
+    const { mappingId: fresh } = await personalMapping(db.pool, accountId);
+    await api.apply({ mappingId: fresh, path: 'Fresh/First.md', content: 'first' });
+    const page = await api.events(fresh, '');
+    expect((page.data.events as Array<{ id: string }>).map((e) => e.id)).toEqual(['1']);
+    expect(page.data.nextCursor).not.toMatch(/^\d+$/); // opaque, not a number to do arithmetic on
+    // A cursor taken at the end of one vault reads the next events of any vault it is given to:
+    // positions are per vault, nothing global leaks through them.
+    const busyEnd = (await api.events(busy, '')).data.nextCursor as string;
+    expect((await api.events(fresh, `&since=${busyEnd}`)).data.events).toEqual([]);
   });
 });

@@ -49,7 +49,12 @@ function expectProblem(res: { statusCode: number; headers: Record<string, unknow
 describe('problem+json', () => {
   it('answers an unknown route with 404 route_not_found', async () => {
     expectProblem(await app.inject({ method: 'GET', url: '/no/such/route' }), 404, 'route_not_found');
-    expectProblem(await app.inject({ method: 'DELETE', url: '/healthz' }), 404, 'route_not_found');
+  });
+
+  it('answers a known path with the wrong method with 405 method_not_allowed and Allow', async () => {
+    const res = await app.inject({ method: 'DELETE', url: '/healthz' });
+    expectProblem(res, 405, 'method_not_allowed');
+    expect(res.headers['allow']).toBe('GET, HEAD');
   });
 
   it('answers a malformed JSON body on a POST route with 400 malformed_json', async () => {

@@ -3,6 +3,7 @@
 import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { decodeCursor, encodeCursor } from '../cursor.ts';
 import type { DerivedNote, NoteLink } from './markdown.ts';
 import { basenameKey, pathKey } from './paths.ts';
 
@@ -172,24 +173,42 @@ export async function recordEvent(
   },
   provenance: Provenance,
 ): Promise<string> {
+  // The caller holds the vault lock (lockVault), so the per-vault number is taken in commit order.
   const id = await tx.oneFirst(sql.type(z.object({ id: z.number() }))`
-    INSERT INTO note_events (vault_id, mapping_id, type, actor_type, actor_id, path, before_revision, after_revision,
+    WITH seq AS (UPDATE vaults SET last_event_seq = last_event_seq + 1 WHERE id = ${event.vaultId} RETURNING last_event_seq)
+    INSERT INTO note_events (vault_id, vault_seq, mapping_id, type, actor_type, actor_id, path, before_revision, after_revision,
                              transaction_id, idempotency_key, request_id, source, trash_id)
-    VALUES (${event.vaultId}, ${event.mappingId}, ${event.type}, ${provenance.actor.type}, ${provenance.actor.id}, ${event.path},
-            ${event.beforeRevision}, ${event.afterRevision}, ${event.transactionId}, ${provenance.idempotencyKey}, ${provenance.requestId},
-            ${provenance.source}, ${event.trashId ?? null})
-    RETURNING id`);
+    SELECT ${event.vaultId}, seq.last_event_seq, ${event.mappingId}, ${event.type}, ${provenance.actor.type}, ${provenance.actor.id}, ${event.path},
+           ${event.beforeRevision}, ${event.afterRevision}, ${event.transactionId}, ${provenance.idempotencyKey}, ${provenance.requestId},
+           ${provenance.source}, ${event.trashId ?? null}
+      FROM seq
+    RETURNING vault_seq AS id`);
   return String(id);
 }
 
-export async function listEvents(db: Db, vaultId: string, options: { since: number; limit: number }): Promise<readonly NoteEvent[]> {
-  return db.any(sql.type(noteEventSchema)`
-    SELECT e.id::text AS id, e.type, e.occurred_at AS "occurredAt", json_build_object('type', e.actor_type, 'id', e.actor_id) AS actor,
+const eventCursorSchema = z.object({ e: z.number().int().nonnegative() });
+
+/** The cursor a client passes back to read the events after `eventId` (a per-vault number). */
+export const eventCursorAfter = (eventId: string | number) => encodeCursor({ e: Number(eventId) });
+
+export type EventsPage = { events: NoteEvent[]; nextCursor: string; hasMore: boolean };
+
+/**
+ * One page of a vault's provenance events, oldest first, after an opaque cursor (absent: from the
+ * first event). nextCursor is always returned, so a client can poll with it for newer events.
+ */
+export async function listEventsPage(db: Db, vaultId: string, options: { cursor: string | undefined; limit: number; cursorPointer?: string }): Promise<EventsPage> {
+  const after = options.cursor === undefined ? 0 : decodeCursor(options.cursor, eventCursorSchema, options.cursorPointer ?? '/querystring/since').e;
+  const rows = await db.any(sql.type(noteEventSchema)`
+    SELECT e.vault_seq::text AS id, e.type, e.occurred_at AS "occurredAt", json_build_object('type', e.actor_type, 'id', e.actor_id) AS actor,
            e.mapping_id AS "mappingId", e.path, e.before_revision AS "beforeRevision", e.after_revision AS "afterRevision",
            e.transaction_id AS "transactionId", e.idempotency_key AS "idempotencyKey", e.request_id AS "requestId", e.source,
            e.trash_id AS "trashId"
       FROM note_events e
-     WHERE e.vault_id = ${vaultId} AND e.id > ${options.since}
-     ORDER BY e.id
-     LIMIT ${options.limit}`);
+     WHERE e.vault_id = ${vaultId} AND e.vault_seq > ${after}
+     ORDER BY e.vault_seq
+     LIMIT ${options.limit + 1}`);
+  const events = rows.slice(0, options.limit);
+  const last = events[events.length - 1];
+  return { events, hasMore: rows.length > options.limit, nextCursor: eventCursorAfter(last ? last.id : after) };
 }

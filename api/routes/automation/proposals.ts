@@ -33,7 +33,7 @@ import { forgeExecution } from '../../../workflows/forge.ts';
 import { decideUpdate, decisionRefusal, proposalReview } from '../../../workflows/proposal-review.ts';
 import { ActionKind, ProposalState, WorkspaceId } from '../../../workflows/search-attributes.ts';
 import { principalOf } from '../../auth.ts';
-import { decodeCursor, encodeCursor } from '../../cursor.ts';
+import { decodeCursor, encodeCursor } from '../../../domain/cursor.ts';
 import { problemSchema } from '../../problems.ts';
 
 export type ProposalDeps = { db: DatabasePool; temporal: Client; taskQueue: string; defaultExpirySeconds: number };

@@ -17,10 +17,10 @@ import {
 import { etagOf } from '../../../domain/notes/markdown.ts';
 import { noteLimits, validateNotePath } from '../../../domain/notes/paths.ts';
 import { readNoteAsCaller } from '../../../domain/notes/read-as-caller.ts';
-import { listEvents, listNoteSummaries, listTrash } from '../../../domain/notes/store.ts';
+import { listEventsPage, listNoteSummaries, listTrash } from '../../../domain/notes/store.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import { acceptCharged, presentedToken, withChallenge } from '../../auth.ts';
-import { decodeCursor, encodeCursor } from '../../cursor.ts';
+import { decodeCursor, encodeCursor } from '../../../domain/cursor.ts';
 import {
   idempotencyFor,
   mergeRevisionInputs,
@@ -269,8 +269,9 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
         security,
         summary: 'Provenance events of one mapped vault',
         description:
-          'Every change to the vault the mapping names, oldest first. `since` is exclusive; pass nextCursor back as since. ' +
-          'Ids only grow, and within a vault they are assigned in commit order, so a cursor never skips an event.',
+          'Every change to the vault the mapping names, oldest first. Omit `since` to start at the first event; pass nextCursor back ' +
+          'as `since` for the next page or, later, for newer events. Cursors are opaque. Event ids count up per vault in commit order, ' +
+          'so a cursor never skips an event.',
         querystring: eventsQuery,
         response: { 200: eventsResponse, ...commonErrorResponses },
       },
@@ -278,9 +279,7 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
     async (request) => {
       const { mappingId, since, limit } = request.query;
       const target = await resolveTarget(db, request, mappingId, 'read');
-      const rows = await listEvents(db, target.vaultId, { since, limit: limit + 1 });
-      const events = rows.slice(0, limit);
-      return { mappingId: target.mappingId, events, hasMore: rows.length > limit, nextCursor: events.length ? events[events.length - 1]!.id : String(since) };
+      return { mappingId: target.mappingId, ...(await listEventsPage(db, target.vaultId, { cursor: since, limit })) };
     },
   );
 };

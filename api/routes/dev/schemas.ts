@@ -150,12 +150,7 @@ export const transactionResponse = z
 
 export const eventsQuery = z.strictObject({
   mappingId: mappingIdSchema,
-  since: z
-    .string()
-    .regex(/^\d{1,18}$/, 'a cursor is a non-negative integer')
-    .default('0')
-    .transform(Number)
-    .describe('Exclusive cursor: events with a greater id. Start at 0.'),
+  since: z.string().min(1).max(256).optional().describe('Opaque cursor from a previous page (nextCursor); omit to start at the first event.'),
   limit: z.coerce.number().int().min(1).max(noteLimits.maxEventsPage).default(100).describe(`At most ${noteLimits.maxEventsPage}.`),
 });
 

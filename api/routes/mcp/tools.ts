@@ -17,7 +17,7 @@ import { parseRevision } from '../../../domain/notes/markdown.ts';
 import { noteLimits, pathProblem, validateNotePath } from '../../../domain/notes/paths.ts';
 import { readNoteAsCaller } from '../../../domain/notes/read-as-caller.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
-import { findNote, listEvents } from '../../../domain/notes/store.ts';
+import { findNote, listEventsPage } from '../../../domain/notes/store.ts';
 import type { Provenance } from '../../../domain/notes/store.ts';
 
 export type ToolContext = { db: DatabasePool; principal: Principal; requestId: string };
@@ -242,19 +242,16 @@ export const tools: ToolDefinition[] = [
     title: 'Provenance events of a vault',
     description:
       'Changes to one hosted vault, oldest first: created, replaced, deleted and restored notes with revisions, actor, source (rest, mcp:<tool>, forge) and idempotency key. ' +
-      `Pass nextCursor back as since (exclusive). At most ${noteLimits.maxEventsPage} per call (default 100).`,
+      `Omit since to start at the first event; pass nextCursor back as since (opaque) for the next page or newer events. At most ${noteLimits.maxEventsPage} per call (default 100).`,
     input: z.strictObject({
       mappingId,
-      since: z.string().regex(/^\d{1,18}$/, 'a cursor is a non-negative integer').default('0').describe('Exclusive cursor; "0" from the start.'),
+      since: z.string().min(1).max(256).optional().describe('Opaque cursor (nextCursor of a previous call); omit to start at the first event.'),
       limit: z.number().int().min(1).max(noteLimits.maxEventsPage).default(100),
     }),
     annotations: readOnly,
     run: async (ctx, args) => {
       const t = await target(ctx, args.mappingId, 'read');
-      const since = Number(args.since);
-      const rows = await listEvents(ctx.db, t.vaultId, { since, limit: args.limit + 1 });
-      const events = rows.slice(0, args.limit);
-      return { mappingId: t.mappingId, events, hasMore: rows.length > args.limit, nextCursor: events.length ? events[events.length - 1]!.id : String(since) };
+      return { mappingId: t.mappingId, ...(await listEventsPage(ctx.db, t.vaultId, { cursor: args.since, limit: args.limit, cursorPointer: '/arguments/since' })) };
     },
   }),
 ];
