@@ -9,6 +9,7 @@ import { assertEntitled } from '../domain/identity/plans.ts';
 import type { Interface } from '../domain/identity/plans.ts';
 import { authenticateWithLease } from '../domain/allowance-lease.ts';
 import type { AllowanceLeases } from '../domain/allowance-lease.ts';
+import { rateLimitHeaders } from '../domain/usage.ts';
 import type { UsageSnapshot } from '../domain/usage.ts';
 
 declare module 'fastify' {
@@ -60,7 +61,7 @@ export async function authenticateRequest(db: DatabasePool, request: FastifyRequ
 /**
  * onRequest hook of interfaces that count every request (REST, automation): authenticates (one
  * round trip), checks the plan, charges the allowance through the process's leases (in memory but
- * for a periodic block reservation), and publishes RateLimit-* headers.
+ * for a periodic block reservation), and publishes the RateLimit headers.
  */
 export function requireAccessTokenAndAllowance(db: DatabasePool, leases: AllowanceLeases): onRequestAsyncHookHandler {
   return async (request, reply) => {
@@ -71,11 +72,10 @@ export function requireAccessTokenAndAllowance(db: DatabasePool, leases: Allowan
   };
 }
 
-/** Records the authenticated principal and publishes the RateLimit-* headers. */
+/** Records the authenticated principal and publishes the RateLimit and RateLimit-Policy headers. */
 export function acceptCharged(request: FastifyRequest, reply: FastifyReply, principal: Principal, usage: UsageSnapshot): void {
   request.principal = principal;
-  reply.header('ratelimit-limit', String(usage.minuteLimit));
-  reply.header('ratelimit-remaining', String(Math.max(0, usage.minuteLimit - usage.minuteUsed)));
+  reply.headers(rateLimitHeaders(usage));
 }
 
 /** The authenticated principal inside a handler of an interface that authenticates in its hook. */

@@ -6,6 +6,7 @@
 // - Fastify's own refusals (414 on an over-long parameter, a malformed URL) and the HTTP server's
 //   (431 headers too large, 408, 400 unparseable) answer problem+json like everything else.
 // - A path that exists with other methods answers 405 with Allow instead of 404.
+// - A single-valued header (Authorization, Idempotency-Key, …) sent twice is refused, not guessed at.
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -95,6 +96,36 @@ function assertNoNulInRecord(values: unknown, where: string): void {
   }
 }
 
+/**
+ * Headers that carry one value. Node keeps the first Authorization and joins repeated custom headers
+ * with ", "; either way a second value would be silently dropped or mangled, so it is refused.
+ */
+const SINGLE_VALUED_HEADERS = new Set([
+  'authorization',
+  'content-type',
+  'idempotency-key',
+  'if-match',
+  'x-service-mapping',
+  'x-service-runtime-version',
+  'mcp-protocol-version',
+  'mcp-method',
+  'mcp-name',
+]);
+
+function assertSingleValuedHeaders(rawHeaders: readonly string[]): void {
+  const seen = new Set<string>();
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!.toLowerCase();
+    if (!SINGLE_VALUED_HEADERS.has(name)) continue;
+    if (seen.has(name)) {
+      throw new AppError('duplicate_header', `The ${name} header was sent more than once; send it once.`, {
+        extensions: { errors: [{ pointer: `/headers/${name}`, message: 'sent more than once' }] },
+      });
+    }
+    seen.add(name);
+  }
+}
+
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 /** Installs the rules above on the root instance; every interface plugin inherits them. */
@@ -106,6 +137,9 @@ export function registerEdgeRules(app: FastifyInstance): void {
     } catch (error) {
       done(error as Error, undefined);
     }
+  });
+  app.addHook('onRequest', async (request) => {
+    assertSingleValuedHeaders(request.raw.rawHeaders);
   });
   app.addHook('preValidation', async (request) => {
     assertNoNulInRecord(request.query, '/querystring');

@@ -22,6 +22,26 @@ const currentSchema = z.object({ monthFull: z.boolean(), secondsToNextMinute: z.
 
 export type UsageSnapshot = { monthLimit: number; monthUsed: number; minuteLimit: number; minuteUsed: number };
 
+const secondsToNextMinute = (now: number) => Math.max(1, Math.ceil((60_000 - (now % 60_000)) / 1000));
+function secondsToNextMonth(now: number): number {
+  const date = new Date(now);
+  return Math.max(1, Math.ceil((Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) - now) / 1000));
+}
+
+/**
+ * The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers): RateLimit-Policy names the
+ * two boundaries (per minute, per calendar month UTC) with their quota; RateLimit says what remains of
+ * each (r) and in how many seconds it resets (t).
+ */
+export function rateLimitHeaders(usage: UsageSnapshot, now = Date.now()): Record<string, string> {
+  return {
+    'ratelimit-policy': `"minute";q=${usage.minuteLimit};w=60, "month";q=${usage.monthLimit}`,
+    ratelimit:
+      `"minute";r=${Math.max(0, usage.minuteLimit - usage.minuteUsed)};t=${secondsToNextMinute(now)}, ` +
+      `"month";r=${Math.max(0, usage.monthLimit - usage.monthUsed)};t=${secondsToNextMonth(now)}`,
+  };
+}
+
 /** Which boundary refused the request, and when it lifts (only runs on the refused path). */
 export async function refusal(db: CommonQueryMethods, accountId: string, plan: Plan, iface: keyof Allowances, monthLimit: number, minuteLimit: number): Promise<AppError> {
   const current = await db.one(sql.type(currentSchema)`
@@ -30,14 +50,17 @@ export async function refusal(db: CommonQueryMethods, accountId: string, plan: P
            ceil(extract(epoch FROM date_trunc('minute', now()) + interval '1 minute' - now()))::int AS "secondsToNextMinute",
            ceil(extract(epoch FROM date_trunc('month', now(), 'UTC') + interval '1 month' - now()))::int AS "secondsToNextMonth"`);
   const limits = { monthLimit, minuteLimit };
+  const policy = `"minute";q=${minuteLimit};w=60, "month";q=${monthLimit}`;
   if (current.monthFull) {
+    const reset = String(Math.max(1, current.secondsToNextMonth));
     return new AppError('monthly_limit_exceeded', `The ${plan} plan allows ${monthLimit} ${iface.toUpperCase()} requests a month.`, {
-      headers: { 'retry-after': String(Math.max(1, current.secondsToNextMonth)) },
+      headers: { 'retry-after': reset, 'ratelimit-policy': policy, ratelimit: `"month";r=0;t=${reset}` },
       extensions: { ...limits, interface: iface },
     });
   }
+  const reset = String(Math.max(1, current.secondsToNextMinute));
   return new AppError('rate_limited', `At most ${minuteLimit} ${iface.toUpperCase()} requests a minute.`, {
-    headers: { 'retry-after': String(Math.max(1, current.secondsToNextMinute)) },
+    headers: { 'retry-after': reset, 'ratelimit-policy': policy, ratelimit: `"minute";r=0;t=${reset}` },
     extensions: { ...limits, interface: iface },
   });
 }

@@ -41,8 +41,13 @@ describe('REST allowance', () => {
       const retryAfter = Number(r.headers['retry-after']);
       expect(retryAfter).toBeGreaterThanOrEqual(1);
       expect(retryAfter).toBeLessThanOrEqual(60);
+      expect(r.headers['ratelimit-policy']).toMatch(/^"minute";q=10;w=60, "month";q=\d+$/);
+      expect(r.headers['ratelimit']).toBe(`"minute";r=0;t=${retryAfter}`);
     }
-    expect(ok[0]!.headers['ratelimit-limit']).toBe('10');
+    // Every counted answer says what remains of both boundaries (IETF RateLimit fields).
+    expect(ok[0]!.headers['ratelimit-policy']).toMatch(/^"minute";q=10;w=60, "month";q=\d+$/);
+    const remaining = ok.map((r) => Number(/"minute";r=(\d+);t=\d+/.exec(String(r.headers['ratelimit']))![1])).sort((a, b) => a - b);
+    expect(remaining).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     // Refused requests count nothing.
     expect(await counted(account.id)).toBe(10);
   });
@@ -58,6 +63,7 @@ describe('REST allowance', () => {
     expect(refused.statusCode).toBe(429);
     expect(refused.json()).toMatchObject({ code: 'monthly_limit_exceeded', monthLimit: 25 });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(60);
+    expect(refused.headers['ratelimit']).toBe(`"month";r=0;t=${refused.headers['retry-after']}`);
     // A new month starts from zero.
     await db.pool.query(sql.type(z.object({}))`
       UPDATE usage_counters SET month_start = month_start - interval '1 month', minute_start = minute_start - interval '1 hour' WHERE account_id = ${account.id}`);

@@ -24,6 +24,14 @@ const FORBIDDEN_CHARS = /[<>:"|?*\\]/;
 // C0 controls, DEL and C1 controls.
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 
+// Bidirectional controls reorder what a reader sees ("invoice\u202Egpj.md" displays as a .jpg), and
+// invisible characters make two different paths look identical: neither belongs in a file name.
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+const INVISIBLE_CHARS = /[\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b\u2060-\u2064\u3164\ufeff\uffa0\ufff9-\ufffb\u{e0000}-\u{e007f}]/u;
+// The two joiners are invisible too, but written text needs them: ZWJ inside emoji sequences
+// (👩‍💻), ZWNJ between letters (Persian, Indic scripts). Anywhere else they are refused.
+const STRAY_JOINER = /(?<!\p{Extended_Pictographic}\ufe0f?)\u200d|\u200d(?!\p{Extended_Pictographic})|(?<!\p{L}\p{M}*)\u200c|\u200c(?!\p{L})/u;
+
 const utf8Length = (s: string) => Buffer.byteLength(s, 'utf8');
 
 /** Returns why a path is invalid, or null. `path` must already be NFC. */
@@ -32,6 +40,8 @@ export function pathProblem(path: string): string | null {
   if (!path.isWellFormed()) return 'the path contains an unpaired surrogate (not valid Unicode)';
   if (utf8Length(path) > noteLimits.maxPathBytes) return `the path is longer than ${noteLimits.maxPathBytes} bytes`;
   if (CONTROL_CHARS.test(path)) return 'the path contains NUL or a control character';
+  if (BIDI_CONTROLS.test(path)) return 'the path contains a bidirectional control character (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069)';
+  if (INVISIBLE_CHARS.test(path) || STRAY_JOINER.test(path)) return 'the path contains an invisible character (such as U+200B or U+FEFF)';
   if (path.includes('\\')) return 'the path contains a backslash; use / as the only separator';
   if (path.startsWith('/')) return 'the path starts with /; paths are relative to the vault';
   if (!path.endsWith('.md')) return 'the path must end in .md';
