@@ -94,14 +94,15 @@ export async function attemptDelivery(
 ): Promise<AttemptOutcome> {
   const row = await db.maybeOne(sql.type(z.object({ url: z.string(), status: z.string(), sealed: z.string(), workspaceId: z.uuid() }))`
     SELECT url, status, secret_sealed AS sealed, workspace_id AS "workspaceId" FROM webhook_endpoints WHERE id = ${input.endpointId}`);
-  const record = async (outcome: AttemptOutcome, statusCode: number | null, error: string | null, durationMs: number | null) => {
+  const record = async (outcome: AttemptOutcome, statusCode: number | null, failure: DeliveryFailure | null, durationMs: number | null) => {
     await db.query(sql.type(z.object({}))`
-      INSERT INTO webhook_executions (endpoint_id, workspace_id, message_id, event_id, attempt, outcome, status_code, error, duration_ms)
-      VALUES (${input.endpointId}, ${input.event.workspaceId}, ${input.messageId}, ${input.event.id}, ${input.attempt}, ${outcome}, ${statusCode}, ${error}, ${durationMs})
+      INSERT INTO webhook_executions (endpoint_id, workspace_id, message_id, event_id, attempt, outcome, status_code, error_code, error, duration_ms)
+      VALUES (${input.endpointId}, ${input.event.workspaceId}, ${input.messageId}, ${input.event.id}, ${input.attempt}, ${outcome}, ${statusCode},
+              ${failure?.code ?? null}, ${failure?.message ?? null}, ${durationMs})
       ON CONFLICT (message_id, attempt) DO NOTHING`);
     return outcome;
   };
-  if (!row || row.status !== 'active') return row ? record('skipped', null, 'endpoint disabled', null) : 'skipped';
+  if (!row || row.status !== 'active') return row ? record('skipped', null, { code: 'endpoint_disabled', message: 'The endpoint is disabled.' }, null) : 'skipped';
   const body = JSON.stringify({ type: input.event.type, timestamp: input.event.receivedAt, data: input.event });
   const timestamp = Math.floor(Date.now() / 1000);
   const headers = {
@@ -114,8 +115,8 @@ export async function attemptDelivery(
   try {
     response = await postJson(new URL(row.url), body, headers, policy);
   } catch (error) {
-    const code = (error as { code?: string }).code;
-    return record(code === 'EGRESS_REFUSED' ? 'refused' : 'failed', null, error instanceof Error ? error.message : String(error), null);
+    const failure = deliveryFailure(error);
+    return record(failure.code === 'egress_refused' ? 'refused' : 'failed', null, failure, null);
   }
   if (response.status >= 200 && response.status < 300) {
     await db.query(sql.type(z.object({}))`UPDATE webhook_endpoints SET failure_streak = 0 WHERE id = ${input.endpointId}`);
@@ -125,7 +126,30 @@ export async function attemptDelivery(
     await disableEndpoint(db, input.endpointId, 'The receiver answered 410 Gone.');
     return record('gone', 410, null, response.durationMs);
   }
-  return record('failed', response.status, response.status >= 300 && response.status < 400 ? 'redirects are not followed' : null, response.durationMs);
+  const failure =
+    response.status >= 300 && response.status < 400
+      ? { code: 'redirect_not_followed', message: `The receiver answered ${response.status}; redirects are not followed.` }
+      : { code: 'http_status', message: `The receiver answered ${response.status}.` };
+  return record('failed', response.status, failure, response.durationMs);
+}
+
+export type DeliveryFailure = { code: string; message: string };
+
+const TLS_ERROR = /^(ERR_TLS_|ERR_SSL_|ERR_OSSL_|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_(GET|VERIFY)_|HOSTNAME_MISMATCH$)/;
+
+/**
+ * A stable code and a short message of ours for a delivery that got no response. The raw error
+ * text (OpenSSL's included) is not recorded: it names library internals and changes between versions.
+ */
+export function deliveryFailure(error: unknown): DeliveryFailure {
+  const code = (error as { code?: string }).code ?? '';
+  if (code === 'EGRESS_REFUSED') return { code: 'egress_refused', message: error instanceof Error ? error.message.replace(/^refused: /, 'Refused: ') : 'Refused.' };
+  if (code === 'ETIMEDOUT') return { code: 'timeout', message: 'The receiver did not answer in time.' };
+  if (code === 'ECONNREFUSED') return { code: 'connection_refused', message: 'The receiver refused the connection.' };
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA') return { code: 'dns_failure', message: "The receiver's host name did not resolve." };
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ECONNABORTED') return { code: 'connection_reset', message: 'The receiver closed the connection before answering.' };
+  if (TLS_ERROR.test(code)) return { code: 'tls_failure', message: "The TLS handshake failed (the receiver's certificate was not accepted)." };
+  return { code: 'network_error', message: 'The delivery failed before a response arrived.' };
 }
 
 export async function disableEndpoint(db: Db, id: string, reason: string): Promise<void> {
@@ -149,7 +173,8 @@ export const executionRecordSchema = z.object({
   attempt: z.number(),
   outcome: z.string(),
   statusCode: z.number().nullable(),
-  error: z.string().nullable(),
+  errorCode: z.string().nullable().describe('Stable code of a failed attempt: http_status, redirect_not_followed, timeout, connection_refused, connection_reset, dns_failure, tls_failure, egress_refused, endpoint_disabled, network_error.'),
+  error: z.string().nullable().describe('A short message of ours; never the raw network or TLS error text.'),
   durationMs: z.number().nullable(),
   createdAt: z.string(),
 });
@@ -157,6 +182,6 @@ export const executionRecordSchema = z.object({
 export async function listExecutions(db: Db, workspaceId: string, limit: number) {
   return db.any(sql.type(executionRecordSchema)`
     SELECT x.id::text AS id, x.endpoint_id AS "endpointId", x.message_id AS "messageId", x.event_id AS "eventId", x.attempt, x.outcome,
-           x.status_code AS "statusCode", x.error, x.duration_ms AS "durationMs", x.created_at AS "createdAt"
+           x.status_code AS "statusCode", x.error_code AS "errorCode", x.error, x.duration_ms AS "durationMs", x.created_at AS "createdAt"
       FROM webhook_executions x WHERE x.workspace_id = ${workspaceId} ORDER BY x.id DESC LIMIT ${limit}`);
 }
