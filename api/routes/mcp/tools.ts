@@ -19,6 +19,17 @@ import { readNoteAsCaller } from '../../../domain/notes/read-as-caller.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import { findNote, listEventsPage } from '../../../domain/notes/store.ts';
 import type { Provenance } from '../../../domain/notes/store.ts';
+import {
+  canvasOutlineOutput,
+  graphRelationsOutput,
+  knowledgeEventsOutput,
+  noteContentOutput,
+  noteTransactionOutput,
+  noteWriteOutput,
+  outputJsonSchema,
+  searchNotesOutput,
+  vaultSchemaOutput,
+} from './outputs.ts';
 
 export type ToolContext = { db: DatabasePool; principal: Principal; requestId: string };
 
@@ -39,21 +50,24 @@ export type ToolDefinition = {
   title: string;
   description: string;
   input: z.ZodObject;
+  /** The result of a successful call (structuredContent), published as outputSchema. */
+  output: z.ZodType;
   annotations: Annotations;
   run: (ctx: ToolContext, args: never) => Promise<unknown>;
   fused?: FusedTool;
 };
 
-function tool<S extends z.ZodObject>(definition: {
+function tool<S extends z.ZodObject, O extends z.ZodType>(definition: {
   name: string;
   title: string;
   description: string;
   input: S;
+  output: O;
   annotations: Annotations;
-  run: (ctx: ToolContext, args: z.infer<S>) => Promise<unknown>;
+  run: (ctx: ToolContext, args: z.infer<S>) => Promise<z.input<O>>;
   fused?: {
     canFuse: (args: z.infer<S>) => boolean;
-    run: (input: { db: DatabasePool; rawToken: string; leases: AllowanceLeases }, args: z.infer<S>) => Promise<{ principal: Principal; data: unknown }>;
+    run: (input: { db: DatabasePool; rawToken: string; leases: AllowanceLeases }, args: z.infer<S>) => Promise<{ principal: Principal; data: z.input<O> | AppError }>;
   };
 }): ToolDefinition {
   return definition as unknown as ToolDefinition;
@@ -100,6 +114,7 @@ export const tools: ToolDefinition[] = [
       pathPrefix: z.string().max(1024).optional().describe('Only notes whose path starts with this, e.g. "Projects/".'),
       limit: z.number().int().min(1).max(searchLimits.maxResults).optional().describe(`Results to return (1–${searchLimits.maxResults}, default ${searchLimits.defaultResults}).`),
     }),
+    output: searchNotesOutput,
     annotations: readOnly,
     run: async (ctx, args) => {
       const t = await target(ctx, args.mappingId, 'read');
@@ -111,6 +126,7 @@ export const tools: ToolDefinition[] = [
     title: 'Read a note',
     description: 'Read one note of a hosted vault, at any folder depth: its Markdown content, title, frontmatter and current revision (pass the revision as expectedHash when changing it).',
     input: z.strictObject({ mappingId, path: notePath }),
+    output: noteContentOutput,
     annotations: readOnly,
     run: async (ctx, args) => {
       const t = await target(ctx, args.mappingId, 'read');
@@ -146,6 +162,7 @@ export const tools: ToolDefinition[] = [
       expectedHash: revision.optional(),
       idempotencyKey: idempotencyKey.optional(),
     }),
+    output: noteWriteOutput,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     run: async (ctx, args) => {
       const t = await target(ctx, args.mappingId, 'write');
@@ -179,6 +196,7 @@ export const tools: ToolDefinition[] = [
       '(relative path, exact path, then unique file name; ties: same folder, shortest path, alphabetical). Unresolved and ambiguous links are reported. ' +
       `At most ${MAX_GRAPH_RELATIONS} each way; \`truncated\` means more exist.`,
     input: z.strictObject({ mappingId, path: notePath }),
+    output: graphRelationsOutput,
     annotations: readOnly,
     run: async (ctx, args) => {
       const t = await target(ctx, args.mappingId, 'read');
@@ -196,6 +214,7 @@ export const tools: ToolDefinition[] = [
       canvas: z.record(z.string(), z.unknown()).describe('The JSON Canvas document: { nodes: [...], edges: [...] }.'),
       title: z.string().max(200).optional().describe('Heading of the outline (default "Canvas").'),
     }),
+    output: canvasOutlineOutput,
     annotations: readOnly,
     run: async (_ctx, args) => translateCanvas(args.canvas, args.title === undefined ? {} : { title: args.title }),
   }),
@@ -206,6 +225,7 @@ export const tools: ToolDefinition[] = [
       `The YAML frontmatter keys used across the first ${SCHEMA_SCAN_NOTES} notes (by path): value types, how many notes use each key, and example values. ` +
       '`truncated` means the vault has more notes or keys than were scanned; a truncated schema is not proof that a key is absent.',
     input: z.strictObject({ mappingId }),
+    output: vaultSchemaOutput,
     annotations: readOnly,
     run: async (ctx, args) => {
       const t = await target(ctx, args.mappingId, 'read');
@@ -227,6 +247,7 @@ export const tools: ToolDefinition[] = [
       dryRun: z.boolean().default(true).describe('true (default) previews.'),
       idempotencyKey: idempotencyKey.optional(),
     }),
+    output: noteTransactionOutput,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     run: async (ctx, args) => {
       const t = await target(ctx, args.mappingId, 'write');
@@ -248,6 +269,7 @@ export const tools: ToolDefinition[] = [
       since: z.string().min(1).max(256).optional().describe('Opaque cursor (nextCursor of a previous call); omit to start at the first event.'),
       limit: z.number().int().min(1).max(noteLimits.maxEventsPage).default(100),
     }),
+    output: knowledgeEventsOutput,
     annotations: readOnly,
     run: async (ctx, args) => {
       const t = await target(ctx, args.mappingId, 'read');
@@ -258,10 +280,15 @@ export const tools: ToolDefinition[] = [
 
 export const toolsByName = new Map(tools.map((t) => [t.name, t]));
 
-/** The tools/list entries: JSON Schema of each input, with title, description and annotations. */
+/**
+ * The tools/list entries: JSON Schema of each input and output, with title, description and
+ * annotations. Computed once: they only change with a deploy.
+ */
+const listing = tools.map((t) => {
+  const { $schema: _ignored, ...inputSchema } = z.toJSONSchema(t.input, { io: 'input' }) as Record<string, unknown>;
+  return { name: t.name, title: t.title, description: t.description, inputSchema, outputSchema: outputJsonSchema(t.output), annotations: { title: t.title, ...t.annotations } };
+});
+
 export function listedTools() {
-  return tools.map((t) => {
-    const { $schema: _ignored, ...inputSchema } = z.toJSONSchema(t.input, { io: 'input' }) as Record<string, unknown>;
-    return { name: t.name, title: t.title, description: t.description, inputSchema, annotations: { title: t.title, ...t.annotations } };
-  });
+  return listing;
 }
