@@ -1,7 +1,8 @@
-// MCP tool gateway, POST /api/mcp. Order of a request: a bearer token must be present → parse
-// JSON-RPC → classify the era and check headers → for a recognized request, authenticate (any of
-// the four plans; plan read now) and reserve one MCP operation in one statement → run. Any other
-// answer is given only after authenticating, and consumes nothing.
+// MCP tool gateway, POST /api/mcp. Order of a request: a bearer token must be present → parse the
+// body with the edge's JSON rules (U+0000, depth) → JSON-RPC → check headers against the body and
+// classify the era → for a recognized request, authenticate (any of the four plans; plan read now)
+// and reserve one MCP operation in one statement → run. Any other answer is given only after
+// authenticating, and consumes nothing. A U+0000 in tool arguments is the tool's invalid argument.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
@@ -19,6 +20,7 @@ import {
   LEGACY_VERSION,
   MODERN_VERSION,
   parseEnvelope,
+  readBody,
   rpcCodes,
   rpcErrorFromAppError,
   RpcError,
@@ -70,7 +72,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
     if (request.method === 'POST') presentedToken(request);
   });
   app.setErrorHandler(async (error, request, reply) => {
-    let appError = isAppError(error) ? error : new AppError((error as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'payload_too_large' : 'internal_error');
+    let appError = isAppError(error) ? error : fromFrameworkError(error);
     if (appError.status >= 500) request.log.error({ err: error }, 'mcp request failed');
     // A refusal of the body (415, 413) is an answer too: it goes only to an authenticated caller.
     if (request.method === 'POST' && !request.principal && appError.status < 500 && appError.status !== 401) {
@@ -90,9 +92,13 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
       .code(405)
       .header('allow', 'POST')
       .type('application/json')
-      .send({ jsonrpc: '2.0', id: null, error: { code: rpcCodes.invalidRequest, message: 'This server offers no SSE stream and no sessions; use POST.' } });
-  app.get('/', { schema: { hide: true } }, notAllowed);
-  app.delete('/', { schema: { hide: true } }, notAllowed);
+      .send({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: rpcCodes.invalidRequest, message: 'This server offers no SSE stream and no sessions; use POST.', data: { code: 'method_not_allowed', status: 405 } },
+      });
+  // Every method but POST (HEAD comes with GET): 405 with Allow, never a 404.
+  app.route({ method: ['GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'], url: '/', schema: { hide: true }, handler: notAllowed });
 
   app.post(
     '/',
@@ -121,12 +127,10 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
         return answer();
       };
 
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(String(request.body ?? ''));
-      } catch {
-        return unchargedAnswer(null, () => sendRpcError(reply, null, new RpcError(rpcCodes.parseError, 'Parse error: the body is not valid JSON.', { httpStatus: 400 })));
-      }
+      // One JSON parser for every interface (api/edge.ts): no U+0000, bounded depth.
+      const body = readBody(String(request.body ?? ''), request.id);
+      if ('refusal' in body) return unchargedAnswer(body.id, () => sendRpcError(reply, body.id, body.refusal));
+      const { value: parsed, argumentRefusal } = body;
       const idOf = (value: unknown): RpcId => {
         const id = (value as { id?: unknown } | null)?.id;
         return typeof id === 'string' || typeof id === 'number' ? id : null;
@@ -165,8 +169,8 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
           return unchargedAnswer(id, () => sendRpcError(reply, id, new RpcError(rpcCodes.invalidParams, 'params.arguments must be an object.')));
         }
         // The hot path: authentication, the operation's reservation and the tool's work in one statement.
-        const parsedArgs = tool.input.safeParse(args);
-        if (tool.fused && parsedArgs.success && tool.fused.canFuse(parsedArgs.data as never)) {
+        const parsedArgs = argumentRefusal ? undefined : tool.input.safeParse(args);
+        if (tool.fused && parsedArgs?.success && tool.fused.canFuse(parsedArgs.data as never)) {
           let outcome: Awaited<ReturnType<typeof tool.fused.run>>;
           try {
             outcome = await withChallenge(() => tool.fused!.run({ db, rawToken: presentedToken(request), leases }, parsedArgs.data as never));
@@ -186,11 +190,11 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
       } catch (error) {
         return refuse(id, error);
       }
-      return respond(await run(message, era, request));
+      return respond(await run(message, era, request, argumentRefusal));
     },
   );
 
-  async function run(message: JsonRpcRequest, era: Era, request: FastifyRequest): Promise<Record<string, unknown>> {
+  async function run(message: JsonRpcRequest, era: Era, request: FastifyRequest, argumentRefusal: AppError | undefined): Promise<Record<string, unknown>> {
     const serverInfoMeta = { [SERVER_INFO_META_KEY]: SERVER_INFO };
     switch (message.method) {
       case 'initialize': {
@@ -215,6 +219,8 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
       case 'tools/list':
         return era === 'modern' ? { tools: listedTools(), ttlMs: CACHE_TTL_MS, cacheScope: 'public' } : { tools: listedTools() };
       case 'tools/call':
+        // An argument the edge refused (U+0000) is an invalid argument like any other: the tool never sees it.
+        if (argumentRefusal) return toolErrorResult(argumentRefusal, request.id);
         return callTool(String(message.params?.['name']), (message.params?.['arguments'] as Record<string, unknown> | undefined) ?? {}, request);
       default:
         throw new RpcError(rpcCodes.methodNotFound, `Method not found: ${message.method}`);
@@ -240,6 +246,17 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
     }
   }
 };
+
+/** Fastify's own refusals of a request (body too large, bad content length, …) keep their 4xx. */
+function fromFrameworkError(error: unknown): AppError {
+  const { code, statusCode } = error as { code?: string; statusCode?: number };
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE' || statusCode === 413) return new AppError('payload_too_large');
+  if (statusCode === 415) return new AppError('unsupported_media_type', 'MCP requests are application/json.');
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+    return new AppError('invalid_request', error instanceof Error ? error.message : undefined, { status: statusCode });
+  }
+  return new AppError('internal_error');
+}
 
 function toolResult(data: unknown) {
   return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };

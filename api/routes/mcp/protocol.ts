@@ -1,11 +1,12 @@
 // MCP over one POST endpoint, for two eras of clients:
-// - stateless 2026-07-28 requests carry `params._meta["io.modelcontextprotocol/protocolVersion"]`
-//   and the MCP-Protocol-Version / Mcp-Method / Mcp-Name headers, which must agree with the body;
-// - legacy clients (initialize → notifications/initialized → requests) send no Mcp-Method header.
-// No session is ever minted. JSON-RPC error codes are listed in docs/mcp.md.
-import { errorCatalog } from '../../../domain/errors.ts';
-import type { AppError } from '../../../domain/errors.ts';
+// - stateless 2026-07-28 requests carry their version in MCP-Protocol-Version and/or
+//   `params._meta["io.modelcontextprotocol/protocolVersion"]`, plus Mcp-Method / Mcp-Name;
+// - legacy clients (initialize → notifications/initialized → requests, or `_meta` 2024-11-05).
+// Headers that are present must agree with the body in both eras (classify). No session is ever
+// minted. JSON-RPC error codes are listed in docs/mcp.md.
+import { AppError, errorCatalog, isAppError } from '../../../domain/errors.ts';
 import type { ErrorPointer } from '../../../domain/errors.ts';
+import { assertSafeJson, parseJsonText } from '../../edge.ts';
 
 export const MODERN_VERSION = '2026-07-28';
 export const LEGACY_VERSION = '2024-11-05';
@@ -76,58 +77,163 @@ export type Era = 'modern' | 'legacy';
 
 export type MessageHeaders = { protocolVersion: string | undefined; method: string | undefined; name: string | undefined };
 
+/** The body parameter each name-bearing method mirrors in Mcp-Name. */
+const NAME_PARAMS: Readonly<Record<string, string>> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
+
+const headerMismatch = (message: string, data: Record<string, unknown>) => new RpcError(rpcCodes.headerMismatch, message, { httpStatus: 400, data });
+
 /**
- * Body-primary classification: a request whose `_meta` names a protocol version is modern; its
- * version must be one we support (else -32022 with the supported list), and the headers must be
- * present and agree with the body (else -32020). A body without that `_meta` is legacy, and must not
- * carry modern headers that contradict it.
+ * Header/body agreement and the era of a message.
+ * 1. Every header that is present must agree with the body, in every era and for notifications
+ *    too: Mcp-Method with `method`, Mcp-Name with the named parameter (`params.name` of tools/call;
+ *    a method that names nothing cannot carry one), MCP-Protocol-Version with the `_meta` version
+ *    when both are sent. Any contradiction is -32020.
+ * 2. The version is the body's `_meta` version, else the MCP-Protocol-Version header. One we do not
+ *    serve is -32022 (an `initialize` negotiates in its body, so its header is not judged).
+ * 3. 2026-07-28 is the modern era: a request must then carry MCP-Protocol-Version, Mcp-Method and,
+ *    for tools/call, Mcp-Name (else -32020). 2024-11-05, or no version at all, is the legacy era; a
+ *    request with Mcp-Method or Mcp-Name but no version anywhere is -32020 (those headers exist only
+ *    in 2026-07-28, whose requests carry their version).
  */
 export function classify(message: JsonRpcRequest, headers: MessageHeaders): Era {
   const meta = message.params?.['_meta'];
-  const version = meta && typeof meta === 'object' ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_META_KEY] : undefined;
+  const bodyVersion = meta && typeof meta === 'object' && !Array.isArray(meta) ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_META_KEY] : undefined;
   const isRequest = message.id !== undefined;
-  if (version === undefined) {
-    if (headers.method !== undefined) {
-      throw new RpcError(rpcCodes.headerMismatch, `Mcp-Method is a ${MODERN_VERSION} header, but the body carries no _meta["${PROTOCOL_VERSION_META_KEY}"].`, { httpStatus: 400 });
+
+  if (headers.method !== undefined && headers.method !== message.method) {
+    throw headerMismatch(`Mcp-Method ${JSON.stringify(headers.method)} disagrees with method ${JSON.stringify(message.method)}.`, {
+      header: 'Mcp-Method',
+      headerValue: headers.method,
+      bodyValue: message.method,
+    });
+  }
+  if (headers.name !== undefined) {
+    const param = NAME_PARAMS[message.method];
+    const named = param === undefined ? undefined : message.params?.[param];
+    if (headers.name !== named) {
+      throw headerMismatch(
+        named === undefined
+          ? `Mcp-Name ${JSON.stringify(headers.name)} names something, but the body of ${JSON.stringify(message.method)} names nothing.`
+          : `Mcp-Name ${JSON.stringify(headers.name)} disagrees with params.${param} ${JSON.stringify(named)}.`,
+        { header: 'Mcp-Name', headerValue: headers.name, bodyValue: named ?? null },
+      );
     }
-    if (headers.protocolVersion === MODERN_VERSION) {
-      throw new RpcError(rpcCodes.headerMismatch, `MCP-Protocol-Version says ${MODERN_VERSION}, but the body carries no _meta["${PROTOCOL_VERSION_META_KEY}"].`, { httpStatus: 400 });
+  }
+  if (bodyVersion !== undefined && headers.protocolVersion !== undefined && headers.protocolVersion !== bodyVersion) {
+    throw headerMismatch(`MCP-Protocol-Version ${headers.protocolVersion} disagrees with _meta version ${JSON.stringify(bodyVersion)}.`, {
+      header: 'MCP-Protocol-Version',
+      headerValue: headers.protocolVersion,
+      bodyValue: bodyVersion,
+    });
+  }
+
+  const version = bodyVersion ?? (message.method === 'initialize' ? undefined : headers.protocolVersion);
+  if (version === undefined) {
+    if (headers.method !== undefined || headers.name !== undefined) {
+      throw headerMismatch(`Mcp-Method and Mcp-Name are ${MODERN_VERSION} headers, but the request carries no protocol version (MCP-Protocol-Version or _meta).`, {
+        header: 'MCP-Protocol-Version',
+        headerValue: null,
+        bodyValue: null,
+      });
     }
     return 'legacy';
   }
-  if (typeof version !== 'string' || !(SUPPORTED_VERSIONS as readonly string[]).includes(version) || version === LEGACY_VERSION) {
+  if (typeof version !== 'string' || !(SUPPORTED_VERSIONS as readonly string[]).includes(version)) {
     throw new RpcError(rpcCodes.unsupportedProtocolVersion, `Unsupported protocol version ${JSON.stringify(version)}.`, {
       httpStatus: 400,
       data: { supported: [MODERN_VERSION], supportedVersions: [...SUPPORTED_VERSIONS], requested: version },
     });
   }
-  if (!isRequest) return 'modern'; // notifications are exempt from the header checks
-  if (headers.protocolVersion === undefined) throw new RpcError(rpcCodes.headerMismatch, 'Missing MCP-Protocol-Version header.', { httpStatus: 400 });
-  if (headers.protocolVersion !== version) {
-    throw new RpcError(rpcCodes.headerMismatch, `MCP-Protocol-Version ${headers.protocolVersion} disagrees with _meta version ${version}.`, { httpStatus: 400 });
-  }
-  if (headers.method === undefined) throw new RpcError(rpcCodes.headerMismatch, 'Missing Mcp-Method header.', { httpStatus: 400 });
-  if (headers.method !== message.method) {
-    throw new RpcError(rpcCodes.headerMismatch, `Mcp-Method ${JSON.stringify(headers.method)} disagrees with method ${JSON.stringify(message.method)}.`, { httpStatus: 400 });
-  }
-  if (message.method === 'tools/call') {
-    const name = message.params?.['name'];
-    if (headers.name === undefined) throw new RpcError(rpcCodes.headerMismatch, 'Missing Mcp-Name header for tools/call.', { httpStatus: 400 });
-    if (headers.name !== name) {
-      throw new RpcError(rpcCodes.headerMismatch, `Mcp-Name ${JSON.stringify(headers.name)} disagrees with params.name ${JSON.stringify(name)}.`, { httpStatus: 400 });
-    }
-  }
+  if (version !== MODERN_VERSION) return 'legacy';
+  if (!isRequest) return 'modern'; // notifications need no routing headers (but must not contradict the body)
+  const missing = (header: string) => headerMismatch(`Missing ${header} header (required on ${MODERN_VERSION} requests).`, { header, headerValue: null });
+  if (headers.protocolVersion === undefined) throw missing('MCP-Protocol-Version');
+  if (headers.method === undefined) throw missing('Mcp-Method');
+  if (message.method === 'tools/call' && headers.name === undefined) throw missing('Mcp-Name');
   return 'modern';
 }
 
-/** Maps the edge's AppErrors (auth, entitlement, allowance) onto JSON-RPC errors with the REST code. */
+/**
+ * Maps an AppError onto a JSON-RPC error with the REST `code` and status in `data` and the REST HTTP
+ * status: 401 → -32001, 403 → -32003, 429 → -32029, malformed JSON → -32700, any other client error
+ * (4xx: 413 payload_too_large, 415 unsupported_media_type, 400 invalid_character, json_too_deep, …)
+ * → -32600 Invalid Request. Only a server failure (5xx) is -32603 Internal error.
+ */
 export function rpcErrorFromAppError(error: AppError, requestId: string): RpcError {
   const rpcCode =
-    error.status === 401 ? rpcCodes.unauthorized : error.status === 403 ? rpcCodes.forbidden : error.status === 429 ? rpcCodes.rateLimited : rpcCodes.internalError;
+    error.status === 401
+      ? rpcCodes.unauthorized
+      : error.status === 403
+        ? rpcCodes.forbidden
+        : error.status === 429
+          ? rpcCodes.rateLimited
+          : error.code === 'malformed_json'
+            ? rpcCodes.parseError
+            : error.status < 500
+              ? rpcCodes.invalidRequest
+              : rpcCodes.internalError;
   return new RpcError(rpcCode, error.detail ?? errorCatalog[error.code].title, {
     httpStatus: error.status,
     data: { code: error.code, status: error.status, requestId, ...error.extensions },
   });
+}
+
+/** The outcome of reading a request body: a refusal, or a value (with a refusal of its tool arguments, if any). */
+export type ReadBody = { value: unknown; argumentRefusal: AppError | undefined } | { refusal: RpcError; id: RpcId };
+
+const ARGUMENTS_POINTER = '/params/arguments';
+
+/**
+ * Parses the body with the edge's one JSON parser (parseJsonText: U+0000 anywhere, nesting deeper
+ * than MAX_JSON_DEPTH, prototype keys), so nothing refused there reaches Postgres or recursive code.
+ * Refusals are JSON-RPC errors with HTTP 400 and the edge's code in `data.code`: malformed JSON is
+ * -32700; too deep, a NUL outside tool arguments or a prototype key is -32600 (-32602 when the NUL
+ * is in params). A NUL inside `params.arguments` of tools/call is the tool's invalid argument
+ * instead (`argumentRefusal`, pointers rewritten to /arguments/…): the call is answered, as for any
+ * invalid argument, with an isError result carrying `invalid_character`.
+ */
+export function readBody(text: string, requestId: string): ReadBody {
+  try {
+    return { value: parseJsonText(text, ''), argumentRefusal: undefined };
+  } catch (error) {
+    if (!isAppError(error)) throw error;
+    if (error.code === 'malformed_json') {
+      return { refusal: new RpcError(rpcCodes.parseError, 'Parse error: the body is not valid JSON.', { httpStatus: 400, data: { code: error.code, status: 400, requestId } }), id: null };
+    }
+    // The text is valid JSON (only the walk refused it): the id can still be echoed.
+    const value: unknown = JSON.parse(text);
+    const message = value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    const rawId = message?.['id'];
+    const id: RpcId = (typeof rawId === 'string' && !rawId.includes('\u0000')) || typeof rawId === 'number' ? rawId : null;
+    let refusal = error;
+    if (error.code === 'invalid_character' && message?.['method'] === 'tools/call') {
+      // Judge the envelope without the arguments, then the arguments at their depth in the body.
+      const params = message['params'];
+      const args = params && typeof params === 'object' && !Array.isArray(params) ? (params as Record<string, unknown>)['arguments'] : undefined;
+      try {
+        assertSafeJson({ ...message, params: { ...(params as Record<string, unknown>), arguments: null } }, '');
+        assertSafeJson({ params: { arguments: args } }, '');
+      } catch (again) {
+        if (!isAppError(again)) throw again;
+        if (again.code === 'invalid_character' && pointerOf(again).startsWith(ARGUMENTS_POINTER)) {
+          return { value, argumentRefusal: argumentsRefusal(again) };
+        }
+        refusal = again;
+      }
+    }
+    const rpcError = rpcErrorFromAppError(refusal, requestId);
+    const inParams = refusal.code === 'invalid_character' && pointerOf(refusal).startsWith('/params');
+    return { refusal: inParams ? new RpcError(rpcCodes.invalidParams, rpcError.message, { httpStatus: 400, data: rpcError.data }) : rpcError, id };
+  }
+}
+
+const pointerOf = (error: AppError) => (error.extensions['errors'] as ErrorPointer[] | undefined)?.[0]?.pointer ?? '';
+
+/** The same refusal, pointing into the tool's arguments the way its other argument errors do. */
+function argumentsRefusal(error: AppError): AppError {
+  const errors = ((error.extensions['errors'] as ErrorPointer[] | undefined) ?? []).map((e) => ({ ...e, pointer: e.pointer.replace(ARGUMENTS_POINTER, '/arguments') }));
+  const first = errors[0]?.pointer ?? '/arguments';
+  return new AppError('invalid_character', `${first}: strings may not contain U+0000.`, { extensions: { ...error.extensions, errors } });
 }
 
 /** A tool's own failure: an MCP result with isError and the same stable code REST would use. */
