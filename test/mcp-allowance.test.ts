@@ -61,8 +61,22 @@ describe('MCP allowance', () => {
       expect(r.data.error).toMatchObject({ code: -32029, data: { code: 'rate_limited' } });
       expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(r.headers['mcp-protocol-version']).toBe('2026-07-28');
+      expect(r.headers['ratelimit']).toBe(`"minute";r=0;t=${r.headers['retry-after']}`);
     }
+    // Counted answers carry the IETF RateLimit fields, each with what was left after it.
+    expect(ok[0]!.headers['ratelimit-policy']).toBe('"minute";q=12;w=60, "month";q=30');
+    const remaining = ok.map((r) => Number(/"minute";r=(\d+)/.exec(String(r.headers['ratelimit']))![1])).sort((a, b) => a - b);
+    expect(remaining).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     expect(await used(account.id, 'mcp')).toBe(12);
+  });
+
+  it('publishes the RateLimit fields on the fused single-note read too', async () => {
+    const { token, account } = await accountWithToken(db.pool, 'team');
+    const { mappingId } = await personalMapping(db.pool, account.id);
+    const res = await mcpRaw(app, token).modern('tools/call', { name: 'get_note_content', arguments: { mappingId, path: 'Missing/Note.md' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['ratelimit-policy']).toBe('"minute";q=12;w=60, "month";q=30');
+    expect(res.headers['ratelimit']).toMatch(/^"minute";r=11;t=\d+, "month";r=29;t=\d+$/);
   });
 
   it('refuses past the monthly allowance with monthly_limit_exceeded', async () => {

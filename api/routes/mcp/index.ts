@@ -11,7 +11,7 @@ import { AppError, isAppError } from '../../../domain/errors.ts';
 import type { ErrorPointer } from '../../../domain/errors.ts';
 import { authenticateWithLease } from '../../../domain/allowance-lease.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
-import { chargeRefusalCodes } from '../../../domain/usage.ts';
+import { chargeRefusalCodes, rateLimitHeaders } from '../../../domain/usage.ts';
 import { authenticateRequest, presentedToken, principalOf, withChallenge } from '../../auth.ts';
 import {
   CACHE_TTL_MS,
@@ -179,14 +179,16 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
             return refuse(id, error);
           }
           request.principal = outcome.principal;
+          reply.headers(rateLimitHeaders(outcome.usage));
           return respond(isAppError(outcome.data) ? toolErrorResult(outcome.data, request.id) : toolResult(outcome.data));
         }
       }
 
       // A recognized operation: authenticate and reserve one operation in one statement, then run it.
       try {
-        const { usage: _usage, ...principal } = await withChallenge(() => authenticateWithLease(db, presentedToken(request), 'mcp', leases));
+        const { usage, ...principal } = await withChallenge(() => authenticateWithLease(db, presentedToken(request), 'mcp', leases));
         request.principal = principal;
+        reply.headers(rateLimitHeaders(usage));
       } catch (error) {
         return refuse(id, error);
       }

@@ -17,6 +17,7 @@ import { parseRevision } from '../../../domain/notes/markdown.ts';
 import { noteLimits, pathProblem, validateNotePath } from '../../../domain/notes/paths.ts';
 import { readNoteAsCaller } from '../../../domain/notes/read-as-caller.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
+import type { UsageSnapshot } from '../../../domain/usage.ts';
 import { findNote, listEventsPage } from '../../../domain/notes/store.ts';
 import type { Provenance } from '../../../domain/notes/store.ts';
 import {
@@ -40,7 +41,7 @@ export type ToolContext = { db: DatabasePool; principal: Principal; requestId: s
  */
 export type FusedTool = {
   canFuse: (args: never) => boolean;
-  run: (input: { db: DatabasePool; rawToken: string; leases: AllowanceLeases }, args: never) => Promise<{ principal: Principal; data: unknown }>;
+  run: (input: { db: DatabasePool; rawToken: string; leases: AllowanceLeases }, args: never) => Promise<{ principal: Principal; usage: UsageSnapshot; data: unknown }>;
 };
 
 type Annotations = { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
@@ -67,7 +68,7 @@ function tool<S extends z.ZodObject, O extends z.ZodType>(definition: {
   run: (ctx: ToolContext, args: z.infer<S>) => Promise<z.input<O>>;
   fused?: {
     canFuse: (args: z.infer<S>) => boolean;
-    run: (input: { db: DatabasePool; rawToken: string; leases: AllowanceLeases }, args: z.infer<S>) => Promise<{ principal: Principal; data: z.input<O> | AppError }>;
+    run: (input: { db: DatabasePool; rawToken: string; leases: AllowanceLeases }, args: z.infer<S>) => Promise<{ principal: Principal; usage: UsageSnapshot; data: z.input<O> | AppError }>;
   };
 }): ToolDefinition {
   return definition as unknown as ToolDefinition;
@@ -141,8 +142,8 @@ export const tools: ToolDefinition[] = [
         const path = args.path.normalize('NFC');
         const read = await readNoteAsCaller(db, { rawToken, iface: 'mcp', leases, mappingId: args.mappingId, path });
         const principal = { tokenId: read.tokenId, account: read.account };
-        if (!read.note) return { principal, data: new AppError('note_not_found', `No live note at ${path}.`) };
-        return { principal, data: { mappingId: read.mapping.mappingId, ...read.note } };
+        if (!read.note) return { principal, usage: read.usage, data: new AppError('note_not_found', `No live note at ${path}.`) };
+        return { principal, usage: read.usage, data: { mappingId: read.mapping.mappingId, ...read.note } };
       },
     },
   }),
