@@ -6,7 +6,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { Client } from '@temporalio/client';
 import type { Connection } from '@temporalio/client';
@@ -19,6 +19,7 @@ import type { EgressPolicy } from '../domain/automation/network.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import { loggerOptions } from '../platform/logger.ts';
 import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH, registerEdgeRules } from './edge.ts';
+import { openapiRoutes, swaggerOptions } from './openapi.ts';
 import { registerProblemHandling } from './problems.ts';
 import { healthRoutes } from './routes/health.ts';
 import { devApi } from './routes/dev/index.ts';
@@ -80,24 +81,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerEdgeRules(app);
   registerProblemHandling(app);
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Hosted Notes Platform',
-        version: '1.0.0',
-        description:
-          'Developer REST API, MCP gateway, automation gateway and Product Runtime over hosted Markdown vaults. ' +
-          'Every error is application/problem+json with a stable `code` (see the Problem schema).',
-      },
-      ...(deps.publicBaseUrl ? { servers: [{ url: deps.publicBaseUrl }] } : {}),
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token (hnp_pat_…)' } } },
-    },
-    transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
-  });
+  // The OpenAPI document: frame, per-route transform and completion pass in api/openapi.ts.
+  await app.register(swagger, swaggerOptions({ publicBaseUrl: deps.publicBaseUrl }));
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(openapiRoutes);
 
   await app.register(healthRoutes, {
     checks: {

@@ -1,5 +1,5 @@
 // Automation discovery: catalog, adapters (graph-provider), templates and their download, and the
-// gateway's generated OpenAPI; all behind the Developer entitlement.
+// gateway's generated OpenAPI (public); everything else behind the Developer entitlement.
 import type { FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from './support/harness.ts';
@@ -47,6 +47,22 @@ describe('automation discovery', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/dev/automation/proposals', '/api/dev/automation/proposals/{id}/approve', '/api/dev/automation/catalog']));
     expect(Object.keys(doc.paths).every((p) => p.startsWith('/api/dev/automation'))).toBe(true);
+  });
+
+  it('serves that description openly, as /openapi.json is: no token, any token, nothing counted', async () => {
+    const premium = await accountWithToken(ctx.db.pool, 'premium');
+    for (const headers of [{}, bearer('hnp_pat_not-a-token'), bearer(premium.token)]) {
+      const res = await app.inject({ method: 'GET', url: '/api/dev/automation/openapi.json', headers });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toContain('application/json');
+      expect(res.headers['ratelimit']).toBeUndefined(); // counted answers carry RateLimit
+      expect((res.json() as { info: { title: string } }).info.title).toContain('automation gateway');
+    }
+    const whole = await app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(whole.statusCode).toBe(200);
+    expect(whole.headers['ratelimit']).toBeUndefined();
+    // The rest of the gateway still needs a token.
+    expect((await app.inject({ method: 'GET', url: '/api/dev/automation/templates' })).statusCode).toBe(401);
   });
 
   it('needs the Developer entitlement', async () => {

@@ -88,6 +88,38 @@ describe('events and event triggers', () => {
     expect((await postEvent(manager, { type: 'Bad Type!' })).statusCode).toBe(400);
     expect((await postEvent(manager, { type: 'big.event', data: { blob: 'x'.repeat(300 * 1024) } })).statusCode).toBe(413);
   });
+
+  it('bounds occurredAt to 1970 … 24 hours after receipt (a year 0 was a 500 from Postgres)', async () => {
+    const hour = 3600 * 1000;
+    for (const occurredAt of ['0000-01-01T00:00:00Z', '0001-01-01T00:00:00Z', '1969-12-31T23:59:59Z', '9999-12-31T23:59:59Z', new Date(Date.now() + 25 * hour).toISOString()]) {
+      const res = await postEvent(manager, { type: 'clock.check', occurredAt });
+      expect(res.statusCode, occurredAt).toBe(400);
+      expect(res.data).toMatchObject({ code: 'invalid_request', errors: [{ pointer: '/body/occurredAt' }] });
+    }
+    const skewed = new Date(Date.now() + 23 * hour).toISOString();
+    for (const occurredAt of ['1970-01-01T00:00:00Z', '2026-03-02T10:12:00+01:00', skewed]) {
+      const res = await postEvent(manager, { type: 'clock.check', occurredAt });
+      expect(res.statusCode, occurredAt).toBe(201);
+      expect(Date.parse(res.data.event.occurredAt)).toBe(Date.parse(occurredAt));
+    }
+  });
+
+  it('answers 201 with the Location of the event and the trigger, which read back', async () => {
+    const event = await postEvent(manager, { type: 'location.check', data: { n: 1 } }, 'location-event');
+    expect(event.statusCode).toBe(201);
+    expect(event.headers['location']).toBe(`/api/dev/automation/events/${event.data.event.id}`);
+    const read = await manager.request('GET', event.headers['location'] as string);
+    expect(read.statusCode).toBe(200);
+    expect(read.data).toEqual(event.data.event);
+    // A replay is not a creation: 200 and no Location.
+    const replay = await postEvent(manager, { type: 'location.check', data: { n: 1 } }, 'location-event');
+    expect(replay.statusCode).toBe(200);
+    expect(replay.headers['location']).toBeUndefined();
+
+    const trigger = await createTrigger(manager, { name: 'Located', kind: 'event', eventType: 'location.check' });
+    expect(trigger.headers['location']).toBe(`/api/dev/automation/triggers/${trigger.data.id}`);
+    expect((await manager.request('GET', trigger.headers['location'] as string)).data).toEqual(trigger.data);
+  });
 });
 
 describe('/process', () => {
@@ -177,6 +209,10 @@ describe('tenancy', () => {
     expect((await other.request('GET', `/api/dev/automation/triggers?workspaceId=${workspaceId}`)).data.code).toBe('workspace_not_found');
     expect((await other.request('PATCH', `/api/dev/automation/triggers/${id}`, { body: { name: 'stolen' } })).statusCode).toBe(404);
     expect((await other.request('DELETE', `/api/dev/automation/triggers/${id}`)).statusCode).toBe(404);
+    expect((await other.request('GET', `/api/dev/automation/triggers/${id}`)).statusCode).toBe(404);
+    const event = await postEvent(manager, { type: 'tenancy.check' });
+    expect((await other.request('GET', `/api/dev/automation/events/${event.data.event.id}`)).data.code).toBe('not_found');
+    expect((await viewer.request('GET', `/api/dev/automation/events/${event.data.event.id}`)).statusCode).toBe(200);
     expect((await other.request('GET', `/api/dev/automation/runs?workspaceId=${workspaceId}`)).data.code).toBe('workspace_not_found');
     expect((await other.request('POST', '/api/dev/automation/process', { body: { workspaceId } })).data.code).toBe('workspace_not_found');
     expect((await other.request('POST', '/api/dev/automation/process', { body: {} })).data.processed).toEqual([]);

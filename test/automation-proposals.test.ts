@@ -139,6 +139,9 @@ describe('review', () => {
     const [a, b] = await Promise.all([1, 2].map(() => proposer.request('POST', '/api/dev/automation/proposals', { body, headers: { 'idempotency-key': 'same-proposal' } })));
     const ok = [a!, b!].filter((r) => r.statusCode === 201);
     expect(new Set(ok.map((r) => r.data.id)).size).toBe(1);
+    // Every 201, the replayed one too, says where the proposal is.
+    for (const r of ok) expect(r.headers['location']).toBe(`/api/dev/automation/proposals/${r.data.id}`);
+    expect((await proposer.request('GET', ok[0]!.headers['location'] as string)).data).toMatchObject({ id: ok[0]!.data.id });
     expect((await viewer.request('POST', '/api/dev/automation/proposals', { body, headers: { 'idempotency-key': 'v1' } })).data.code).toBe('permission_denied');
     expect((await proposer.request('POST', '/api/dev/automation/proposals', { body: { ...body, action: { kind: 'shell.exec', cmd: 'rm -rf /' } }, headers: { 'idempotency-key': 'bad' } })).statusCode).toBe(400);
   });

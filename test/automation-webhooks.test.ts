@@ -82,6 +82,10 @@ describe('webhook endpoints', () => {
     expect(secret).toMatch(/^whsec_/);
     const listed = await api.request('GET', `/api/dev/automation/endpoints?workspaceId=${workspaceId}`);
     expect(JSON.stringify(listed.data)).not.toContain(secret.slice(6));
+    expect(created.headers['location']).toBe(`/api/dev/automation/endpoints/${created.data.id}`);
+    const read = await api.request('GET', created.headers['location'] as string);
+    expect(read.data).toEqual(listed.data.endpoints.find((e: { id: string }) => e.id === created.data.id));
+    expect(JSON.stringify(read.data)).not.toContain(secret.slice(6));
     const stored = await db.pool.oneFirst(sql.type(z.object({ row: z.string() }))`SELECT w::text AS row FROM webhook_endpoints w WHERE id = ${created.data.id}`);
     expect(stored).not.toContain(secret.slice(6));
 
@@ -139,6 +143,7 @@ describe('tenancy', () => {
     expect((await stranger.request('GET', `/api/dev/automation/endpoints?workspaceId=${workspaceId}`)).data.code).toBe('workspace_not_found');
     expect((await stranger.request('GET', `/api/dev/automation/executions?workspaceId=${workspaceId}`)).data.code).toBe('workspace_not_found');
     expect((await stranger.request('DELETE', `/api/dev/automation/endpoints/${created.data.id}`)).statusCode).toBe(404);
+    expect((await stranger.request('GET', `/api/dev/automation/endpoints/${created.data.id}`)).statusCode).toBe(404);
     expect((await stranger.request('POST', '/api/dev/automation/endpoints', { body: { workspaceId, url: `${base}/x`, eventTypes: ['*'] } })).data.code).toBe('workspace_not_found');
     expect((await api.request('DELETE', `/api/dev/automation/endpoints/${created.data.id}`)).statusCode).toBe(204);
   });

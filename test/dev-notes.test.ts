@@ -116,6 +116,54 @@ describe('write: apply', () => {
     expect((await api.apply({ mappingId, path: 'Projects/Once.md', content: 'b' }, { 'if-none-match': '"x"' })).statusCode).toBe(400);
   });
 
+  it('treats If-Match: * as "a note must exist": replaces whatever is current, 412 when there is none', async () => {
+    const missing = await api.apply({ mappingId, path: 'Star/Missing.md', content: 'x' }, { 'if-match': '*' });
+    expect(missing.statusCode).toBe(412);
+    expect(missing.data).toMatchObject({ code: 'precondition_failed', currentRevision: null, detail: 'If-Match: * — no note exists at this path.' });
+    expect((await api.preview({ mappingId, path: 'Star/Missing.md', content: 'x' }, { 'if-match': '*' })).statusCode).toBe(412);
+    expect((await api.inventory(mappingId)).data.notes.some((n: { path: string }) => n.path === 'Star/Missing.md')).toBe(false);
+
+    await api.apply({ mappingId, path: 'Star/Any.md', content: 'one' });
+    const preview = await api.preview({ mappingId, path: 'Star/Any.md', content: 'two' }, { 'if-match': '*' });
+    expect(preview.data).toMatchObject({ operation: 'replace', revisionRequired: false, beforeRevision: revisionOf('one') });
+    // No revision needed: * stands for whatever is current (and satisfies "replacing needs a revision").
+    const replaced = await api.apply({ mappingId, path: 'Star/Any.md', content: 'two' }, { 'if-match': ' * ' }, 'star-replace');
+    expect(replaced.statusCode).toBe(200);
+    expect(replaced.data).toMatchObject({ operation: 'replace', beforeRevision: revisionOf('one'), afterRevision: revisionOf('two') });
+    // The same key replays, although the note's revision (what * stood for) has changed since.
+    const replay = await api.apply({ mappingId, path: 'Star/Any.md', content: 'two' }, { 'if-match': '*' }, 'star-replace');
+    expect(replay.statusCode).toBe(200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    // expectedHash still counts beside it: a stale one is 409.
+    const stale = await api.apply({ mappingId, path: 'Star/Any.md', content: 'three', expectedHash: revisionOf('one') }, { 'if-match': '*' });
+    expect(stale.data.code).toBe('revision_conflict');
+    // If-None-Match: * with If-Match: * can never hold.
+    expect((await api.apply({ mappingId, path: 'Star/Any.md', content: 'three' }, { 'if-match': '*', 'if-none-match': '*' })).statusCode).toBe(412);
+    expect((await api.apply({ mappingId, path: 'Star/Any.md', content: 'three' }, { 'if-match': '"*"' })).data.code).toBe('invalid_revision');
+    // Even once the note is gone, the key still replays its stored answer instead of a 412.
+    await api.remove(mappingId, 'Star/Any.md', { dryRun: false, headers: { 'if-match': revisionOf('two'), 'idempotency-key': 'star-gone' } });
+    const late = await api.apply({ mappingId, path: 'Star/Any.md', content: 'two' }, { 'if-match': '*' }, 'star-replace');
+    expect(late.statusCode).toBe(200);
+    expect(late.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('answers an applied create with the Location of the note (category/filename paths only)', async () => {
+    const created = await api.apply({ mappingId, path: 'Located/Plan one.md', content: 'here' });
+    expect(created.statusCode).toBe(201);
+    expect(created.headers['location']).toBe(`/api/dev/notes/Located/Plan%20one.md?mappingId=${mappingId}`);
+    const read = await api.request('GET', created.headers['location'] as string);
+    expect(read.statusCode).toBe(200);
+    expect(read.data.content).toBe('here');
+    // No single-note URL reaches other depths, so no Location there; replaces are 200 without one.
+    const deep = await api.apply({ mappingId, path: 'Located/Deeper/Plan.md', content: 'deep' });
+    expect(deep.statusCode).toBe(201);
+    expect(deep.headers['location']).toBeUndefined();
+    const replaced = await api.apply({ mappingId, path: 'Located/Plan one.md', content: 'there', expectedHash: revisionOf('here') });
+    expect(replaced.statusCode).toBe(200);
+    expect(replaced.headers['location']).toBeUndefined();
+    expect((await api.preview({ mappingId, path: 'Located/Preview.md', content: 'p' })).headers['location']).toBeUndefined();
+  });
+
   it('refuses a stale expectedHash in a preview too, and reports revisionRequired', async () => {
     await api.apply({ mappingId, path: 'Projects/Preview.md', content: 'one' });
     expect((await api.preview({ mappingId, path: 'Projects/Preview.md', content: 'two' })).data).toMatchObject({ operation: 'replace', revisionRequired: true });
@@ -280,6 +328,25 @@ describe('delete → trash → restore', () => {
       cursor = page.data.nextCursor as string | null;
     } while (cursor);
     expect(seen.sort()).toEqual(['Bin/N0.md', 'Bin/N1.md', 'Bin/N2.md', 'Bin/N3.md', 'Bin/N4.md']);
+  });
+
+  it('deletes with If-Match: * whatever is current; a missing note stays 404, and a retry replays', async () => {
+    await api.apply({ mappingId, path: 'Trash/Star.md', content: 'any revision' });
+    const preview = await api.remove(mappingId, 'Trash/Star.md', { headers: { 'if-match': '*' } });
+    expect(preview.data).toMatchObject({ operation: 'delete', revisionRequired: false, beforeRevision: revisionOf('any revision') });
+    const headers = { 'if-match': '*', 'idempotency-key': 'star-delete' };
+    const deleted = await api.remove(mappingId, 'Trash/Star.md', { dryRun: false, headers });
+    expect(deleted.statusCode).toBe(200);
+    expect(deleted.data).toMatchObject({ applied: true, operation: 'delete', trashId: expect.any(String) });
+    // The note is gone now; the same request again replays the delete rather than failing.
+    const replay = await api.remove(mappingId, 'Trash/Star.md', { dryRun: false, headers });
+    expect(replay.statusCode).toBe(200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.data.trashId).toBe(deleted.data.trashId);
+    // RFC 9110 §13.2.1: without the condition this is 404, so it is 404 with it too.
+    const missing = await api.remove(mappingId, 'Trash/Star.md', { dryRun: false, headers: { 'if-match': '*', 'idempotency-key': 'star-delete-2' } });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.data.code).toBe('note_not_found');
   });
 
   it('answers note_not_found when deleting a missing note', async () => {

@@ -33,7 +33,16 @@ async function runCheck(check: ReadinessCheck): Promise<z.infer<typeof checkResu
 export const healthRoutes: FastifyPluginAsyncZod<{ checks: Record<string, ReadinessCheck> }> = async (app, options) => {
   app.get(
     '/healthz',
-    { schema: { tags: ['operations'], summary: 'Liveness', response: { 200: z.object({ status: z.literal('ok') }) } } },
+    {
+      schema: {
+        tags: ['operations'],
+        security: [],
+        operationId: 'checkLiveness',
+        summary: 'Liveness',
+        description: 'Answers 200 while the process serves HTTP; it checks no dependency. Public.',
+        response: { 200: z.object({ status: z.literal('ok') }) },
+      },
+    },
     async () => ({ status: 'ok' as const }),
   );
 
@@ -42,9 +51,12 @@ export const healthRoutes: FastifyPluginAsyncZod<{ checks: Record<string, Readin
     {
       schema: {
         tags: ['operations'],
+        security: [],
+        operationId: 'checkReadiness',
         summary: 'Readiness: Postgres and Temporal answer',
-        description: 'Answers 200 when every dependency answers within 2 s, else 503 problem+json `not_ready` listing the checks.',
+        description: 'Answers 200 when every dependency answers within 2 s, else 503 problem+json `not_ready` listing the checks. Public.',
         response: { 200: readySchema },
+        problems: ['not_ready'],
       },
     },
     async (_request, reply) => {

@@ -1,14 +1,14 @@
-// Discovery: adapters, templates (and their download) and the gateway's own OpenAPI description.
+// Discovery: adapters and templates (and their download). The gateway's OpenAPI description is
+// served publicly by api/openapi.ts.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { adapters, templates } from '../../../domain/automation/catalog.ts';
 import { AppError } from '../../../domain/errors.ts';
-import { problemSchema } from '../../problems.ts';
 
 const tags = ['automation'];
 const security = [{ bearerAuth: [] }];
-const templateSummary = z.object({ id: z.string(), version: z.number().int(), title: z.string(), description: z.string() });
-const template = templateSummary.extend({ configuration: z.record(z.string(), z.unknown()) });
+const templateSummary = z.object({ id: z.string(), version: z.number().int().min(1), title: z.string(), description: z.string() });
+const template = templateSummary.extend({ configuration: z.record(z.string(), z.unknown()) }).meta({ id: 'AutomationTemplate' });
 
 export const discoveryRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get(
@@ -17,8 +17,10 @@ export const discoveryRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags,
         security,
+        operationId: 'readAdapter',
         summary: 'One adapter (bridge): what it may send and how it authenticates',
-        params: z.object({ bridge: z.string().max(64) }),
+        description: 'Adapters: graph-provider (directory-graph ingestion; never receives a native provider credential) and generic-webhook. An unknown bridge is 404 listing the adapters.',
+        params: z.object({ bridge: z.string().max(64).describe('The adapter, e.g. graph-provider.') }),
         response: {
           200: z.object({
             bridge: z.string(),
@@ -29,8 +31,8 @@ export const discoveryRoutes: FastifyPluginAsyncZod = async (app) => {
             actionKinds: z.array(z.string()),
             credentials: z.string(),
           }),
-          404: problemSchema,
         },
+        problems: ['not_found'],
       },
     },
     async (request) => {
@@ -40,9 +42,20 @@ export const discoveryRoutes: FastifyPluginAsyncZod = async (app) => {
     },
   );
 
-  app.get('/templates', { schema: { tags, security, summary: 'Automation templates', response: { 200: z.object({ templates: z.array(templateSummary) }) } } }, async () => ({
-    templates: templates.map(({ configuration: _c, ...summary }) => summary),
-  }));
+  app.get(
+    '/templates',
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'listTemplates',
+        summary: 'Automation templates',
+        description: 'Versioned configuration templates for triggers and proposals (summaries; read one for its configuration).',
+        response: { 200: z.object({ templates: z.array(templateSummary) }) },
+      },
+    },
+    async () => ({ templates: templates.map(({ configuration: _c, ...summary }) => summary) }),
+  );
 
   const find = (id: string) => {
     const found = templates.find((t) => t.id === id);
@@ -52,7 +65,18 @@ export const discoveryRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.get(
     '/templates/:id',
-    { schema: { tags, security, summary: 'One template', params: z.object({ id: z.string().max(100) }), response: { 200: template, 404: problemSchema } } },
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'readTemplate',
+        summary: 'One template',
+        description: 'The template with its configuration (a trigger and a proposal template).',
+        params: z.object({ id: z.string().max(100).describe('The template id, e.g. inbox-capture.') }),
+        response: { 200: template },
+        problems: ['not_found'],
+      },
+    },
     async (request) => find(request.params.id),
   );
 
@@ -62,9 +86,12 @@ export const discoveryRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags,
         security,
+        operationId: 'downloadTemplate',
         summary: 'A template as a versioned configuration artifact (not authority to act)',
-        params: z.object({ id: z.string().max(100) }),
-        response: { 200: template.extend({ schema: z.literal('hnp.automation-template'), authority: z.string() }), 404: problemSchema },
+        description: 'The template as a file (Content-Disposition: attachment; <id>.v<version>.json). Downloading grants nothing: triggers and proposals still need workspace permissions and review.',
+        params: z.object({ id: z.string().max(100).describe('The template id, e.g. inbox-capture.') }),
+        response: { 200: template.extend({ schema: z.literal('hnp.automation-template'), authority: z.string() }) },
+        problems: ['not_found'],
       },
     },
     async (request, reply) => {
@@ -73,10 +100,4 @@ export const discoveryRoutes: FastifyPluginAsyncZod = async (app) => {
       return { schema: 'hnp.automation-template' as const, ...t, authority: 'None: a template is configuration input. Triggers and proposals it describes still need workspace permissions and review.' };
     },
   );
-
-  app.get('/openapi.json', { schema: { tags, security, summary: 'The OpenAPI description of the automation gateway (generated)' } }, async () => {
-    const document = app.swagger() as { paths?: Record<string, unknown> } & Record<string, unknown>;
-    const paths = Object.fromEntries(Object.entries(document.paths ?? {}).filter(([path]) => path.startsWith('/api/dev/automation')));
-    return { ...document, info: { ...(document['info'] as object), title: 'Hosted Notes Platform — automation gateway' }, paths };
-  });
 };

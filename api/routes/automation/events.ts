@@ -8,6 +8,7 @@ import {
   deleteTrigger,
   EVENT_CONTRACT,
   eventSchema,
+  getEvent,
   getTrigger,
   ingestEvent,
   insertTrigger,
@@ -32,17 +33,31 @@ import { scheduledTriggerFire } from '../../../workflows/scheduled-trigger.ts';
 import { principalOf } from '../../auth.ts';
 import { startReview } from './proposals.ts';
 import { startDeliveries } from './webhooks.ts';
-import { problemSchema } from '../../problems.ts';
 
 export type EventDeps = { db: DatabasePool; temporal: Client; taskQueue: string; defaultExpirySeconds: number; webhookRetryBaseMs: number };
 
 const tags = ['automation'];
 const security = [{ bearerAuth: [] }];
-const errors = { 400: problemSchema, 401: problemSchema, 403: problemSchema, 404: problemSchema, 409: problemSchema, 413: problemSchema, 422: problemSchema, 429: problemSchema };
+
+/**
+ * The window an event's occurredAt may fall in: from the Unix epoch to a day after it is received
+ * (clock skew between the bridge and us). Anything else is a bridge bug; Postgres could not even
+ * store a year 0.
+ */
+export const OCCURRED_AT_EARLIEST = '1970-01-01T00:00:00Z';
+export const OCCURRED_AT_MAX_AHEAD_MS = 24 * 3600 * 1000;
+
+const occurredAtSchema = z.iso
+  .datetime({ offset: true })
+  .refine((value) => Date.parse(value) >= Date.parse(OCCURRED_AT_EARLIEST), { message: `must not be before ${OCCURRED_AT_EARLIEST}` })
+  .refine((value) => Date.parse(value) <= Date.now() + OCCURRED_AT_MAX_AHEAD_MS, { message: 'must not be more than 24 hours after the event is received' })
+  .describe(`When the event happened (RFC 3339 with an offset), from ${OCCURRED_AT_EARLIEST} to 24 hours after receipt; default: when it is received.`);
 
 async function visibleTrigger(db: DatabasePool, id: string, accountId: string, permission: Permission): Promise<Trigger> {
   return (await authorizeInWorkspace(db, await getTrigger(db, id), accountId, permission, () => new AppError('not_found', `No trigger ${id}.`))).object;
 }
+
+const eventIngested = z.object({ event: eventSchema, runIds: z.array(z.uuid()) }).meta({ id: 'IngestedEvent' });
 
 export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) => {
   const { db, temporal, taskQueue } = deps;
@@ -54,16 +69,20 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
       schema: {
         tags,
         security,
+        operationId: 'ingestEvent',
         summary: 'Ingest an external event (needs automation.events.ingest); Idempotency-Key recommended',
-        description: `Normalised into the versioned contract "${EVENT_CONTRACT}" v1; creates one run per matching active event trigger in the same transaction. A repeated Idempotency-Key replays the first event and creates no runs.`,
+        description:
+          `Normalised into the versioned contract "${EVENT_CONTRACT}" v1; creates one run per matching active event trigger in the same transaction and delivers it to subscribed webhook endpoints. ` +
+          'Answers 201 with Location (the event). A repeated Idempotency-Key replays the first event (200, Idempotent-Replayed: true) and creates no runs.',
         body: z.strictObject({
           workspaceId: z.uuid(),
           type: z.string().regex(/^[a-z][a-z0-9_.-]{0,127}$/),
           source: z.string().min(1).max(100).describe('The bridge or system that saw the event.'),
-          occurredAt: z.iso.datetime({ offset: true }).optional(),
-          data: z.record(z.string(), z.unknown()).default({}),
+          occurredAt: occurredAtSchema.optional(),
+          data: z.record(z.string(), z.unknown()).default({}).describe('The event payload, at most 256 KiB as JSON.'),
         }),
-        response: { 201: z.object({ event: eventSchema, runIds: z.array(z.uuid()) }), 200: z.object({ event: eventSchema, runIds: z.array(z.uuid()) }), ...errors },
+        response: { 201: eventIngested, 200: eventIngested },
+        problems: ['workspace_not_found', 'permission_denied', 'invalid_idempotency_key', 'idempotency_key_reused'],
       },
     },
     async (request, reply) => {
@@ -77,7 +96,28 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
       if (result.replayed) reply.header('idempotent-replayed', 'true');
       // A replayed event was delivered the first time: a replay sends nothing again.
       else await startDeliveries({ db, temporal, taskQueue, retryBaseMs: deps.webhookRetryBaseMs }, result.event);
+      if (!result.replayed) reply.header('location', `${app.prefix}/events/${result.event.id}`);
       return reply.code(result.replayed ? 200 : 201).send({ event: result.event, runIds: result.runIds });
+    },
+  );
+
+  app.get(
+    '/events/:id',
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'readEvent',
+        summary: 'One ingested event (needs automation.view)',
+        description: `The event in the "${EVENT_CONTRACT}" contract, as it was normalised at ingestion.`,
+        params: z.object({ id: z.uuid().describe('The event id (Location of the ingestion).') }),
+        response: { 200: eventSchema },
+        problems: ['not_found', 'permission_denied'],
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      return (await authorizeInWorkspace(db, await getEvent(db, id), principalOf(request).account.id, 'automation.view', () => new AppError('not_found', `No event ${id}.`))).object;
     },
   );
 
@@ -92,8 +132,11 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
       schema: {
         tags,
         security,
+        operationId: 'createTrigger',
         summary: 'Create an event or schedule trigger (needs automation.manage)',
-        description: 'An event trigger matches `eventType` ("*" for any) and a `filter` object contained in the event data. A schedule trigger is a Temporal Schedule (cron or interval, with a time zone). Either way a firing creates a run; processing a run creates an action proposal for review.',
+        description:
+          'An event trigger matches `eventType` ("*" for any) and a `filter` object contained in the event data. A schedule trigger is a Temporal Schedule (cron or interval, with a time zone). ' +
+          'Either way a firing creates a run; processing a run creates an action proposal for review. Answers 201 with Location (the trigger).',
         body: z.strictObject({
           workspaceId: z.uuid(),
           name: z.string().min(1).max(200),
@@ -104,7 +147,8 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
           schedule: scheduleSchema.optional(),
           proposal: triggerProposalSchema,
         }),
-        response: { 201: triggerSchema, ...errors },
+        response: { 201: triggerSchema },
+        problems: ['workspace_not_found', 'permission_denied', 'mapping_not_found'],
       },
     },
     async (request, reply) => {
@@ -141,17 +185,45 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
           throw new AppError('invalid_request', `The schedule was refused: ${error instanceof Error ? error.message : String(error)}`, { extensions: { errors: [{ pointer: '/body/schedule', message: 'refused by the scheduler' }] } });
         }
       }
-      return reply.code(201).send(trigger);
+      return reply.code(201).header('location', `${app.prefix}/triggers/${trigger.id}`).send(trigger);
     },
   );
 
   app.get(
     '/triggers',
-    { schema: { tags, security, summary: "A workspace's triggers (needs automation.view)", querystring: z.strictObject({ workspaceId: z.uuid() }), response: { 200: z.object({ triggers: z.array(triggerSchema) }), ...errors } } },
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'listTriggers',
+        summary: "A workspace's triggers (needs automation.view)",
+        description: 'Every trigger of the workspace, event and schedule, active and paused.',
+        querystring: z.strictObject({ workspaceId: z.uuid().describe('The workspace (UUID); the caller must be a member.') }),
+        response: { 200: z.object({ triggers: z.array(triggerSchema) }) },
+        problems: ['workspace_not_found', 'permission_denied'],
+      },
+    },
     async (request) => {
       await requireWorkspacePermission(db, request.query.workspaceId, principalOf(request).account.id, 'automation.view');
       return { triggers: [...(await listTriggers(db, request.query.workspaceId))] };
     },
+  );
+
+  app.get(
+    '/triggers/:id',
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'readTrigger',
+        summary: 'One trigger (needs automation.view)',
+        description: "A trigger of a workspace the caller is a member of; anyone else's is 404.",
+        params: z.object({ id: z.uuid().describe('The trigger id.') }),
+        response: { 200: triggerSchema },
+        problems: ['not_found', 'permission_denied'],
+      },
+    },
+    async (request) => visibleTrigger(db, request.params.id, principalOf(request).account.id, 'automation.view'),
   );
 
   app.patch(
@@ -160,10 +232,13 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
       schema: {
         tags,
         security,
+        operationId: 'updateTrigger',
         summary: 'Rename, pause/resume, or change the filter or proposal of a trigger (needs automation.manage)',
-        params: z.object({ id: z.uuid() }),
+        description: "Pausing or resuming a schedule trigger pauses or resumes its Temporal Schedule first; if that is refused the trigger is left as it was.",
+        params: z.object({ id: z.uuid().describe('The trigger id.') }),
         body: z.strictObject({ name: z.string().min(1).max(200).optional(), status: z.enum(['active', 'paused']).optional(), filter: z.record(z.string(), z.unknown()).optional(), proposal: triggerProposalSchema.optional() }),
-        response: { 200: triggerSchema, ...errors },
+        response: { 200: triggerSchema },
+        problems: ['not_found', 'permission_denied', 'mapping_not_found'],
       },
     },
     async (request) => {
@@ -183,7 +258,18 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
 
   app.delete(
     '/triggers/:id',
-    { schema: { tags, security, summary: 'Delete a trigger and its schedule (needs automation.manage)', params: z.object({ id: z.uuid() }), response: { 204: z.null(), ...errors } } },
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'deleteTrigger',
+        summary: 'Delete a trigger and its schedule (needs automation.manage)',
+        description: 'Deletes the Temporal Schedule of a schedule trigger, then the trigger. Its runs and the proposals they created stay.',
+        params: z.object({ id: z.uuid().describe('The trigger id.') }),
+        response: { 204: z.null() },
+        problems: ['not_found', 'permission_denied'],
+      },
+    },
     async (request, reply) => {
       const trigger = await visibleTrigger(db, request.params.id, principalOf(request).account.id, 'automation.manage');
       if (trigger.kind === 'schedule') {
@@ -205,9 +291,12 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
       schema: {
         tags,
         security,
+        operationId: 'listRuns',
         summary: "A workspace's trigger runs, newest first (needs automation.view)",
-        querystring: z.strictObject({ workspaceId: z.uuid(), limit: z.coerce.number().int().min(1).max(500).default(100) }),
-        response: { 200: z.object({ runs: z.array(runSchema) }), ...errors },
+        description: 'The most recent runs (limit, at most 500): pending, succeeded (with the proposal it created) or failed (with the error).',
+        querystring: z.strictObject({ workspaceId: z.uuid().describe('The workspace (UUID); the caller must be a member.'), limit: z.coerce.number().int().min(1).max(500).default(100).describe('How many, at most 500.') }),
+        response: { 200: z.object({ runs: z.array(runSchema) }) },
+        problems: ['workspace_not_found', 'permission_denied'],
       },
     },
     async (request) => {
@@ -222,12 +311,14 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
       schema: {
         tags,
         security,
+        operationId: 'processRuns',
         summary: 'Operator action: process due runs of the workspaces where the caller has automation.manage',
         description:
           'Claims pending runs (FOR UPDATE SKIP LOCKED: safe to call concurrently; no run is processed twice) and turns each into an action proposal, ' +
           'whose review then starts. Approved proposals execute on their own (Temporal); this call does not execute anything. External bridges should not drive it unless the operator contract says so.',
         body: z.strictObject({ workspaceId: z.uuid().optional() }).default({}),
-        response: { 200: z.object({ processed: z.array(z.object({ runId: z.uuid(), proposalId: z.uuid() })), resumedReviews: z.array(z.uuid()) }), ...errors },
+        response: { 200: z.object({ processed: z.array(z.object({ runId: z.uuid(), proposalId: z.uuid() })), resumedReviews: z.array(z.uuid()) }) },
+        problems: ['workspace_not_found', 'permission_denied'],
       },
     },
     async (request) => {

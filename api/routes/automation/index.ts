@@ -35,7 +35,9 @@ export const automationGateway: FastifyPluginAsyncZod<AutomationDeps> = async (a
       schema: {
         tags: ['automation'],
         security: [{ bearerAuth: [] }],
+        operationId: 'readAutomationCatalog',
         summary: 'Action kinds Forge can execute, and the proposal states',
+        description: 'Version 1 of the catalog: what a proposal may ask for (with its bounds) and every state a proposal can be in.',
         response: {
           200: z.object({
             version: z.literal(1),

@@ -34,12 +34,10 @@ import { decideUpdate, decisionRefusal, proposalReview } from '../../../workflow
 import { ActionKind, ProposalState, WorkspaceId } from '../../../workflows/search-attributes.ts';
 import { principalOf } from '../../auth.ts';
 import { decodeCursor, encodeCursor } from '../../../domain/cursor.ts';
-import { problemSchema } from '../../problems.ts';
 
 export type ProposalDeps = { db: DatabasePool; temporal: Client; taskQueue: string; defaultExpirySeconds: number };
 
 const MAX_EXPIRY_SECONDS = 30 * 24 * 3600;
-const errors = { 400: problemSchema, 401: problemSchema, 403: problemSchema, 404: problemSchema, 409: problemSchema, 422: problemSchema, 429: problemSchema };
 const security = [{ bearerAuth: [] }];
 const tags = ['automation'];
 
@@ -101,10 +99,14 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
       schema: {
         tags,
         security,
+        operationId: 'createProposal',
         summary: 'Propose a bounded action (needs automation.manage; Idempotency-Key required)',
-        description: 'Stores the proposal and starts its review workflow. A proposal is never approval or execution.',
+        description:
+          'Stores the proposal and starts its review workflow. A proposal is never approval or execution. Answers 201 with Location (the proposal); ' +
+          'the same Idempotency-Key with the same body replays the first answer (Idempotent-Replayed: true).',
         body: proposalBody,
-        response: { 201: proposalView, ...errors },
+        response: { 201: proposalView },
+        problems: ['workspace_not_found', 'permission_denied', 'idempotency_key_required', 'invalid_idempotency_key', 'idempotency_key_reused', 'idempotency_in_flight'],
       },
     },
     async (request, reply) => {
@@ -136,7 +138,7 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
       const current = result.replayed ? await getProposal(db, result.proposal.id) : result.proposal;
       if (current?.state === 'proposed') await startReview(temporal, taskQueue, current);
       if (result.replayed) reply.header('idempotent-replayed', 'true');
-      return reply.code(201).send(result.proposal);
+      return reply.code(201).header('location', `${app.prefix}/proposals/${result.proposal.id}`).send(result.proposal);
     },
   );
 
@@ -146,14 +148,17 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
       schema: {
         tags,
         security,
+        operationId: 'listProposals',
         summary: "A workspace's proposals, newest first, filtered by state (needs automation.view)",
+        description: 'Pass nextCursor back as cursor for the next page; it is null on the last page. Cursors are opaque.',
         querystring: z.strictObject({
-          workspaceId: z.uuid(),
-          state: proposalStateSchema.optional(),
-          limit: z.coerce.number().int().min(1).max(200).default(50),
-          cursor: z.string().max(512).optional(),
+          workspaceId: z.uuid().describe('The workspace (UUID); the caller must be a member.'),
+          state: proposalStateSchema.optional().describe('Only proposals in this state.'),
+          limit: z.coerce.number().int().min(1).max(200).default(50).describe('Proposals per page, at most 200.'),
+          cursor: z.string().max(512).optional().describe('nextCursor of the previous page.'),
         }),
-        response: { 200: z.object({ proposals: z.array(proposalSchema), nextCursor: z.string().nullable() }), ...errors },
+        response: { 200: z.object({ proposals: z.array(proposalSchema), nextCursor: z.string().nullable() }) },
+        problems: ['workspace_not_found', 'permission_denied'],
       },
     },
     async (request) => {
@@ -174,9 +179,12 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
       schema: {
         tags,
         security,
+        operationId: 'readProposal',
         summary: 'One proposal with its history, undo plan and receipts (needs automation.view)',
-        params: z.object({ id: z.uuid() }),
-        response: { 200: proposalView, ...errors },
+        description: 'history is the audit trail (every state with actor and detail); executions hold the undo plan, the receipt and any error of each Forge execution.',
+        params: z.object({ id: z.uuid().describe('The proposal id.') }),
+        response: { 200: proposalView },
+        problems: ['proposal_not_found', 'permission_denied'],
       },
     },
     async (request) => {
@@ -192,11 +200,16 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
         schema: {
           tags,
           security,
+          operationId: decision === 'approve' ? 'approveProposal' : 'rejectProposal',
           summary: `${decision === 'approve' ? 'Approve' : 'Reject'} a pending proposal (needs automation.review; never the proposer)`,
-          description: decision === 'approve' ? 'Approval starts the Forge execution; read the proposal to follow it to executed and its receipt.' : undefined,
-          params: z.object({ id: z.uuid() }),
+          description:
+            decision === 'approve'
+              ? 'Approval starts the Forge execution; read the proposal to follow it to executed and its receipt. The proposer, the person it acts for, and anyone acting for either are refused (403 self_approval_forbidden).'
+              : 'A rejected proposal is never executed. The proposer, the person it acts for, and anyone acting for either are refused (403 self_approval_forbidden).',
+          params: z.object({ id: z.uuid().describe('The proposal id.') }),
           body: z.strictObject({ reason: z.string().max(2000).optional(), actingForAccountId: z.uuid().optional() }).default({}),
-          response: { 200: z.object({ id: z.uuid(), state: z.enum(['approved', 'rejected']) }), ...errors },
+          response: { 200: z.object({ id: z.uuid(), state: z.enum(['approved', 'rejected']) }) },
+          problems: ['proposal_not_found', 'permission_denied', 'self_approval_forbidden', 'proposal_not_pending'],
         },
       },
       async (request) => {
@@ -229,10 +242,14 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
       schema: {
         tags,
         security,
+        operationId: 'undoProposal',
         summary: 'Undo an executed proposal: a new compensating Forge execution (needs automation.review)',
-        description: 'Restores the revisions recorded in the undo plan through the knowledge core, on condition that the notes are still what Forge left.',
-        params: z.object({ id: z.uuid() }),
-        response: { 202: z.object({ id: z.uuid(), state: z.literal('undoing'), workflowId: z.string() }), ...errors },
+        description:
+          'Restores the revisions recorded in the undo plan through the knowledge core, on condition that the notes are still what Forge left. Answers 202: the undo runs on Temporal; ' +
+          'read the proposal to follow it to undone (a failed undo returns it to executed).',
+        params: z.object({ id: z.uuid().describe('The proposal id.') }),
+        response: { 202: z.object({ id: z.uuid(), state: z.literal('undoing'), workflowId: z.string() }) },
+        problems: ['proposal_not_found', 'permission_denied', 'self_approval_forbidden', 'proposal_not_executed'],
       },
     },
     async (request, reply) => {

@@ -25,13 +25,11 @@ import type { SecretBox } from '../../../domain/secret-box.ts';
 import { webhookDelivery } from '../../../workflows/webhook-delivery.ts';
 import { WorkspaceId } from '../../../workflows/search-attributes.ts';
 import { principalOf } from '../../auth.ts';
-import { problemSchema } from '../../problems.ts';
 
 export type WebhookDeps = { db: DatabasePool; temporal: Client; taskQueue: string; secretBox: SecretBox | null; egress: EgressPolicy; retryBaseMs: number };
 
 const tags = ['automation'];
 const security = [{ bearerAuth: [] }];
-const errors = { 400: problemSchema, 401: problemSchema, 403: problemSchema, 404: problemSchema, 429: problemSchema, 503: problemSchema };
 
 /** Starts one delivery workflow per subscribed endpoint; ids derive from event and endpoint, so a retry starts nothing new. */
 export async function startDeliveries(deps: Pick<WebhookDeps, 'db' | 'temporal' | 'taskQueue' | 'retryBaseMs'>, event: AutomationEvent): Promise<number> {
@@ -58,17 +56,25 @@ export const webhookRoutes: FastifyPluginAsyncZod<WebhookDeps> = async (app, dep
       schema: {
         tags,
         security,
+        operationId: 'createWebhookEndpoint',
         summary: 'Create a webhook endpoint (needs automation.manage); the whsec_ secret is shown once',
         description:
-          'Only public unicast addresses (https) are accepted, checked now and again at connect time on every delivery. Deliveries follow the Standard Webhooks spec ' +
-          `(webhook-id, webhook-timestamp, webhook-signature v1); up to ${MAX_DELIVERY_ATTEMPTS} attempts with exponential backoff and jitter; 3xx is a failure; 410 disables the endpoint; repeated failure disables it with a reason.`,
+          'The URL must be https, without credentials, to a host whose every address is public unicast; checked now and again at connect time on every delivery. ' +
+          'The one exception is a host named on the operator\'s WEBHOOK_EGRESS_ALLOWLIST (meant for local receivers): it is accepted over http or https and whatever it resolves to. ' +
+          'Deliveries follow the Standard Webhooks spec ' +
+          `(webhook-id, webhook-timestamp, webhook-signature v1); up to ${MAX_DELIVERY_ATTEMPTS} attempts with exponential backoff and jitter; 3xx is a failure; 410 disables the endpoint; repeated failure disables it with a reason. ` +
+          'Answers 201 with Location (the endpoint). 503 not_ready when the server has no SECRETS_ENCRYPTION_KEYS.',
         body: z.strictObject({
           workspaceId: z.uuid(),
-          url: z.string().max(2048),
+          url: z
+            .string()
+            .max(2048)
+            .describe('https://… to a public host; http:// only to a host on WEBHOOK_EGRESS_ALLOWLIST. Refused URLs are 400 invalid_request with errors[0].code url_not_allowed at /body/url.'),
           eventTypes: z.array(z.string().regex(/^(\*|[a-z][a-z0-9_.-]{0,127})$/)).min(1).max(50),
           description: z.string().max(500).default(''),
         }),
-        response: { 201: endpointSchema.extend({ secret: z.string().describe('Shown once; store it to verify signatures.') }), ...errors },
+        response: { 201: endpointSchema.extend({ secret: z.string().describe('Shown once; store it to verify signatures.') }) },
+        problems: ['workspace_not_found', 'permission_denied', 'not_ready'],
       },
     },
     async (request, reply) => {
@@ -76,22 +82,63 @@ export const webhookRoutes: FastifyPluginAsyncZod<WebhookDeps> = async (app, dep
       const b = request.body;
       await requireWorkspacePermission(db, b.workspaceId, account.id, 'automation.manage');
       const { endpoint, secret } = await createEndpoint(db, requireSecretBox(deps.secretBox), deps.egress, { workspaceId: b.workspaceId, accountId: account.id, url: b.url, eventTypes: b.eventTypes, description: b.description });
-      return reply.code(201).send({ ...endpoint, secret });
+      return reply.code(201).header('location', `${app.prefix}/endpoints/${endpoint.id}`).send({ ...endpoint, secret });
     },
   );
 
   app.get(
     '/endpoints',
-    { schema: { tags, security, summary: "A workspace's webhook endpoints (needs automation.view; secrets are never shown again)", querystring: z.strictObject({ workspaceId: z.uuid() }), response: { 200: z.object({ endpoints: z.array(endpointSchema) }), ...errors } } },
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'listWebhookEndpoints',
+        summary: "A workspace's webhook endpoints (needs automation.view; secrets are never shown again)",
+        description: 'Active and disabled endpoints (with the reason they were disabled); only the secret prefix is shown.',
+        querystring: z.strictObject({ workspaceId: z.uuid().describe('The workspace (UUID); the caller must be a member.') }),
+        response: { 200: z.object({ endpoints: z.array(endpointSchema) }) },
+        problems: ['workspace_not_found', 'permission_denied'],
+      },
+    },
     async (request) => {
       await requireWorkspacePermission(db, request.query.workspaceId, principalOf(request).account.id, 'automation.view');
       return { endpoints: [...(await listEndpoints(db, request.query.workspaceId))] };
     },
   );
 
+  app.get(
+    '/endpoints/:id',
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'readWebhookEndpoint',
+        summary: 'One webhook endpoint (needs automation.view; the secret is never shown again)',
+        description: "An endpoint of a workspace the caller is a member of; anyone else's is 404.",
+        params: z.object({ id: z.uuid().describe('The endpoint id.') }),
+        response: { 200: endpointSchema },
+        problems: ['not_found', 'permission_denied'],
+      },
+    },
+    async (request) =>
+      (await authorizeInWorkspace(db, await getEndpoint(db, request.params.id), principalOf(request).account.id, 'automation.view', () => new AppError('not_found', `No endpoint ${request.params.id}.`)))
+        .object,
+  );
+
   app.delete(
     '/endpoints/:id',
-    { schema: { tags, security, summary: 'Delete a webhook endpoint (needs automation.manage)', params: z.object({ id: z.uuid() }), response: { 204: z.null(), ...errors } } },
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'deleteWebhookEndpoint',
+        summary: 'Delete a webhook endpoint (needs automation.manage)',
+        description: 'No further deliveries start for it; its execution records stay.',
+        params: z.object({ id: z.uuid().describe('The endpoint id.') }),
+        response: { 204: z.null() },
+        problems: ['not_found', 'permission_denied'],
+      },
+    },
     async (request, reply) => {
       const { object: endpoint } = await authorizeInWorkspace(db, await getEndpoint(db, request.params.id), principalOf(request).account.id, 'automation.manage', () =>
         new AppError('not_found', `No endpoint ${request.params.id}.`),
@@ -107,9 +154,12 @@ export const webhookRoutes: FastifyPluginAsyncZod<WebhookDeps> = async (app, dep
       schema: {
         tags,
         security,
+        operationId: 'listWebhookExecutions',
         summary: 'Webhook delivery attempts of a workspace, newest first (needs automation.view)',
-        querystring: z.strictObject({ workspaceId: z.uuid(), limit: z.coerce.number().int().min(1).max(500).default(100) }),
-        response: { 200: z.object({ executions: z.array(executionRecordSchema) }), ...errors },
+        description: 'One record per delivery attempt (limit, at most 500): status, duration, and a stable errorCode for attempts that got no response.',
+        querystring: z.strictObject({ workspaceId: z.uuid().describe('The workspace (UUID); the caller must be a member.'), limit: z.coerce.number().int().min(1).max(500).default(100).describe('How many, at most 500.') }),
+        response: { 200: z.object({ executions: z.array(executionRecordSchema) }) },
+        problems: ['workspace_not_found', 'permission_denied'],
       },
     },
     async (request) => {

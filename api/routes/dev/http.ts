@@ -8,7 +8,9 @@ import type { IdempotencyScope } from '../../../domain/idempotency.ts';
 import { resolveMappingForAccount } from '../../../domain/identity/vaults.ts';
 import type { VaultAccess } from '../../../domain/identity/vaults.ts';
 import { etagOf, parseRevision } from '../../../domain/notes/markdown.ts';
-import type { ApplyResult, Preconditions, Target } from '../../../domain/notes/knowledge.ts';
+import type { ApplyResult, Target } from '../../../domain/notes/knowledge.ts';
+import { validateNotePath } from '../../../domain/notes/paths.ts';
+import { findNote } from '../../../domain/notes/store.ts';
 import type { Provenance } from '../../../domain/notes/store.ts';
 import { principalOf } from '../../auth.ts';
 
@@ -38,16 +40,49 @@ export async function resolveTarget(db: DatabasePool, request: FastifyRequest, m
   return { vaultId: resolved.vaultId, mappingId: resolved.mappingId };
 }
 
-export function preconditionHeaders(request: FastifyRequest): Pick<Preconditions, 'ifMatch' | 'ifNoneMatchAny'> {
+/** Conditional headers of a write or delete, as sent. `ifMatchAny` is `If-Match: *`. */
+export type RequestPreconditions = { ifMatch: string | undefined; ifMatchAny: boolean; ifNoneMatchAny: boolean };
+
+export function preconditionHeaders(request: FastifyRequest): RequestPreconditions {
   const ifMatch = header(request, 'if-match');
   const ifNoneMatch = header(request, 'if-none-match');
   if (ifNoneMatch !== undefined && ifNoneMatch.trim() !== '*') {
     throw new AppError('invalid_request', 'On writes, If-None-Match accepts only * (create-only).', { extensions: { errors: [{ pointer: '/headers/if-none-match', message: 'only * is supported' }] } });
   }
+  const ifMatchAny = ifMatch !== undefined && ifMatch.trim() === '*';
   return {
-    ifMatch: ifMatch === undefined ? undefined : parseRevision(ifMatch, '/headers/if-match'),
+    ifMatch: ifMatch === undefined || ifMatchAny ? undefined : parseRevision(ifMatch, '/headers/if-match'),
+    ifMatchAny,
     ifNoneMatchAny: ifNoneMatch !== undefined,
   };
+}
+
+/**
+ * A revision no content hashes to (finding a SHA-256 preimage of all zeros is infeasible), so an
+ * If-Match carrying it never matches: used for `If-Match: *` on a path with no note.
+ */
+const NO_REVISION = `sha256:${'0'.repeat(64)}`;
+
+/**
+ * `If-Match: *` (RFC 9110 §13.1.1) matches any current representation: the note must exist,
+ * whatever its revision. The knowledge core takes a concrete revision, so the route reads the
+ * current one and passes it on (interim until the core takes `ifMatchAny` itself):
+ * - a live note: its revision, which also satisfies "replacing needs the revision"; a concurrent
+ *   change between this read and the write answers 412, never a lost update;
+ * - no note: NO_REVISION, so the core still replays a stored response for a repeated
+ *   Idempotency-Key and otherwise answers 412 (see `ifMatchAnyFailed`).
+ */
+export async function revisionForIfMatchAny(db: DatabasePool, target: Target, rawPath: string): Promise<string> {
+  const current = await findNote(db, target.vaultId, validateNotePath(rawPath));
+  return current?.revision ?? NO_REVISION;
+}
+
+/** The core's 412 for NO_REVISION, told the way the client asked: If-Match: * found no note. */
+export function ifMatchAnyFailed(error: unknown, ifMatch: string | undefined): unknown {
+  if (ifMatch === NO_REVISION && error instanceof AppError && error.code === 'precondition_failed' && error.extensions['currentRevision'] === null) {
+    return new AppError('precondition_failed', 'If-Match: * — no note exists at this path.', { extensions: { currentRevision: null } });
+  }
+  return error;
 }
 
 /** expectedHash and If-Match are the same token; if both are sent they must agree. */
@@ -73,11 +108,23 @@ export function provenanceOf(request: FastifyRequest, idempotencyKey: string | n
   return { actor: { type: 'account', id: principalOf(request).account.id }, source: 'rest', requestId: request.id, idempotencyKey };
 }
 
-export function sendApplied<T>(reply: FastifyReply, result: ApplyResult<T>): T {
+export function sendApplied<T>(reply: FastifyReply, result: ApplyResult<T>, location?: (body: T) => string | null): T {
   reply.code(result.status);
+  const url = result.status === 201 && location ? location(result.body) : null;
+  if (url) reply.header('location', url);
   if (result.etag) reply.header('etag', etagOf(result.etag));
   if (result.replayed) reply.header('idempotent-replayed', 'true');
   return result.body;
+}
+
+/**
+ * The URL of a note on the single-note routes (exactly two segments), or null for a note at
+ * another depth, which no single-note URL addresses.
+ */
+export function noteUrl(prefix: string, mappingId: string, path: string): string | null {
+  const segments = path.split('/');
+  if (segments.length !== 2) return null;
+  return `${prefix}/notes/${segments.map(encodeURIComponent).join('/')}?mappingId=${encodeURIComponent(mappingId)}`;
 }
 
 /** Whether the client prefers text/markdown over JSON (the only two representations we serve). */

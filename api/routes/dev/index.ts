@@ -9,13 +9,15 @@ import type { Interface } from '../../../domain/identity/plans.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import { principalOf, requireAccessTokenAndAllowance } from '../../auth.ts';
 import { notesRoutes } from './notes.ts';
-import { commonErrorResponses } from './schemas.ts';
+import { workspacesRoutes } from './workspaces.ts';
 
-const meSchema = z.object({
-  account: accountSchema,
-  tokenId: z.uuid(),
-  entitlements: z.object({ rest: z.boolean(), mcp: z.boolean(), automation: z.boolean() }),
-});
+const meSchema = z
+  .object({
+    account: accountSchema,
+    tokenId: z.uuid(),
+    entitlements: z.object({ rest: z.boolean(), mcp: z.boolean(), automation: z.boolean() }),
+  })
+  .meta({ id: 'CurrentAccount' });
 
 export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; leases: AllowanceLeases }> = async (app, { db, leases }) => {
   // Authentication and entitlement failures are refused before anything is counted.
@@ -26,9 +28,11 @@ export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allowance
     {
       schema: {
         tags: ['developer'],
+        operationId: 'readCurrentAccount',
         summary: 'The calling account, its plan and what the plan includes',
+        description: 'Who the bearer token belongs to: the account, the token id and which interfaces its plan includes (REST, MCP, automation).',
         security: [{ bearerAuth: [] }],
-        response: { 200: meSchema, ...commonErrorResponses },
+        response: { 200: meSchema },
       },
     },
     async (request) => {
@@ -43,4 +47,5 @@ export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allowance
   );
 
   await app.register(notesRoutes, { db, leases });
+  await app.register(workspacesRoutes, { db });
 };

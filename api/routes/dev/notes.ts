@@ -23,17 +23,19 @@ import { acceptCharged, presentedToken, withChallenge } from '../../auth.ts';
 import { decodeCursor, encodeCursor } from '../../../domain/cursor.ts';
 import {
   idempotencyFor,
+  ifMatchAnyFailed,
   mergeRevisionInputs,
   notModified,
+  noteUrl,
   preconditionHeaders,
   prefersMarkdown,
   provenanceOf,
   requestedMappingId,
   resolveTarget,
+  revisionForIfMatchAny,
   sendApplied,
 } from './http.ts';
 import {
-  commonErrorResponses,
   deleteQuery,
   deleteResponse,
   eventsQuery,
@@ -51,7 +53,6 @@ import {
   trashQuery,
   trashResponse,
   writeBody,
-  writeErrorResponses,
   writeResponse,
 } from './schemas.ts';
 
@@ -75,10 +76,12 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
       schema: {
         tags,
         security,
+        operationId: 'listNotes',
         summary: 'Inventory of a hosted vault',
-        description: `At most ${noteLimits.maxInventoryPage} notes per page, ordered by path (bytewise); follow nextCursor until hasMore is false.`,
+        description: `At most ${noteLimits.maxInventoryPage} notes per page, ordered by path (bytewise); follow nextCursor until hasMore is false. Needs vault.read on the mapping's vault.`,
         querystring: inventoryQuery,
-        response: { 200: inventoryResponse, ...commonErrorResponses },
+        response: { 200: inventoryResponse },
+        problems: ['mapping_not_found', 'permission_denied'],
       },
     },
     async (request) => {
@@ -98,13 +101,15 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
       schema: {
         tags,
         security,
+        operationId: 'readNote',
         summary: 'Read one note (category/filename)',
         description:
           'Exactly two path segments. Send `Accept: text/markdown` for the raw Markdown. The ETag is the revision; If-None-Match answers 304. ' +
           'Notes at other depths are listed by the inventory and read with the MCP tool get_note_content.',
         params: noteParams,
         querystring: mappingQuery,
-        response: { 200: noteResponse, ...commonErrorResponses },
+        response: { 200: noteResponse, 304: z.null().describe('Not modified: no body.') },
+        problems: ['path_not_addressable', 'invalid_path', 'mapping_mismatch', 'mapping_not_found', 'permission_denied', 'note_not_found'],
       },
       // Authentication, allowance, mapping access and the read are one query here (the hot path).
       config: { authenticatesInHandler: true },
@@ -139,24 +144,50 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
       schema: {
         tags,
         security,
+        operationId: 'writeNote',
         summary: 'Preview or apply one note write',
         description:
           'dryRun true (default) previews: operation, revisions and a unified diff; nothing is written. dryRun false applies and needs Idempotency-Key; ' +
-          'replacing needs expectedHash or If-Match (428 without, 409 when stale, 412 when If-Match fails); If-None-Match: * makes it create-only.',
+          'replacing needs expectedHash or If-Match (428 without, 409 when stale, 412 when If-Match fails); If-Match: * requires that a note exists (412 otherwise); ' +
+          'If-None-Match: * makes it create-only. An applied create answers 201 with Location (for a category/filename path). Any path depth is accepted here.',
         body: writeBody,
-        response: { 200: writeResponse, 201: writeResponse, ...writeErrorResponses },
+        response: { 200: writeResponse, 201: writeResponse },
+        problems: [
+          'invalid_path',
+          'invalid_revision',
+          'mapping_mismatch',
+          'mapping_not_found',
+          'permission_denied',
+          'idempotency_key_required',
+          'invalid_idempotency_key',
+          'idempotency_key_reused',
+          'idempotency_in_flight',
+          'revision_required',
+          'revision_conflict',
+          'path_case_conflict',
+          'precondition_failed',
+          'note_too_large',
+        ],
       },
     },
     async (request, reply) => {
       const body = request.body;
       const mappingId = requestedMappingId(request, body.mappingId);
-      const headers = preconditionHeaders(request);
-      const input = { path: body.path, content: body.content, ...headers, expectedHash: mergeRevisionInputs(body.expectedHash, headers.ifMatch) };
+      const { ifMatchAny, ...headers } = preconditionHeaders(request);
+      const expectedHash = mergeRevisionInputs(body.expectedHash, headers.ifMatch);
       // A preview answers exactly as the apply would, so it needs the same access.
       const target = await resolveTarget(db, request, mappingId, 'write');
-      if (body.dryRun) return previewWrite(db, target, input);
-      const idempotency = idempotencyFor(request, 'POST /api/dev/notes', mappingId, input);
-      return sendApplied(reply, await applyWrite(db, target, input, provenanceOf(request, idempotency.key), idempotency));
+      const ifMatch = ifMatchAny ? await revisionForIfMatchAny(db, target, body.path) : headers.ifMatch;
+      const input = { path: body.path, content: body.content, ifMatch, ifNoneMatchAny: headers.ifNoneMatchAny, expectedHash };
+      try {
+        if (body.dryRun) return await previewWrite(db, target, input);
+        // The key's fingerprint holds what was sent (*), not the revision * stood for at the time.
+        const idempotency = idempotencyFor(request, 'POST /api/dev/notes', mappingId, ifMatchAny ? { ...input, ifMatch: '*' } : input);
+        const result = await applyWrite(db, target, input, provenanceOf(request, idempotency.key), idempotency);
+        return sendApplied(reply, result, (applied) => noteUrl(app.prefix, applied.mappingId, applied.path));
+      } catch (error) {
+        throw ifMatchAnyFailed(error, ifMatchAny ? ifMatch : undefined);
+      }
     },
   );
 
@@ -166,22 +197,40 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
       schema: {
         tags,
         security,
+        operationId: 'deleteNote',
         summary: 'Preview or apply a delete through the recoverable trash',
         description:
-          'dryRun true (default) previews. dryRun=false needs If-Match (current revision) and Idempotency-Key; in one transaction the note goes to the trash, ' +
+          'dryRun true (default) previews. dryRun=false needs If-Match (the current revision, or * for whatever is current) and Idempotency-Key; in one transaction the note goes to the trash, ' +
           'leaves the live set, and an event is recorded. Restore with POST /api/dev/trash/{trashId}/restore.',
         params: noteParams,
         querystring: deleteQuery,
-        response: { 200: deleteResponse, ...writeErrorResponses },
+        response: { 200: deleteResponse },
+        problems: [
+          'path_not_addressable',
+          'invalid_path',
+          'invalid_revision',
+          'mapping_mismatch',
+          'mapping_not_found',
+          'permission_denied',
+          'note_not_found',
+          'idempotency_key_required',
+          'invalid_idempotency_key',
+          'idempotency_key_reused',
+          'idempotency_in_flight',
+          'revision_required',
+          'precondition_failed',
+        ],
       },
     },
     async (request, reply) => {
       const path = pathFromSegments(request.params);
       const mappingId = requestedMappingId(request, request.query.mappingId);
-      const { ifMatch } = preconditionHeaders(request);
+      const headers = preconditionHeaders(request);
       const target = await resolveTarget(db, request, mappingId, 'write');
+      // If-Match: * on a path with no note stays 404 note_not_found, as without it (RFC 9110 §13.2.1).
+      const ifMatch = headers.ifMatchAny ? await revisionForIfMatchAny(db, target, path) : headers.ifMatch;
       if (request.query.dryRun) return previewDelete(db, target, path, ifMatch);
-      const idempotency = idempotencyFor(request, 'DELETE /api/dev/notes', mappingId, { path, ifMatch });
+      const idempotency = idempotencyFor(request, 'DELETE /api/dev/notes', mappingId, { path, ifMatch: headers.ifMatchAny ? '*' : ifMatch });
       return sendApplied(reply, await applyDelete(db, target, path, ifMatch, provenanceOf(request, idempotency.key), idempotency));
     },
   );
@@ -193,12 +242,30 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
       schema: {
         tags,
         security,
+        operationId: 'applyTransaction',
         summary: 'Preview or apply a batch of note writes, all or nothing',
         description:
           `Up to ${noteLimits.maxTransactionActions} write-note actions (${noteLimits.maxTransactionContentBytes} content bytes in all). Every action is validated and judged ` +
           'before any is applied; failures point at the action (e.g. /actions/57/expectedHash) and nothing is written. Applied changes share one transactionId.',
         body: transactionBody,
-        response: { 200: transactionResponse, ...writeErrorResponses },
+        response: { 200: transactionResponse },
+        problems: [
+          'invalid_path',
+          'invalid_revision',
+          'duplicate_path',
+          'mapping_mismatch',
+          'mapping_not_found',
+          'permission_denied',
+          'idempotency_key_required',
+          'invalid_idempotency_key',
+          'idempotency_key_reused',
+          'idempotency_in_flight',
+          'revision_required',
+          'revision_conflict',
+          'path_case_conflict',
+          'note_too_large',
+          'transaction_too_large',
+        ],
       },
     },
     async (request, reply) => {
@@ -221,9 +288,12 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
       schema: {
         tags,
         security,
+        operationId: 'listTrash',
         summary: 'Deleted notes that can be restored, newest first',
+        description: 'Restorable and restored trash items of the vault the mapping names, newest first; follow nextCursor until hasMore is false. Needs vault.read.',
         querystring: trashQuery,
-        response: { 200: trashResponse, ...commonErrorResponses },
+        response: { 200: trashResponse },
+        problems: ['mapping_not_found', 'permission_denied'],
       },
     },
     async (request) => {
@@ -244,11 +314,25 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
       schema: {
         tags,
         security,
+        operationId: 'restoreNote',
         summary: 'Preview or apply the restore of a deleted note',
         description: 'Puts the note back at its path with the same content and revision. dryRun false needs Idempotency-Key; 409 note_exists if the path is taken.',
         params: restoreParams,
         body: restoreBody,
-        response: { 200: restoreResponse, ...writeErrorResponses },
+        response: { 200: restoreResponse },
+        problems: [
+          'mapping_mismatch',
+          'mapping_not_found',
+          'permission_denied',
+          'trash_item_not_found',
+          'trash_item_restored',
+          'note_exists',
+          'path_case_conflict',
+          'idempotency_key_required',
+          'invalid_idempotency_key',
+          'idempotency_key_reused',
+          'idempotency_in_flight',
+        ],
       },
     },
     async (request, reply) => {
@@ -267,13 +351,15 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
       schema: {
         tags: ['events'],
         security,
+        operationId: 'listEvents',
         summary: 'Provenance events of one mapped vault',
         description:
           'Every change to the vault the mapping names, oldest first. Omit `since` to start at the first event; pass nextCursor back ' +
           'as `since` for the next page or, later, for newer events. Cursors are opaque. Event ids count up per vault in commit order, ' +
           'so a cursor never skips an event.',
         querystring: eventsQuery,
-        response: { 200: eventsResponse, ...commonErrorResponses },
+        response: { 200: eventsResponse },
+        problems: ['mapping_not_found', 'permission_denied'],
       },
     },
     async (request) => {

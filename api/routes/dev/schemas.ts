@@ -3,17 +3,10 @@
 import { z } from 'zod';
 import { noteLinkSchema, noteEventSchema, noteSummarySchema, trashItemSchema } from '../../../domain/notes/store.ts';
 import { noteLimits } from '../../../domain/notes/paths.ts';
-import { problemSchema } from '../../problems.ts';
+import { permissionSchema, workspaceSchema } from '../../../domain/identity/workspaces.ts';
 
-export const commonErrorResponses = {
-  400: problemSchema,
-  401: problemSchema,
-  403: problemSchema,
-  404: problemSchema,
-  429: problemSchema,
-};
-
-export const writeErrorResponses = { ...commonErrorResponses, 409: problemSchema, 412: problemSchema, 413: problemSchema, 422: problemSchema, 428: problemSchema };
+// Error responses are not declared here: each route lists its problem codes (`schema.problems`)
+// and api/openapi.ts turns them into application/problem+json responses.
 
 export const mappingIdSchema = z.uuid().describe('The explicit hosted mapping of a vault (UUID).');
 
@@ -35,7 +28,10 @@ export const inventoryResponse = z
   .object({ mappingId: z.uuid(), notes: z.array(noteSummarySchema), nextCursor: z.string().nullable(), hasMore: z.boolean() })
   .meta({ id: 'NoteInventoryPage' });
 
-export const noteParams = z.object({ category: z.string().min(1), filename: z.string().min(1) });
+export const noteParams = z.object({
+  category: z.string().min(1).describe('The first path segment (a folder), percent-encoded.'),
+  filename: z.string().min(1).describe('The second path segment, ending in .md, percent-encoded.'),
+});
 export const mappingQuery = z.strictObject({ mappingId: mappingIdSchema.optional() });
 
 export const noteResponse = z
@@ -44,7 +40,7 @@ export const noteResponse = z
     path: z.string(),
     title: z.string(),
     revision: z.string(),
-    size: z.number().int().describe('UTF-8 bytes of the content.'),
+    size: z.number().int().nonnegative().describe('UTF-8 bytes of the content.'),
     createdAt: z.string(),
     updatedAt: z.string(),
     frontmatter: z.record(z.string(), z.unknown()).nullable(),
@@ -70,7 +66,7 @@ const writeOutcome = {
   operation: z.enum(['create', 'replace', 'noop']),
   beforeRevision: z.string().nullable(),
   afterRevision: z.string(),
-  size: z.number().int(),
+  size: z.number().int().nonnegative(),
 };
 
 export const writeResponse = z
@@ -127,7 +123,7 @@ export const transactionBody = z
   })
   .meta({ id: 'TransactionRequest' });
 
-const transactionResult = z.object({ index: z.number().int(), ...writeOutcome });
+const transactionResult = z.object({ index: z.number().int().nonnegative(), ...writeOutcome });
 
 export const transactionResponse = z
   .union([
@@ -160,15 +156,15 @@ export const eventsResponse = z
 
 export const trashQuery = z.strictObject({
   mappingId: mappingIdSchema,
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  cursor: z.string().max(2048).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100).describe('Items per page, at most 1000.'),
+  cursor: z.string().max(2048).optional().describe('nextCursor of the previous page.'),
 });
 
 export const trashResponse = z
   .object({ mappingId: z.uuid(), items: z.array(trashItemSchema), nextCursor: z.string().nullable(), hasMore: z.boolean() })
   .meta({ id: 'TrashPage' });
 
-export const restoreParams = z.object({ trashId: z.uuid() });
+export const restoreParams = z.object({ trashId: z.uuid().describe('The trash item (trashId of the delete or of GET /api/dev/trash).') });
 export const restoreBody = z.strictObject({ mappingId: mappingIdSchema.optional(), dryRun: z.boolean().default(true) });
 
 export const restoreResponse = z
@@ -196,3 +192,19 @@ export const restoreResponse = z
     }),
   ])
   .meta({ id: 'RestoreResult' });
+
+export const workspacesQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(50).describe('Workspaces per page, at most 100.'),
+  cursor: z.string().max(512).optional().describe('nextCursor of the previous page.'),
+});
+
+export const workspaceMembershipSchema = workspaceSchema
+  .extend({
+    role: z.string().describe("The caller's role in the workspace (built-in: owner, admin, editor, reviewer, viewer; or a custom role)."),
+    permissions: z.array(permissionSchema).describe("What the caller's role may do there (docs/identity.md)."),
+  })
+  .meta({ id: 'WorkspaceMembership' });
+
+export const workspacesResponse = z
+  .object({ workspaces: z.array(workspaceMembershipSchema), nextCursor: z.string().nullable(), hasMore: z.boolean() })
+  .meta({ id: 'WorkspacesPage' });

@@ -1,0 +1,733 @@
+// The OpenAPI 3.1 description of every interface, and the two routes that serve it.
+//
+// Routes say what they are: operationId, summary, description, the zod schemas they validate
+// with, and `problems` — the error codes they answer with beyond the ones every operation of their
+// kind can answer. This module completes the document in one place, after @fastify/swagger and
+// fastify-type-provider-zod have turned the routes into paths:
+// - request headers (Idempotency-Key, If-Match, If-None-Match, X-Service-Mapping, MCP's) as
+//   parameters: the routes parse them themselves (api/routes/dev/http.ts) with their own codes;
+// - response headers (X-Request-Id, RateLimit, RateLimit-Policy, ETag, Location, …);
+// - every 4xx/5xx as application/problem+json referencing the Problem schema, described by its
+//   codes, with one example per code; the codes every operation shares are added here
+//   (automaticProblems), so a route lists only its own;
+// - success descriptions and realistic examples (api/openapi-examples.ts);
+// - the MCP endpoint's JSON-RPC request and responses (its route validates the raw body itself);
+// - component schemas nothing refers to are dropped.
+// documentationGaps() names any operation without an operationId or an entry below; the export
+// script (.ci/run) and test/openapi-document.test.ts fail on any, so no route is published
+// undocumented.
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import type { FastifySchema } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { errorCatalog } from '../domain/errors.ts';
+import type { ErrorCode } from '../domain/errors.ts';
+import { LEGACY_VERSION, MODERN_VERSION, PROTOCOL_VERSION_META_KEY } from './routes/mcp/protocol.ts';
+import { toolsByName } from './routes/mcp/tools.ts';
+import { operationExamples, parameterExamples, planRevision, problemExample } from './openapi-examples.ts';
+import type { ExampleSet } from './openapi-examples.ts';
+
+declare module 'fastify' {
+  interface FastifySchema {
+    /**
+     * Problem codes this operation answers with, beyond those every operation of its kind can
+     * (authentication, allowance, body parsing, validation: see automaticProblems in api/openapi.ts).
+     */
+    problems?: readonly ErrorCode[];
+  }
+}
+
+export const AUTOMATION_PREFIX = '/api/dev/automation';
+const MCP_URL = '/api/mcp';
+
+// ---- headers ---------------------------------------------------------------------------------
+
+const revisionPattern = '^"?sha256:[0-9a-f]{64}"?$';
+
+/** Request headers, published as components/parameters. */
+const requestHeaders = {
+  IdempotencyKey: {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description:
+      'Required to apply (dryRun false); previews ignore it. 1–255 visible ASCII characters, scoped to the account, the route and the mapping. ' +
+      'The same key with the same payload within 24 h replays the stored answer (Idempotent-Replayed: true); with another payload it is 422 idempotency_key_reused; ' +
+      'while the first request runs it is 409 idempotency_in_flight (Retry-After: 1).',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+    example: 'plan-v2-2026-03-02',
+  },
+  IdempotencyKeyRequired: {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: true,
+    description:
+      '1–255 visible ASCII characters, scoped to the account, the route and the workspace. The same key with the same body within 24 h replays the first answer ' +
+      '(Idempotent-Replayed: true); with another body it is 422 idempotency_key_reused.',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+    example: 'capture-4bd51795-proposal',
+  },
+  IdempotencyKeyOptional: {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description:
+      'Recommended: makes a retried ingestion safe. Scoped to the account and the workspace; the same key with the same event replays it (200, Idempotent-Replayed: true) ' +
+      'and creates no runs and sends no webhooks; with another event (or occurredAt) it is 422 idempotency_key_reused.',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+    example: 'capture-0302-0912-7f3a',
+  },
+  IfMatchWrite: {
+    name: 'If-Match',
+    in: 'header',
+    required: false,
+    description:
+      'Replace only if the note still has this revision (the ETag of a read, quoted or bare; the same token as expectedHash, and they must agree), else 412 precondition_failed. ' +
+      '`*` matches any current note: the write must replace an existing note, else 412.',
+    schema: { anyOf: [{ type: 'string', pattern: revisionPattern }, { type: 'string', enum: ['*'] }] },
+    example: `"${planRevision}"`,
+  },
+  IfMatchDelete: {
+    name: 'If-Match',
+    in: 'header',
+    required: false,
+    description:
+      'Required to apply (dryRun false): the current revision (quoted or bare), else 428 revision_required; a stale one is 412 precondition_failed. ' +
+      '`*` deletes whatever is current. A path with no note is 404 note_not_found either way.',
+    schema: { anyOf: [{ type: 'string', pattern: revisionPattern }, { type: 'string', enum: ['*'] }] },
+    example: `"${planRevision}"`,
+  },
+  IfNoneMatchWrite: {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    description: 'Only `*`: create-only; 412 precondition_failed when a note exists at the path.',
+    schema: { type: 'string', enum: ['*'] },
+    example: '*',
+  },
+  IfNoneMatchRead: {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    description: 'ETags of earlier reads (comma-separated, W/ accepted) or `*`: 304 Not Modified with no body when one matches the current revision.',
+    schema: { type: 'string' },
+    example: `"${planRevision}"`,
+  },
+  XServiceMapping: {
+    name: 'X-Service-Mapping',
+    in: 'header',
+    required: false,
+    description: 'The mapping (UUID), instead of mappingId in the body or query; when both are sent they must agree (400 mapping_mismatch).',
+    schema: { type: 'string', format: 'uuid' },
+    example: parameterExamples['mappingId'],
+  },
+  McpProtocolVersion: {
+    name: 'MCP-Protocol-Version',
+    in: 'header',
+    required: false,
+    description: `Required on ${MODERN_VERSION} requests and equal to params._meta["${PROTOCOL_VERSION_META_KEY}"] (else -32020); legacy (${LEGACY_VERSION}) clients may omit it.`,
+    schema: { type: 'string', enum: [MODERN_VERSION, LEGACY_VERSION] },
+    example: MODERN_VERSION,
+  },
+  McpMethod: {
+    name: 'Mcp-Method',
+    in: 'header',
+    required: false,
+    description: `Required on ${MODERN_VERSION} requests and equal to the body's method (else -32020). Values of the form =?base64?…?= are decoded as UTF-8.`,
+    schema: { type: 'string' },
+    example: 'tools/call',
+  },
+  McpName: {
+    name: 'Mcp-Name',
+    in: 'header',
+    required: false,
+    description: `Required on ${MODERN_VERSION} tools/call requests and equal to params.name (else -32020).`,
+    schema: { type: 'string' },
+    example: 'search_notes',
+  },
+} as const;
+
+type RequestHeader = keyof typeof requestHeaders;
+
+/** Response headers, published as components/headers. */
+const responseHeaders = {
+  XRequestId: {
+    description: 'The request id: a sane incoming X-Request-Id is kept, else a UUID. The same value is requestId in problem bodies and in every log line of the request.',
+    schema: { type: 'string' },
+    example: '144122f1-ff55-4af8-ab81-9d7c58af3dfb',
+  },
+  RateLimit: {
+    description:
+      'What remains of each REST allowance boundary (r) and the seconds until it resets (t), per the IETF RateLimit header fields draft. On every counted answer and on 429.',
+    schema: { type: 'string' },
+    example: '"minute";r=598;t=42, "month";r=99871;t=1520040',
+  },
+  RateLimitPolicy: {
+    description: 'The two REST allowance boundaries of the plan: per minute (q requests, w=60 s) and per calendar month, UTC.',
+    schema: { type: 'string' },
+    example: '"minute";q=600;w=60, "month";q=100000',
+  },
+  RetryAfter: {
+    description: 'Seconds to wait before retrying.',
+    schema: { type: 'integer', minimum: 1 },
+    example: 42,
+  },
+  ETag: {
+    description: 'The strong ETag: the revision, quoted ("sha256:<hex>" of the exact UTF-8 bytes).',
+    schema: { type: 'string' },
+    example: `"${planRevision}"`,
+  },
+  IdempotentReplayed: {
+    description: 'Present (true) when this is the stored answer of an earlier request with the same Idempotency-Key and payload.',
+    schema: { type: 'string', enum: ['true'] },
+    example: 'true',
+  },
+  Location: {
+    description: 'The URL of the created resource (a path on this server).',
+    schema: { type: 'string', format: 'uri-reference' },
+    example: '/api/dev/automation/proposals/c638cb44-3837-4419-b8d9-0b3a123a7a05',
+  },
+  NoteLocation: {
+    description: 'The note on the single-note routes (GET /api/dev/notes/{category}/{filename}); sent when the path has exactly two segments.',
+    schema: { type: 'string', format: 'uri-reference' },
+    example: `/api/dev/notes/Projects/Plan.md?mappingId=${String(parameterExamples['mappingId'])}`,
+  },
+  WWWAuthenticate: {
+    description: 'The Bearer challenge; error="invalid_token" when a token was sent but is not valid.',
+    schema: { type: 'string' },
+    example: 'Bearer realm="hnp", error="invalid_token"',
+  },
+  Vary: {
+    description: 'The representation depends on Accept (JSON or text/markdown).',
+    schema: { type: 'string', enum: ['Accept'] },
+    example: 'Accept',
+  },
+  ContentDisposition: {
+    description: 'An attachment named <id>.v<version>.json.',
+    schema: { type: 'string' },
+    example: 'attachment; filename="weekly-review.v1.json"',
+  },
+  McpProtocolVersion: {
+    description: 'The protocol revision this server speaks natively; on every MCP response.',
+    schema: { type: 'string', enum: [MODERN_VERSION] },
+    example: MODERN_VERSION,
+  },
+} as const;
+
+type ResponseHeader = keyof typeof responseHeaders;
+
+// ---- operations ------------------------------------------------------------------------------
+
+type ResponseDoc = { description: string; headers?: readonly ResponseHeader[] };
+
+type OperationDoc = {
+  /** Request headers, in the order they are listed. */
+  headers?: readonly RequestHeader[];
+  /** Every success (or 304) status the operation answers with. */
+  responses: Record<string, ResponseDoc>;
+  /** Answered in JSON-RPC (MCP): its error responses are listed in `responses` too, not as problems. */
+  jsonRpc?: true;
+};
+
+const applied = ['IdempotencyKey', 'XServiceMapping'] as const;
+
+/** What the route schemas do not say, per operationId. Every published operation has an entry. */
+const operations: Record<string, OperationDoc> = {
+  // operations and documentation
+  checkLiveness: { responses: { 200: { description: 'The process serves HTTP.' } } },
+  checkReadiness: { responses: { 200: { description: 'Postgres and Temporal answered within 2 s.' } } },
+  readOpenApi: { responses: { 200: { description: 'This document.' } } },
+  readAutomationOpenApi: { responses: { 200: { description: 'The automation gateway paths of this document, with the components they use.' } } },
+  // developer REST
+  readCurrentAccount: { responses: { 200: { description: 'The calling account.' } } },
+  listWorkspaces: { responses: { 200: { description: "A page of the caller's workspaces." } } },
+  listNotes: { responses: { 200: { description: 'A page of the inventory.' } } },
+  readNote: {
+    headers: ['XServiceMapping', 'IfNoneMatchRead'],
+    responses: {
+      200: { description: 'The note: JSON, or the raw Markdown when Accept prefers text/markdown.', headers: ['ETag', 'Vary'] },
+      304: { description: 'Not modified: If-None-Match matched the current revision. No body.', headers: ['ETag', 'Vary'] },
+    },
+  },
+  writeNote: {
+    headers: [...applied, 'IfMatchWrite', 'IfNoneMatchWrite'],
+    responses: {
+      200: { description: 'A preview (dryRun true), or an applied replace or no-op. ETag on applies.', headers: ['ETag', 'IdempotentReplayed'] },
+      201: { description: 'An applied create.', headers: ['ETag', 'NoteLocation', 'IdempotentReplayed'] },
+    },
+  },
+  deleteNote: {
+    headers: [...applied, 'IfMatchDelete'],
+    responses: { 200: { description: 'A preview (dryRun true), or the applied delete with its trashId.', headers: ['IdempotentReplayed'] } },
+  },
+  applyTransaction: {
+    headers: applied,
+    responses: { 200: { description: 'A preview of every action, or the applied transaction (one transactionId).', headers: ['IdempotentReplayed'] } },
+  },
+  listTrash: { responses: { 200: { description: 'A page of trash items.' } } },
+  restoreNote: {
+    headers: applied,
+    responses: { 200: { description: 'A preview, or the applied restore. ETag (the restored revision) on applies.', headers: ['ETag', 'IdempotentReplayed'] } },
+  },
+  listEvents: { responses: { 200: { description: 'A page of provenance events, oldest first; nextCursor is always set.' } } },
+  // MCP
+  callMcp: {
+    jsonRpc: true,
+    headers: ['McpProtocolVersion', 'McpMethod', 'McpName'],
+    responses: {
+      200: { description: 'A JSON-RPC result, or a JSON-RPC error: -32601 unknown method, -32602 unknown tool or arguments not an object. A tool failure is a result with isError: true.' },
+      202: { description: 'A notification (no id): accepted, no body.' },
+      400: { description: 'JSON-RPC error: -32700 not JSON, -32600 not a JSON-RPC 2.0 request, -32020 a header missing or disagreeing with the body, -32022 unsupported protocol version.' },
+      401: { description: 'JSON-RPC error -32001 (data.code authentication_required or invalid_token).', headers: ['WWWAuthenticate'] },
+      403: { description: 'JSON-RPC error -32003 (data.code account_inactive or entitlement_required).' },
+      413: { description: 'JSON-RPC error (data.code payload_too_large): the body is over 16 MiB.' },
+      415: { description: 'JSON-RPC error (data.code unsupported_media_type): MCP requests are application/json.' },
+      429: { description: 'JSON-RPC error -32029 (data.code rate_limited or monthly_limit_exceeded): the MCP allowance.', headers: ['RetryAfter', 'RateLimit', 'RateLimitPolicy'] },
+      500: { description: 'JSON-RPC error -32603 (data.code internal_error).' },
+    },
+  },
+  // automation gateway
+  readAutomationCatalog: { responses: { 200: { description: 'The catalog, version 1.' } } },
+  readAdapter: { responses: { 200: { description: 'The adapter.' } } },
+  listTemplates: { responses: { 200: { description: 'Template summaries.' } } },
+  readTemplate: { responses: { 200: { description: 'The template.' } } },
+  downloadTemplate: { responses: { 200: { description: 'The template as a downloadable artifact.', headers: ['ContentDisposition'] } } },
+  ingestEvent: {
+    headers: ['IdempotencyKeyOptional'],
+    responses: {
+      201: { description: 'The event, normalised, and the runs it created.', headers: ['Location'] },
+      200: { description: 'A replay: the first event under this Idempotency-Key; no runs created, no webhooks sent.', headers: ['IdempotentReplayed'] },
+    },
+  },
+  readEvent: { responses: { 200: { description: 'The event.' } } },
+  createTrigger: { responses: { 201: { description: 'The trigger.', headers: ['Location'] } } },
+  listTriggers: { responses: { 200: { description: "The workspace's triggers." } } },
+  readTrigger: { responses: { 200: { description: 'The trigger.' } } },
+  updateTrigger: { responses: { 200: { description: 'The trigger as changed.' } } },
+  deleteTrigger: { responses: { 204: { description: 'Deleted.' } } },
+  listRuns: { responses: { 200: { description: 'The most recent runs.' } } },
+  processRuns: { responses: { 200: { description: 'The runs turned into proposals, and the reviews restarted.' } } },
+  createWebhookEndpoint: { responses: { 201: { description: 'The endpoint and its signing secret (shown this once).', headers: ['Location'] } } },
+  listWebhookEndpoints: { responses: { 200: { description: "The workspace's endpoints." } } },
+  readWebhookEndpoint: { responses: { 200: { description: 'The endpoint.' } } },
+  deleteWebhookEndpoint: { responses: { 204: { description: 'Deleted.' } } },
+  listWebhookExecutions: { responses: { 200: { description: 'The most recent delivery attempts.' } } },
+  createProposal: {
+    headers: ['IdempotencyKeyRequired'],
+    responses: { 201: { description: 'The proposal; its review has started.', headers: ['Location', 'IdempotentReplayed'] } },
+  },
+  listProposals: { responses: { 200: { description: 'A page of proposals.' } } },
+  readProposal: { responses: { 200: { description: 'The proposal with its history and executions.' } } },
+  approveProposal: { responses: { 200: { description: 'Approved; the Forge execution starts.' } } },
+  rejectProposal: { responses: { 200: { description: 'Rejected.' } } },
+  undoProposal: { responses: { 202: { description: 'The undo has started.' } } },
+};
+
+/** Operation ids the document publishes (for tests and the export script). */
+export const documentedOperationIds = Object.keys(operations);
+
+// ---- problems shared by operations -----------------------------------------------------------
+
+type Operation = {
+  operationId?: string;
+  security?: Array<Record<string, unknown>>;
+  parameters?: Array<Record<string, unknown>>;
+  requestBody?: { content?: Record<string, Record<string, unknown>> };
+  responses: Record<string, Record<string, unknown>>;
+  'x-problems'?: readonly ErrorCode[];
+  [key: string]: unknown;
+};
+
+/**
+ * The codes every operation of a kind can answer with, whatever its route does: the edge's input
+ * rules (api/edge.ts), validation, body parsing, and for token-authenticated interfaces
+ * authentication, entitlement and the allowance (api/auth.ts).
+ */
+function automaticProblems(operation: Operation): ErrorCode[] {
+  const codes: ErrorCode[] = ['invalid_character', 'duplicate_header', 'internal_error'];
+  const hasInput = (operation.parameters ?? []).some((p) => p['in'] === 'query' || p['in'] === 'path') || operation.requestBody !== undefined;
+  if (hasInput) codes.push('invalid_request');
+  if (operation.requestBody !== undefined) codes.push('malformed_json', 'json_too_deep', 'unsupported_media_type', 'payload_too_large');
+  if ((operation.security ?? []).length > 0) {
+    codes.push('authentication_required', 'invalid_token', 'account_inactive', 'entitlement_required', 'rate_limited', 'monthly_limit_exceeded');
+  }
+  return codes;
+}
+
+const codeOrder = Object.keys(errorCatalog) as ErrorCode[];
+
+function problemResponses(operation: Operation, instance: string): Record<string, Record<string, unknown>> {
+  const codes = new Set([...automaticProblems(operation), ...(operation['x-problems'] ?? [])]);
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codeOrder) {
+    if (!codes.has(code)) continue;
+    const { status } = errorCatalog[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const responses: Record<string, Record<string, unknown>> = {};
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const headers: ResponseHeader[] = ['XRequestId'];
+    if (status === 401) headers.push('WWWAuthenticate');
+    if (status === 429) headers.push('RetryAfter', 'RateLimit', 'RateLimitPolicy');
+    if (list.includes('idempotency_in_flight')) headers.push('RetryAfter');
+    responses[String(status)] = {
+      description: `Problem${list.length > 1 ? ' codes' : ' code'}:\n${list.map((code) => `- \`${code}\`: ${errorCatalog[code].title}`).join('\n')}`,
+      headers: headerRefs(headers),
+      content: {
+        'application/problem+json': {
+          schema: { $ref: '#/components/schemas/Problem' },
+          examples: Object.fromEntries(list.map((code) => [code, { summary: errorCatalog[code].title, value: problemExample(code, instance) }])),
+        },
+      },
+    };
+  }
+  return responses;
+}
+
+const headerRefs = (names: readonly ResponseHeader[]) => Object.fromEntries([...new Set(names)].map((name) => [headerName(name), { $ref: `#/components/headers/${name}` }]));
+
+const headerNames: Record<ResponseHeader, string> = {
+  XRequestId: 'X-Request-Id',
+  RateLimit: 'RateLimit',
+  RateLimitPolicy: 'RateLimit-Policy',
+  RetryAfter: 'Retry-After',
+  ETag: 'ETag',
+  IdempotentReplayed: 'Idempotent-Replayed',
+  Location: 'Location',
+  NoteLocation: 'Location',
+  WWWAuthenticate: 'WWW-Authenticate',
+  Vary: 'Vary',
+  ContentDisposition: 'Content-Disposition',
+  McpProtocolVersion: 'MCP-Protocol-Version',
+};
+const headerName = (name: ResponseHeader) => headerNames[name];
+
+function applyExamples(target: Record<string, unknown>, set: ExampleSet | undefined): void {
+  if (!set) return;
+  if ('value' in set) target['example'] = set.value;
+  else target['examples'] = set.examples;
+}
+
+/** The path with its parameters filled with example values, for problem `instance` members. */
+function exampleInstance(path: string, operationId: string): string {
+  const params = operationExamples[operationId]?.parameters ?? {};
+  return path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(String(params[name] ?? parameterExamples[name] ?? name)));
+}
+
+// ---- the MCP endpoint ------------------------------------------------------------------------
+
+const toolNames = [...toolsByName.keys()] as [string, ...string[]];
+const jsonRpcId = z.union([z.string(), z.number().int()]);
+
+const jsonRpcRequestSchema = z
+  .object({
+    jsonrpc: z.literal('2.0'),
+    id: jsonRpcId.optional().describe('A string or an integer, never null. Without an id the message is a notification (202, no body).'),
+    method: z
+      .string()
+      .min(1)
+      .describe('initialize, ping, server/discover, tools/list, tools/call; notifications such as notifications/initialized. Anything else is -32601.'),
+    params: z
+      .looseObject({
+        _meta: z.record(z.string(), z.unknown()).optional().describe(`${MODERN_VERSION} requests carry {"${PROTOCOL_VERSION_META_KEY}": "${MODERN_VERSION}"}.`),
+        name: z.enum(toolNames).optional().describe('tools/call: the tool.'),
+        arguments: z.record(z.string(), z.unknown()).optional().describe("tools/call: the tool's arguments (tools/list gives each tool's input schema)."),
+        protocolVersion: z.string().optional().describe('initialize: the version the client asks for.'),
+      })
+      .optional(),
+  })
+  .describe('One JSON-RPC 2.0 request or notification (batches are refused).')
+  .meta({ id: 'JsonRpcRequest' });
+
+const jsonRpcErrorSchema = z
+  .object({
+    jsonrpc: z.literal('2.0'),
+    id: jsonRpcId.nullable(),
+    error: z.object({
+      code: z.number().int().describe('JSON-RPC error code (docs/mcp.md).'),
+      message: z.string(),
+      data: z.record(z.string(), z.unknown()).optional().describe('For refusals of the HTTP edge: the REST problem code, status and requestId.'),
+    }),
+  })
+  .meta({ id: 'JsonRpcError' });
+
+const jsonRpcResultSchema = z
+  .object({ jsonrpc: z.literal('2.0'), id: jsonRpcId, result: z.record(z.string(), z.unknown()) })
+  .meta({ id: 'JsonRpcResult' });
+
+/** The MCP route validates its raw body itself (z.unknown()); the document shows the protocol. */
+const mcpSchema = {
+  body: jsonRpcRequestSchema,
+  response: {
+    200: z.union([jsonRpcResultSchema, jsonRpcErrorSchema]),
+    202: z.null(),
+    400: jsonRpcErrorSchema,
+    401: jsonRpcErrorSchema,
+    403: jsonRpcErrorSchema,
+    413: jsonRpcErrorSchema,
+    415: jsonRpcErrorSchema,
+    429: jsonRpcErrorSchema,
+    500: jsonRpcErrorSchema,
+  },
+  operationId: 'callMcp',
+};
+
+// ---- the document ----------------------------------------------------------------------------
+
+type Swagger = Required<Pick<FastifyDynamicSwaggerOptions, 'openapi' | 'transform' | 'transformObject'>>;
+type Document = {
+  info: Record<string, unknown>;
+  tags?: Array<{ name: string; description: string }>;
+  servers?: Array<{ url: string; description?: string }>;
+  paths: Record<string, Record<string, Operation>>;
+  components: Record<string, Record<string, unknown>>;
+  [key: string]: unknown;
+};
+
+const tags = [
+  { name: 'developer', description: 'The calling account.' },
+  { name: 'workspaces', description: "The caller's workspaces and role in each." },
+  { name: 'notes', description: 'Notes of a hosted vault: inventory, read, preview/apply writes, deletes through the trash, transactions, restore (docs/api.md).' },
+  { name: 'events', description: 'Provenance events of a vault.' },
+  { name: 'mcp', description: 'The MCP tool gateway (JSON-RPC 2.0, docs/mcp.md).' },
+  { name: 'automation', description: 'Automation gateway: proposals and review, events, triggers, runs, webhooks, discovery (docs/automation.md).' },
+  { name: 'operations', description: 'Liveness and readiness probes.' },
+  { name: 'documentation', description: 'This description, generated from the schemas the routes validate with.' },
+];
+
+/** What an operation's route schema carries into the document, besides what @fastify/swagger reads. */
+function transform(input: Parameters<NonNullable<FastifyDynamicSwaggerOptions['transform']>>[0]) {
+  const isMcp = input.url === MCP_URL && input.route.method === 'POST';
+  const schema = isMcp ? { ...input.schema, ...mcpSchema } : input.schema;
+  const result = jsonSchemaTransform({ ...input, schema } as Parameters<typeof jsonSchemaTransform>[0]);
+  const transformed = result.schema as Record<string, unknown> | undefined;
+  if (!transformed || transformed['hide']) return result;
+  const { problems, ...rest } = transformed;
+  // @fastify/swagger copies x- members onto the operation; completeDocument reads and removes it.
+  return { ...result, schema: { ...rest, ...(problems ? { 'x-problems': problems } : {}) } as FastifySchema };
+}
+
+/**
+ * An operation without an operationId or an entry above (a probe route a test adds, say) still gets
+ * the shared parts; documentationGaps() names it, and the export script and the tests fail on it.
+ */
+const undocumented: OperationDoc = { responses: {} };
+
+function completeOperation(path: string, operation: Operation): void {
+  const id = operation.operationId ?? '';
+  const doc = operations[id] ?? undocumented;
+  const examples = operationExamples[id] ?? {};
+
+  for (const parameter of operation.parameters ?? []) {
+    const name = String(parameter['name']);
+    const example = examples.parameters?.[name] ?? parameterExamples[name];
+    if (example !== undefined && parameter['example'] === undefined) parameter['example'] = example;
+  }
+  const problems = doc.jsonRpc ? {} : problemResponses(operation, exampleInstance(path, id));
+  delete operation['x-problems'];
+  if (doc.headers?.length) operation.parameters = [...(operation.parameters ?? []), ...doc.headers.map((h) => ({ $ref: `#/components/parameters/${h}` }))];
+
+  const body = operation.requestBody?.content?.['application/json'];
+  if (body) applyExamples(body, examples.request);
+
+  const charged = (operation.security ?? []).length > 0 && !doc.jsonRpc;
+  const statuses = new Set([...Object.keys(operation.responses).filter((status) => Number(status) < 400), ...Object.keys(doc.responses)]);
+  const responses: Record<string, Record<string, unknown>> = {};
+  for (const status of statuses) {
+    const described = doc.responses[status];
+    const response: Record<string, unknown> = { ...operation.responses[status], ...(described ? { description: described.description } : {}) };
+    const common: ResponseHeader[] = doc.jsonRpc ? ['XRequestId', 'McpProtocolVersion'] : ['XRequestId'];
+    const chargedHeaders: ResponseHeader[] = charged && Number(status) < 400 ? ['RateLimit', 'RateLimitPolicy'] : [];
+    response['headers'] = headerRefs([...common, ...chargedHeaders, ...(described?.headers ?? [])]);
+    const content = response['content'] as Record<string, Record<string, unknown>> | undefined;
+    const json = content?.['application/json'];
+    if (json) applyExamples(json, examples.responses?.[status]);
+    if (id === 'readNote' && status === '200' && content) {
+      response['content'] = { ...content, 'text/markdown': { schema: { type: 'string', description: 'The raw Markdown.' }, example: examples.markdown } };
+    }
+    responses[status] = response;
+  }
+  operation.responses = { ...responses, ...problems };
+}
+
+/**
+ * What keeps the document from being complete: operations without an operationId, without an
+ * entry in api/openapi.ts, answering a success status the entry does not describe, or sharing an
+ * operationId. Empty for the application as built; the export script and the tests insist.
+ */
+export function documentationGaps(document: { paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, { description?: string }> }>> }): string[] {
+  const gaps: string[] = [];
+  const seen = new Map<string, string>();
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      const where = `${method.toUpperCase()} ${path}`;
+      const id = operation.operationId;
+      if (!id) {
+        gaps.push(`${where} has no operationId`);
+        continue;
+      }
+      if (seen.has(id)) gaps.push(`${where} repeats operationId ${id} of ${seen.get(id)}`);
+      seen.set(id, where);
+      const doc = operations[id];
+      if (!doc) {
+        gaps.push(`${where} (${id}) has no entry in api/openapi.ts`);
+        continue;
+      }
+      for (const status of Object.keys(operation.responses ?? {})) {
+        if (Number(status) < 400 && !doc.responses[status]) gaps.push(`${where} (${id}) answers ${status}, which api/openapi.ts does not describe`);
+      }
+    }
+  }
+  for (const id of Object.keys(operations)) if (!seen.has(id)) gaps.push(`api/openapi.ts describes ${id}, which no route has`);
+  return gaps;
+}
+
+/** Drops component schemas nothing in `document` refers to (zod registers input and output variants of each). */
+function pruneComponents(document: Document): void {
+  const reachable = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(visit);
+    if (!value || typeof value !== 'object') return;
+    for (const [key, child] of Object.entries(value)) {
+      if (key === '$ref' && typeof child === 'string' && child.startsWith('#/components/') && !reachable.has(child)) {
+        reachable.add(child);
+        const [, , kind, name] = child.split('/');
+        visit(document.components[kind!]?.[name!]);
+      } else visit(child);
+    }
+  };
+  visit(document.paths);
+  for (const [kind, entries] of Object.entries(document.components)) {
+    if (kind === 'securitySchemes') continue;
+    for (const name of Object.keys(entries)) if (!reachable.has(`#/components/${kind}/${name}`)) delete entries[name];
+  }
+}
+
+/**
+ * zod registers an input and an output variant of each named schema (`WriteRequestInput`,
+ * `WriteRequest`); once the unused ones are gone, a lone input variant takes the plain name.
+ */
+function dropLoneInputSuffix(document: Document): void {
+  const schemas = document.components['schemas'] ?? {};
+  const renames = new Map<string, string>();
+  for (const name of Object.keys(schemas)) if (name.endsWith('Input') && !(name.slice(0, -'Input'.length) in schemas)) renames.set(name, name.slice(0, -'Input'.length));
+  if (renames.size === 0) return;
+  const rename = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(rename);
+    if (!value || typeof value !== 'object') return value;
+    return Object.fromEntries(
+      Object.entries(value).map(([key, child]) => {
+        const target = key === '$ref' && typeof child === 'string' ? renames.get(child.replace('#/components/schemas/', '')) : undefined;
+        return [key, target ? `#/components/schemas/${target}` : rename(child)];
+      }),
+    );
+  };
+  document.paths = rename(document.paths) as Document['paths'];
+  document.components['schemas'] = Object.fromEntries(Object.entries(rename(schemas) as Record<string, unknown>).map(([name, schema]) => [renames.get(name) ?? name, schema]));
+}
+
+/**
+ * zod writes every int as bounded by ±Number.MAX_SAFE_INTEGER. Those bounds say nothing a client
+ * needs and make sample generators show -9007199254740991; a real bound (min(1), max(1000)) stays.
+ */
+function dropSafeIntegerBounds(value: unknown): void {
+  if (Array.isArray(value)) return value.forEach(dropSafeIntegerBounds);
+  if (!value || typeof value !== 'object') return;
+  const schema = value as Record<string, unknown>;
+  if (schema['minimum'] === Number.MIN_SAFE_INTEGER) delete schema['minimum'];
+  if (schema['maximum'] === Number.MAX_SAFE_INTEGER) delete schema['maximum'];
+  Object.values(schema).forEach(dropSafeIntegerBounds);
+}
+
+function completeDocument(document: Document): Document {
+  document.tags = tags;
+  document.components = {
+    ...document.components,
+    parameters: { ...requestHeaders },
+    headers: { ...responseHeaders },
+  };
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const operation of Object.values(item)) completeOperation(path, operation);
+  }
+  pruneComponents(document);
+  dropLoneInputSuffix(document);
+  dropSafeIntegerBounds(document);
+  return document;
+}
+
+/** @fastify/swagger options: the document's frame, the per-route transform and the completion pass. */
+export function swaggerOptions(options: { publicBaseUrl?: string | undefined }): Swagger {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Hosted Notes Platform',
+        version: '1.0.0',
+        description:
+          'Developer REST API, MCP gateway, automation gateway and Product Runtime over hosted Markdown vaults. ' +
+          'Every error is application/problem+json with a stable `code` (see the Problem schema; each response lists the codes it can carry). ' +
+          'Conventions: docs/api.md.',
+      },
+      servers: [
+        options.publicBaseUrl
+          ? { url: options.publicBaseUrl, description: 'PUBLIC_BASE_URL' }
+          : { url: '/', description: 'The server this document was fetched from (set PUBLIC_BASE_URL to publish an absolute URL).' },
+      ],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token (hnp_pat_…)' } } },
+    },
+    transform,
+    transformObject: (input) => completeDocument(jsonSchemaTransformObject(input) as unknown as Document) as never,
+  };
+}
+
+/** The automation gateway's own document: its paths, and only the components they use. */
+export function automationDocument(whole: Document): Document {
+  const document = structuredClone(whole);
+  document.info = { ...document.info, title: 'Hosted Notes Platform — automation gateway', description: 'Proposals and review, events, triggers, runs, webhooks and discovery (docs/automation.md).' };
+  document.paths = Object.fromEntries(Object.entries(document.paths).filter(([path]) => path.startsWith(AUTOMATION_PREFIX)));
+  const used = new Set(Object.values(document.paths).flatMap((item) => Object.values(item).flatMap((operation) => (operation['tags'] as string[] | undefined) ?? [])));
+  document.tags = (document.tags ?? []).filter((tag) => used.has(tag.name));
+  pruneComponents(document);
+  return document;
+}
+
+const documentSchema = z
+  .looseObject({
+    openapi: z.string(),
+    info: z.looseObject({ title: z.string(), version: z.string() }),
+    paths: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'OpenApiDocument' });
+
+/** GET /openapi.json and GET /api/dev/automation/openapi.json: public, like the docs UI. */
+export const openapiRoutes: FastifyPluginAsyncZod = async (app) => {
+  const documentation = { tags: ['documentation'], security: [] };
+  app.get(
+    '/openapi.json',
+    {
+      schema: {
+        ...documentation,
+        operationId: 'readOpenApi',
+        summary: 'This OpenAPI description (generated)',
+        description: 'Every interface, generated from the zod schemas the routes validate with. Public: no token, nothing counted. The docs UI is at /docs.',
+        response: { 200: documentSchema },
+      },
+    },
+    async () => app.swagger() as unknown as z.infer<typeof documentSchema>,
+  );
+  let automation: Document | undefined;
+  app.get(
+    `${AUTOMATION_PREFIX}/openapi.json`,
+    {
+      schema: {
+        ...documentation,
+        operationId: 'readAutomationOpenApi',
+        summary: 'The OpenAPI description of the automation gateway (generated)',
+        description: 'The automation paths of /openapi.json with the components they use. Public: no token, nothing counted.',
+        response: { 200: documentSchema },
+      },
+    },
+    async () => (automation ??= automationDocument(app.swagger() as unknown as Document)) as unknown as z.infer<typeof documentSchema>,
+  );
+};
