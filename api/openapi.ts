@@ -159,12 +159,13 @@ const responseHeaders = {
   },
   RateLimit: {
     description:
-      'What remains of each REST allowance boundary (r) and the seconds until it resets (t), per the IETF RateLimit header fields draft. On every counted answer and on 429.',
+      "What remains of each allowance boundary (r) and the seconds until it resets (t), per the IETF RateLimit header fields draft. On every counted answer and on 429; " +
+      'REST and the automation gateway share the REST allowance, MCP has its own.',
     schema: { type: 'string' },
     example: '"minute";r=598;t=42, "month";r=99871;t=1520040',
   },
   RateLimitPolicy: {
-    description: 'The two REST allowance boundaries of the plan: per minute (q requests, w=60 s) and per calendar month, UTC.',
+    description: "The two allowance boundaries of the caller's plan: per minute (q requests, w=60 s) and per calendar month, UTC.",
     schema: { type: 'string' },
     example: '"minute";q=600;w=60, "month";q=100000',
   },
@@ -276,7 +277,12 @@ const operations: Record<string, OperationDoc> = {
     jsonRpc: true,
     headers: ['McpProtocolVersion', 'McpMethod', 'McpName'],
     responses: {
-      200: { description: 'A JSON-RPC result, or a JSON-RPC error: -32601 unknown method, -32602 unknown tool or arguments not an object. A tool failure is a result with isError: true.' },
+      200: {
+        description:
+          'A JSON-RPC result, or a JSON-RPC error: -32601 unknown method, -32602 unknown tool or arguments not an object. A tool failure is a result with isError: true. ' +
+          'A recognized operation counts against the MCP allowance and carries the RateLimit fields.',
+        headers: ['RateLimit', 'RateLimitPolicy'],
+      },
       202: { description: 'A notification (no id): accepted, no body.' },
       400: { description: 'JSON-RPC error: -32700 not JSON, -32600 not a JSON-RPC 2.0 request, -32020 a header missing or disagreeing with the body, -32022 unsupported protocol version.' },
       401: { description: 'JSON-RPC error -32001 (data.code authentication_required or invalid_token).', headers: ['WWWAuthenticate'] },
