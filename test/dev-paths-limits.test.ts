@@ -32,7 +32,6 @@ const invalidPaths: Array<[string, string]> = [
   ['trailing slash', 'Notes/a.md/'],
   ['dot segment', 'Notes/./a.md'],
   ['dot-dot segment', 'Notes/../a.md'],
-  ['NUL', 'Notes/a\u0000b.md'],
   ['control character', 'Notes/a\u0007b.md'],
   ['newline', 'Notes/a\nb.md'],
   ['DEL', 'Notes/a\u007fb.md'],
@@ -67,6 +66,15 @@ describe('path rules', () => {
     expect((await api.apply({ mappingId, path, content: 'x' })).data.code).toBe('invalid_path');
     const tx = await api.transaction({ mappingId, actions: [{ type: 'write-note', path, content: 'x' }] });
     expect(tx.data).toMatchObject({ code: 'invalid_path', errors: [{ pointer: '/actions/0/path' }] });
+  });
+
+  it('refuses NUL in a path: at the edge over HTTP (invalid_character), and in the path rules for every other caller', async () => {
+    const path = 'Notes/a\u0000b.md';
+    expect(pathProblem(path)).toMatch(/NUL/);
+    const preview = await api.preview({ mappingId, path, content: 'x' });
+    expect(preview.data).toMatchObject({ code: 'invalid_character', errors: [{ pointer: '/body/path' }] });
+    const tx = await api.transaction({ mappingId, actions: [{ type: 'write-note', path, content: 'x' }] });
+    expect(tx.data).toMatchObject({ code: 'invalid_character', errors: [{ pointer: '/body/actions/0/path' }] });
   });
 
   it('accepts the limits exactly: a 255-byte segment and a 1024-byte path', () => {
