@@ -30,8 +30,14 @@ import type { NoteRow, Provenance } from './store.ts';
 
 export type Target = { vaultId: string; mappingId: string };
 
-/** Conditions a write may carry. `ifMatch`/`ifNoneMatchAny` come from HTTP headers. */
-export type Preconditions = { expectedHash?: string | undefined; ifMatch?: string | undefined; ifNoneMatchAny?: boolean | undefined };
+/**
+ * Conditions a write may carry. `ifMatch`/`ifMatchAny`/`ifNoneMatchAny` come from HTTP headers;
+ * `ifMatchAny` is `If-Match: *` (RFC 9110 §13.1.1): a note must exist, whatever its revision.
+ */
+export type Preconditions = { expectedHash?: string | undefined; ifMatch?: string | undefined; ifMatchAny?: boolean | undefined; ifNoneMatchAny?: boolean | undefined };
+
+/** Whether the write names the revision it replaces (or, with If-Match: *, any revision). */
+const namesRevision = (input: Preconditions) => input.expectedHash !== undefined || input.ifMatch !== undefined || input.ifMatchAny === true;
 
 export type WriteOperation = 'create' | 'replace' | 'noop';
 
@@ -71,6 +77,9 @@ function judgeWrite(
   if (input.ifNoneMatchAny && current) {
     throw new AppError('precondition_failed', 'If-None-Match: * — a note already exists at this path.', { extensions: { currentRevision: current.revision } });
   }
+  if (input.ifMatchAny && !current) {
+    throw new AppError('precondition_failed', 'If-Match: * — no note exists at this path.', { extensions: { currentRevision: null } });
+  }
   if (input.ifMatch !== undefined && current?.revision !== input.ifMatch) {
     throw new AppError('precondition_failed', `If-Match ${input.ifMatch} does not match the current revision.`, {
       extensions: { currentRevision: current?.revision ?? null },
@@ -79,7 +88,7 @@ function judgeWrite(
   if (input.expectedHash !== undefined && current?.revision !== input.expectedHash) {
     throw conflict(`${pointer}/expectedHash`, current?.revision ?? null, input.expectedHash);
   }
-  if (options.requireRevision && current && input.expectedHash === undefined && input.ifMatch === undefined) {
+  if (options.requireRevision && current && !namesRevision(input)) {
     throw new AppError('revision_required', undefined, {
       extensions: { currentRevision: current.revision, errors: [{ pointer: `${pointer}/expectedHash`, message: 'required when replacing', code: 'revision_required' }] },
     });
@@ -123,7 +132,7 @@ export async function previewWrite(db: Db, target: Target, rawInput: { path: str
     applied: false,
     dryRun: true,
     ...describeWrite(target, plan),
-    revisionRequired: plan.current !== null && input.expectedHash === undefined && input.ifMatch === undefined,
+    revisionRequired: plan.current !== null && !namesRevision(input),
     ...unifiedDiff(plan.path, plan.current?.content ?? null, plan.content),
   };
 }
@@ -180,10 +189,11 @@ export async function applyWrite(
 
 // ---- delete ----------------------------------------------------------------------------------
 
+/** `ifMatch` is a revision, or `*` for whatever is current. A missing note is 404 either way (RFC 9110 §13.2.1). */
 async function planDelete(db: Db, target: Target, path: string, ifMatch: string | undefined, requireRevision: boolean): Promise<NoteRow> {
   const current = await findNote(db, target.vaultId, path);
   if (!current) throw new AppError('note_not_found', `No live note at ${path}.`);
-  if (ifMatch !== undefined && ifMatch !== current.revision) {
+  if (ifMatch !== undefined && ifMatch !== '*' && ifMatch !== current.revision) {
     throw new AppError('precondition_failed', `If-Match ${ifMatch} does not match the current revision.`, { extensions: { currentRevision: current.revision } });
   }
   if (requireRevision && ifMatch === undefined) {

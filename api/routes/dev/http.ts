@@ -9,8 +9,6 @@ import { resolveMappingForAccount } from '../../../domain/identity/vaults.ts';
 import type { VaultAccess } from '../../../domain/identity/vaults.ts';
 import { etagOf, parseRevision } from '../../../domain/notes/markdown.ts';
 import type { ApplyResult, Target } from '../../../domain/notes/knowledge.ts';
-import { validateNotePath } from '../../../domain/notes/paths.ts';
-import { findNote } from '../../../domain/notes/store.ts';
 import type { Provenance } from '../../../domain/notes/store.ts';
 import { principalOf } from '../../auth.ts';
 
@@ -55,34 +53,6 @@ export function preconditionHeaders(request: FastifyRequest): RequestPreconditio
     ifMatchAny,
     ifNoneMatchAny: ifNoneMatch !== undefined,
   };
-}
-
-/**
- * A revision no content hashes to (finding a SHA-256 preimage of all zeros is infeasible), so an
- * If-Match carrying it never matches: used for `If-Match: *` on a path with no note.
- */
-const NO_REVISION = `sha256:${'0'.repeat(64)}`;
-
-/**
- * `If-Match: *` (RFC 9110 §13.1.1) matches any current representation: the note must exist,
- * whatever its revision. The knowledge core takes a concrete revision, so the route reads the
- * current one and passes it on (interim until the core takes `ifMatchAny` itself):
- * - a live note: its revision, which also satisfies "replacing needs the revision"; a concurrent
- *   change between this read and the write answers 412, never a lost update;
- * - no note: NO_REVISION, so the core still replays a stored response for a repeated
- *   Idempotency-Key and otherwise answers 412 (see `ifMatchAnyFailed`).
- */
-export async function revisionForIfMatchAny(db: DatabasePool, target: Target, rawPath: string): Promise<string> {
-  const current = await findNote(db, target.vaultId, validateNotePath(rawPath));
-  return current?.revision ?? NO_REVISION;
-}
-
-/** The core's 412 for NO_REVISION, told the way the client asked: If-Match: * found no note. */
-export function ifMatchAnyFailed(error: unknown, ifMatch: string | undefined): unknown {
-  if (ifMatch === NO_REVISION && error instanceof AppError && error.code === 'precondition_failed' && error.extensions['currentRevision'] === null) {
-    return new AppError('precondition_failed', 'If-Match: * — no note exists at this path.', { extensions: { currentRevision: null } });
-  }
-  return error;
 }
 
 /** expectedHash and If-Match are the same token; if both are sent they must agree. */

@@ -24,7 +24,6 @@ import { acceptCharged, presentedToken, withChallenge } from '../../auth.ts';
 import { decodeCursor, encodeCursor } from '../../../domain/cursor.ts';
 import {
   idempotencyFor,
-  ifMatchAnyFailed,
   mergeRevisionInputs,
   notModified,
   noteUrl,
@@ -33,7 +32,6 @@ import {
   provenanceOf,
   requestedMappingId,
   resolveTarget,
-  revisionForIfMatchAny,
   sendApplied,
 } from './http.ts';
 import {
@@ -183,21 +181,15 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
     async (request, reply) => {
       const body = request.body;
       const mappingId = requestedMappingId(request, body.mappingId);
-      const { ifMatchAny, ...headers } = preconditionHeaders(request);
+      const headers = preconditionHeaders(request);
       const expectedHash = mergeRevisionInputs(body.expectedHash, headers.ifMatch);
       // A preview answers exactly as the apply would, so it needs the same access.
       const target = await resolveTarget(db, request, mappingId, 'write');
-      const ifMatch = ifMatchAny ? await revisionForIfMatchAny(db, target, body.path) : headers.ifMatch;
-      const input = { path: body.path, content: body.content, ifMatch, ifNoneMatchAny: headers.ifNoneMatchAny, expectedHash };
-      try {
-        if (body.dryRun) return await previewWrite(db, target, input);
-        // The key's fingerprint holds what was sent (*), not the revision * stood for at the time.
-        const idempotency = idempotencyFor(request, 'POST /api/dev/notes', mappingId, ifMatchAny ? { ...input, ifMatch: '*' } : input);
-        const result = await applyWrite(db, target, input, provenanceOf(request, idempotency.key), idempotency);
-        return sendApplied(reply, result, (applied) => noteUrl(app.prefix, applied.mappingId, applied.path));
-      } catch (error) {
-        throw ifMatchAnyFailed(error, ifMatchAny ? ifMatch : undefined);
-      }
+      const input = { path: body.path, content: body.content, ...headers, expectedHash };
+      if (body.dryRun) return previewWrite(db, target, input);
+      const idempotency = idempotencyFor(request, 'POST /api/dev/notes', mappingId, input);
+      const result = await applyWrite(db, target, input, provenanceOf(request, idempotency.key), idempotency);
+      return sendApplied(reply, result, (applied) => noteUrl(app.prefix, applied.mappingId, applied.path));
     },
   );
 
@@ -238,9 +230,9 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
       const headers = preconditionHeaders(request);
       const target = await resolveTarget(db, request, mappingId, 'write');
       // If-Match: * on a path with no note stays 404 note_not_found, as without it (RFC 9110 §13.2.1).
-      const ifMatch = headers.ifMatchAny ? await revisionForIfMatchAny(db, target, path) : headers.ifMatch;
+      const ifMatch = headers.ifMatchAny ? '*' : headers.ifMatch;
       if (request.query.dryRun) return previewDelete(db, target, path, ifMatch);
-      const idempotency = idempotencyFor(request, 'DELETE /api/dev/notes', mappingId, { path, ifMatch: headers.ifMatchAny ? '*' : ifMatch });
+      const idempotency = idempotencyFor(request, 'DELETE /api/dev/notes', mappingId, { path, ifMatch });
       return sendApplied(reply, await applyDelete(db, target, path, ifMatch, provenanceOf(request, idempotency.key), idempotency));
     },
   );
