@@ -87,6 +87,28 @@ export async function listWorkspacesOfAccount(db: Db, accountId: string): Promis
      ORDER BY w.created_at, w.id`);
 }
 
+export const membershipSchema = workspaceSchema.extend({ role: z.string(), permissions: z.array(permissionSchema) });
+export type Membership = z.infer<typeof membershipSchema>;
+
+/**
+ * One page of the account's workspaces with its role and permissions in each, oldest first. Keyset
+ * on (created_at, id) of the workspace named by `afterWorkspaceId`, so rows created in the same
+ * microsecond are neither skipped nor repeated.
+ */
+export async function listMembershipsOfAccount(db: Db, accountId: string, page: { limit: number; afterWorkspaceId?: string | undefined }): Promise<readonly Membership[]> {
+  const after = page.afterWorkspaceId
+    ? sql.fragment`AND (w.created_at, w.id) > (SELECT a.created_at, a.id FROM workspaces a WHERE a.id = ${page.afterWorkspaceId})`
+    : sql.fragment``;
+  return db.any(sql.type(membershipSchema)`
+    SELECT ${workspaceColumns}, r.name AS role, r.permissions
+      FROM workspace_members m
+      JOIN workspaces w ON w.id = m.workspace_id
+      JOIN workspace_roles r ON r.id = m.role_id
+     WHERE m.account_id = ${accountId} ${after}
+     ORDER BY w.created_at, w.id
+     LIMIT ${page.limit}`);
+}
+
 export async function createRole(db: Db, input: { workspaceId: string; name: string; permissions: Permission[] }): Promise<Role> {
   return db.one(sql.type(roleSchema)`
     INSERT INTO workspace_roles AS r (workspace_id, name, permissions)
