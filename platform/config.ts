@@ -19,6 +19,8 @@ export const configSchema = z.object({
   TEMPORAL_CLI_PATH: z.string().optional(),
   DATA_DIR: z.string().default('.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // Read by platform/logger.ts itself (default: pretty on a terminal, JSON otherwise); validated here.
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
   SECRETS_ENCRYPTION_KEYS: z.string().optional(),
   WEBHOOK_EGRESS_ALLOWLIST: z.string().default(''),

@@ -1,5 +1,6 @@
-// Routes the Temporal worker runtime's own logs into our pino logger, so worker output is JSON
-// like everything else. Runtime.install may run once per process, before any worker is created.
+// Routes the Temporal worker runtime's own logs into our pino logger, so worker output has the
+// same format (and redaction) as everything else. Runtime.install may run once per process,
+// before any worker is created.
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { LogLevel } from '@temporalio/worker';
 import type { Logger } from 'pino';
@@ -12,6 +13,14 @@ const pinoLevel: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'>
   ERROR: 'error',
 };
 
+// The workflow bundler logs webpack's whole module listing at INFO on every worker start; it is
+// build detail, so it goes to debug ("Workflow bundle created" stays at info).
+const webpackStats = /\bwebpack [\d.]+ compiled\b/;
+
+export function levelOf(level: LogLevel, message: string): 'trace' | 'debug' | 'info' | 'warn' | 'error' {
+  return level === 'INFO' && webpackStats.test(message) ? 'debug' : pinoLevel[level];
+}
+
 let installed = false;
 
 export function installTemporalLogging(logger: Logger, level: LogLevel = 'INFO'): void {
@@ -21,6 +30,6 @@ export function installTemporalLogging(logger: Logger, level: LogLevel = 'INFO')
     // Our own signal handler (platform/signals.ts) orders shutdown: API, then worker, then the
     // local servers. The SDK's default handler would stop the worker and exit on its own.
     shutdownSignals: [],
-    logger: new DefaultLogger(level, (entry) => logger[pinoLevel[entry.level]](entry.meta ?? {}, entry.message)),
+    logger: new DefaultLogger(level, (entry) => logger[levelOf(entry.level, entry.message)](entry.meta ?? {}, entry.message)),
   });
 }
