@@ -1,7 +1,11 @@
 // `npm start`: the whole platform on one machine with no configuration.
-// Postgres: DATABASE_URL, else an embedded server under .data/postgres.
-// Temporal: TEMPORAL_ADDRESS, else `temporal server start-dev` with its Web UI and .data/temporal.sqlite.
-// Then migrations, the demo account, the API and a worker. Ctrl-C stops them in reverse order.
+// Postgres: DATABASE_URL, else an embedded server under $DATA_DIR/postgres.
+// Temporal: TEMPORAL_ADDRESS, else `temporal server start-dev` with its Web UI and $DATA_DIR/temporal.sqlite.
+// Then migrations, the demo account, the API and a worker.
+//
+// Ctrl-C stops the API, then the worker, then Temporal, then Postgres, one log line each. The two
+// servers run in their own process groups, so the terminal's SIGINT reaches only this process
+// (and npm), and they are stopped last, after the API and the worker no longer need them.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -10,7 +14,7 @@ import { migrate } from '../db/migrate.ts';
 import { loadConfig } from '../platform/config.ts';
 import { createDatabase, databaseExists, withDatabase } from '../platform/local-stack/databases.ts';
 import { ensureDemo } from '../platform/local-stack/demo.ts';
-import { startEmbeddedPostgres } from '../platform/local-stack/embedded-postgres.ts';
+import { EmbeddedPostgresUnavailable, startEmbeddedPostgres } from '../platform/local-stack/embedded-postgres.ts';
 import { canConnect, freePort } from '../platform/local-stack/ports.ts';
 import { projectRoot, resolveTemporalCli, TemporalCliUnavailable } from '../platform/local-stack/temporal-cli.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
@@ -20,29 +24,39 @@ import { onShutdownSignal } from '../platform/signals.ts';
 import { seedDemoNotes } from '../domain/notes/demo-notes.ts';
 
 const started = performance.now();
-const dataDirForKey = resolve(projectRoot, process.env['DATA_DIR'] ?? '.data');
-mkdirSync(dataDirForKey, { recursive: true });
-// Local only: a generated secrets key kept under .data/, so webhook endpoints work out of the box.
+const dataDir = resolve(projectRoot, process.env['DATA_DIR'] ?? '.data');
+mkdirSync(dataDir, { recursive: true });
+// Local only: a generated secrets key kept in the data folder, so webhook endpoints work out of the box.
 if (!process.env['SECRETS_ENCRYPTION_KEYS']) {
-  const keyFile = join(dataDirForKey, 'secrets.key');
+  const keyFile = join(dataDir, 'secrets.key');
   if (!existsSync(keyFile)) writeFileSync(keyFile, `local:${randomBytes(32).toString('base64')}`, { mode: 0o600 });
   process.env['SECRETS_ENCRYPTION_KEYS'] = readFileSync(keyFile, 'utf8').trim();
 }
-const config = loadConfig();
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig();
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n`);
+  process.exit(2);
+}
 const log = createLogger(config.LOG_LEVEL, 'start');
-const dataDir = resolve(projectRoot, config.DATA_DIR);
-mkdirSync(dataDir, { recursive: true });
+const stateFile = join(dataDir, 'local-stack.json');
 
-const stops: Array<[string, () => Promise<void>]> = [];
+// Services in start order (postgres, temporal, worker, api); stopped in reverse.
+const services: Array<[name: string, stop: () => Promise<void>]> = [];
 const stopAll = async () => {
-  for (const [name, stop] of stops.reverse()) {
+  // First, so `npm run ops` no longer points at a stack that is going away.
+  rmSync(stateFile, { force: true });
+  for (const [name, stop] of services.toReversed()) {
+    const since = performance.now();
     try {
       await stop();
-      log.info(`${name} stopped`);
+      log.info({ ms: Math.round(performance.now() - since) }, `${name} stopped`);
     } catch (error) {
       log.warn({ err: error }, `${name} did not stop cleanly`);
     }
   }
+  services.length = 0;
 };
 onShutdownSignal(log, stopAll);
 
@@ -53,9 +67,14 @@ async function preferredPort(port: number): Promise<number> {
 try {
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) {
-    log.info('starting embedded Postgres (.data/postgres)');
-    const pg = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: await preferredPort(54329) });
-    stops.push(['postgres', pg.stop]);
+    const pgDir = join(dataDir, 'postgres');
+    log.info(`starting embedded Postgres (${pgDir})`);
+    const pg = await startEmbeddedPostgres({
+      dataDir: pgDir,
+      port: await preferredPort(54329),
+      log: (line) => (line.startsWith('the postgres OS user') ? log.info(line) : log.debug(line)),
+    });
+    services.push(['postgres', pg.stop]);
     if (!(await databaseExists(pg.adminUrl, 'notes'))) await createDatabase(pg.adminUrl, 'notes');
     databaseUrl = withDatabase(pg.adminUrl, 'notes');
   }
@@ -64,15 +83,17 @@ try {
   let temporalUi = process.env['TEMPORAL_UI_URL'] ?? null;
   if (!temporalAddress) {
     const cliPath = resolveTemporalCli(process.env, (msg) => log.info(msg));
-    log.info('starting Temporal dev server (.data/temporal.sqlite)');
+    const dbFilename = join(dataDir, 'temporal.sqlite');
+    log.info(`starting Temporal dev server (${dbFilename})`);
     const server = await startTemporalDevServer({
       cliPath,
       port: await preferredPort(7233),
       uiPort: await preferredPort(8233),
-      dbFilename: join(dataDir, 'temporal.sqlite'),
+      dbFilename,
       detached: true,
+      log: (line) => log.debug(line),
     });
-    stops.push(['temporal', server.stop]);
+    services.push(['temporal', server.stop]);
     temporalAddress = server.address;
     temporalUi = server.uiUrl;
   }
@@ -84,16 +105,14 @@ try {
   const demo = await ensureDemo(seedPool, join(dataDir, 'demo.json'), seedDemoNotes).finally(() => seedPool.end());
 
   const worker = await startWorker(config, databaseUrl, temporalAddress);
-  stops.push(['worker', worker.shutdown]);
+  services.push(['worker', worker.shutdown]);
   const api = await startApi(config, databaseUrl, temporalAddress);
-  stops.push(['api', api.close]);
+  services.push(['api', api.close]);
 
-  const stateFile = join(dataDir, 'local-stack.json');
   writeFileSync(stateFile, JSON.stringify({ databaseUrl, temporalAddress, apiUrl: api.url }, null, 2), { mode: 0o600 });
-  stops.push(['state file', async () => rmSync(stateFile, { force: true })]);
 
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  const curl = `curl -s -H "Authorization: Bearer ${demo.token}" "${api.url}/api/dev/notes?mappingId=${demo.mappingId}"`;
+  const auth = `-H "Authorization: Bearer ${demo.token}"`;
   process.stdout.write(
     [
       '',
@@ -101,18 +120,23 @@ try {
       `  API          ${api.url}`,
       `  API docs     ${api.url}/docs`,
       `  Temporal UI  ${temporalUi ?? '(external Temporal: see your deployment)'}`,
+      `  Data         ${dataDir}`,
       `  Demo token   ${demo.token}${demo.reused ? '   (same as last start)' : ''}`,
+      `  workspaceId  ${demo.workspaceId}`,
       `  mappingId    ${demo.mappingId}`,
       '',
       'Try:',
-      `  ${curl}`,
+      `  curl -s ${auth} "${api.url}/api/dev/notes?mappingId=${demo.mappingId}"`,
+      `  curl -s ${auth} ${api.url}/api/dev/workspaces`,
+      `  curl -s ${auth} "${api.url}/api/dev/automation/proposals?workspaceId=${demo.workspaceId}"`,
       '',
       'Operations CLI: npm run ops -- --help      Stop: Ctrl-C',
       '',
     ].join('\n'),
   );
 } catch (error) {
-  if (error instanceof TemporalCliUnavailable) log.fatal(error.message);
+  // Causes with a known fix get their one sentence; anything else its stack.
+  if (error instanceof TemporalCliUnavailable || error instanceof EmbeddedPostgresUnavailable) log.fatal(error.message);
   else log.fatal({ err: error }, 'start-up failed');
   await stopAll();
   process.exit(1);
