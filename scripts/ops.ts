@@ -2,18 +2,17 @@
 // JSON on stderr with a non-zero exit (1: the operation failed, 2: the command line is wrong).
 // It talks to DATABASE_URL, or to the local stack that `npm start` is running.
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createDatabasePool } from '../db/pool.ts';
 import { isAppError } from '../domain/errors.ts';
 import { projectRoot } from '../platform/local-stack/temporal-cli.ts';
 import { commands } from './ops/commands.ts';
 import type { Command } from './ops/commands.ts';
+import { describeDatabaseError, OpsError, UsageError } from './ops/errors.ts';
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 const camel = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-
-class UsageError extends Error {}
 
 function unwrap(schema: z.ZodType): z.ZodType {
   return schema instanceof z.ZodOptional ? unwrap(schema.unwrap() as z.ZodType) : schema;
@@ -24,7 +23,7 @@ function commandHelp(noun: string, verb: string, cmd: Command): string {
   for (const [key, schema] of Object.entries(cmd.options.shape as Record<string, z.ZodType>)) {
     const optional = schema instanceof z.ZodOptional;
     const repeat = unwrap(schema) instanceof z.ZodArray ? ' (repeatable)' : '';
-    lines.push(`  --${kebab(key).padEnd(42)} ${schema.description ?? ''}${optional ? '' : ' [required]'}${repeat}`);
+    lines.push(`  --${kebab(key).padEnd(42)} ${schema.description ?? unwrap(schema).description ?? ''}${optional ? '' : ' [required]'}${repeat}`);
   }
   if (Object.keys(cmd.options.shape).length === 0) lines.push('  (none)');
   return lines.join('\n');
@@ -74,63 +73,86 @@ function parseFlags(cmd: Command, argv: string[]): Record<string, unknown> {
   }
   const parsed = cmd.options.safeParse(values);
   if (!parsed.success) {
-    throw new UsageError(parsed.error.issues.map((i) => `--${kebab(String(i.path[0] ?? ''))}: ${i.message}`).join('\n'));
+    throw new UsageError(parsed.error.issues.map((i) => (i.path.length ? `--${kebab(String(i.path[0]))}: ${i.message}` : i.message)).join('\n'));
   }
   return parsed.data;
 }
 
-function databaseUrl(): string {
-  if (process.env['DATABASE_URL']) return process.env['DATABASE_URL'];
-  const stateFile = join(projectRoot, '.data', 'local-stack.json');
+/** DATABASE_URL, or the database of the local stack `npm start` runs on the same DATA_DIR. */
+function databaseUrl(): { url: string; stateFile?: string } {
+  if (process.env['DATABASE_URL']) return { url: process.env['DATABASE_URL'] };
+  const stateFile = join(resolve(projectRoot, process.env['DATA_DIR'] || '.data'), 'local-stack.json');
   if (existsSync(stateFile)) {
     const state = JSON.parse(readFileSync(stateFile, 'utf8')) as { databaseUrl?: string };
-    if (state.databaseUrl) return state.databaseUrl;
+    if (state.databaseUrl) return { url: state.databaseUrl, stateFile };
   }
-  throw new UsageError('Set DATABASE_URL, or run `npm start` so the local stack is up.');
+  throw new OpsError('no_database', `No database: set DATABASE_URL, or run \`npm start\` (with the same DATA_DIR) so the local stack is up; ${stateFile} does not exist.`);
 }
+
+/** host:port/database of a connection URL, without credentials, for messages. */
+function describeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
+const nounList = () => Object.keys(commands).join(', ');
 
 async function main(argv: string[]): Promise<number> {
   const [noun, verb, ...rest] = argv;
   const wantsHelp = (args: string[]) => args.includes('--help') || args.includes('-h');
-  if (!noun || noun === '--help' || noun === '-h' || noun === 'help') {
+  if (noun === '--help' || noun === '-h' || noun === 'help') {
     console.log(topHelp());
-    return noun ? 0 : 2;
+    return 0;
   }
+  if (!noun) throw new UsageError(`Missing noun: npm run ops -- <noun> <verb> [options]. Nouns: ${nounList()}. Run \`npm run ops -- --help\` for more.`);
   const verbs = commands[noun];
-  if (!verbs) throw new UsageError(`Unknown noun ${JSON.stringify(noun)}.\n\n${topHelp()}`);
-  if (!verb || verb === '--help' || verb === '-h') {
+  if (!verbs) throw new UsageError(`Unknown noun ${JSON.stringify(noun)}. Nouns: ${nounList()}. Run \`npm run ops -- --help\` for more.`);
+  if (verb === '--help' || verb === '-h') {
     console.log(nounHelp(noun));
-    return verb ? 0 : 2;
+    return 0;
   }
+  const verbList = Object.keys(verbs).join(', ');
+  if (!verb) throw new UsageError(`Missing verb for ${noun}. Verbs: ${verbList}. Run \`npm run ops -- ${noun} --help\` for more.`);
   const cmd = verbs[verb];
-  if (!cmd) throw new UsageError(`Unknown verb ${JSON.stringify(verb)} for ${noun}.\n\n${nounHelp(noun)}`);
+  if (!cmd) throw new UsageError(`Unknown verb ${JSON.stringify(verb)} for ${noun}. Verbs: ${verbList}. Run \`npm run ops -- ${noun} --help\` for more.`);
   if (wantsHelp(rest)) {
     console.log(commandHelp(noun, verb, cmd));
     return 0;
   }
   const options = parseFlags(cmd, rest);
-  const db = await createDatabasePool(databaseUrl(), { maxPoolSize: 2 });
+  const { url, stateFile } = databaseUrl();
+  let db: Awaited<ReturnType<typeof createDatabasePool>> | undefined;
   try {
+    db = await createDatabasePool(url, { maxPoolSize: 2 });
     const result = await cmd.run(db, options as never);
     console.log(JSON.stringify(result, null, 2));
     return 0;
+  } catch (error) {
+    const described = describeDatabaseError(error, describeUrl(url), stateFile ? `is \`npm start\` still running? (${stateFile} names it)` : undefined);
+    throw described ? new OpsError(described.code, described.message) : error;
   } finally {
-    await db.end();
+    await db?.end();
   }
 }
+
+const fail = (exitCode: number, body: Record<string, unknown>) => {
+  console.error(JSON.stringify(body, null, 2));
+  process.exitCode = exitCode;
+};
 
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (error) {
-  if (error instanceof UsageError) {
-    console.error(JSON.stringify({ error: 'usage', message: error.message }, null, 2));
-    process.exitCode = 2;
-  } else if (isAppError(error)) {
-    console.error(JSON.stringify({ error: error.code, message: error.message, ...error.extensions }, null, 2));
-    process.exitCode = 1;
-  } else {
-    const pgError = error as { cause?: { message?: string }; message?: string };
-    console.error(JSON.stringify({ error: 'failed', message: pgError.cause?.message ?? pgError.message ?? String(error) }, null, 2));
-    process.exitCode = 1;
+  if (error instanceof UsageError) fail(2, { error: 'usage', message: error.message });
+  else if (error instanceof OpsError) fail(1, { error: error.code, message: error.message });
+  else if (isAppError(error)) fail(1, { error: error.code, message: error.message, ...error.extensions });
+  else {
+    // Unexpected: the message of the innermost cause, never a stack.
+    const failure = error as { cause?: { message?: string }; message?: string };
+    fail(1, { error: 'failed', message: failure.cause?.message ?? failure.message ?? String(error) });
   }
 }

@@ -1,5 +1,8 @@
 // The operations CLI as an operator runs it: a child process with JSON out and exit codes.
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
@@ -17,8 +20,12 @@ afterAll(async () => {
 type Run = { code: number | null; stdout: string; stderr: string; json: () => any };
 
 function ops(...args: string[]): Promise<Run> {
+  return opsWith({ DATABASE_URL: db.url }, ...args);
+}
+
+function opsWith(env: NodeJS.ProcessEnv, ...args: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['scripts/ops.ts', ...args], { env: { ...process.env, DATABASE_URL: db.url } });
+    const child = spawn(process.execPath, ['scripts/ops.ts', ...args], { env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -124,8 +131,75 @@ describe('npm run ops', () => {
     const notFound = await ops('account', 'get', '--id', '00000000-0000-4000-8000-000000000000');
     expect(notFound.code).toBe(1);
     expect(JSON.parse(notFound.stderr)).toMatchObject({ error: 'not_found' });
-    const duplicate = await ops('account', 'create', '--email', 'OPS@example.test', '--name', 'Again', '--plan', 'team');
+  });
+
+  it('names operation failures with stable codes and clear messages, never constraint names', async () => {
+    await ops('account', 'create', '--email', 'taken@example.test', '--name', 'First', '--plan', 'team');
+    const duplicate = await ops('account', 'create', '--email', 'TAKEN@example.test', '--name', 'Again', '--plan', 'team');
     expect(duplicate.code).toBe(1);
-    expect(JSON.parse(duplicate.stderr).message).toMatch(/duplicate key|unique/i);
+    expect(JSON.parse(duplicate.stderr)).toEqual({ error: 'email_taken', message: 'An account with e-mail taken@example.test already exists.' });
+
+    const nobody = '00000000-0000-4000-8000-000000000000';
+    const tokenForNobody = await ops('token', 'create', '--account', nobody, '--name', 'x');
+    expect(tokenForNobody.code).toBe(1);
+    expect(JSON.parse(tokenForNobody.stderr)).toEqual({ error: 'account_not_found', message: `No account ${nobody}.` });
+    const workspaceForNobody = await ops('workspace', 'create', '--name', 'W', '--owner', nobody);
+    expect(JSON.parse(workspaceForNobody.stderr)).toMatchObject({ error: 'account_not_found' });
+    const vaultInNowhere = await ops('vault', 'create', '--name', 'V', '--owner-workspace', nobody);
+    expect(JSON.parse(vaultInNowhere.stderr)).toMatchObject({ error: 'workspace_not_found' });
+
+    const product = await ops('product', 'create', '--slug', 'dup-slug', '--name', 'One');
+    expect(product.code).toBe(0);
+    const sameSlug = await ops('product', 'create', '--slug', 'dup-slug', '--name', 'Two');
+    expect(JSON.parse(sameSlug.stderr)).toMatchObject({ error: 'slug_taken' });
+
+    for (const run of [duplicate, tokenForNobody, workspaceForNobody, vaultInNowhere, sameSlug]) {
+      expect(run.stderr).not.toMatch(/constraint|_key\b|_fkey|duplicate key|violates/i);
+    }
+  });
+
+  it('exits 2 with a short usage error whenever the command line is wrong', async () => {
+    const cases = [
+      [],
+      ['spaceship', 'launch'],
+      ['account'],
+      ['account', 'fly'],
+      ['account', 'get'],
+      ['vault', 'create', '--name', 'V', '--owner-account', '00000000-0000-4000-8000-000000000000', '--owner-workspace', '00000000-0000-4000-8000-000000000000'],
+      ['chain', 'check', '--scope', 'media.write'],
+    ];
+    for (const args of cases) {
+      const run = await opsWith({ DATABASE_URL: db.url, HNP_SERVICE_CREDENTIAL: '' }, ...args);
+      expect(run.code, args.join(' ')).toBe(2);
+      const body = JSON.parse(run.stderr);
+      expect(body.error).toBe('usage');
+      // One short sentence or two, not the whole help text inside a JSON string.
+      expect(body.message).not.toContain('\n');
+      expect(body.message.length).toBeLessThan(300);
+    }
+    const unknownNoun = JSON.parse((await ops('spaceship', 'launch')).stderr);
+    expect(unknownNoun.message).toMatch(/^Unknown noun "spaceship"\. Nouns: account, token, /);
+  });
+
+  it('finds the local stack through DATA_DIR, and says so when there is none', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'hnp-ops-data-'));
+    try {
+      const none = await opsWith({ DATABASE_URL: '', DATA_DIR: dataDir }, 'account', 'list');
+      expect(none.code).toBe(1);
+      expect(JSON.parse(none.stderr)).toMatchObject({ error: 'no_database' });
+      expect(JSON.parse(none.stderr).message).toContain(join(dataDir, 'local-stack.json'));
+
+      await writeFile(join(dataDir, 'local-stack.json'), JSON.stringify({ databaseUrl: db.url }));
+      const listed = await opsWith({ DATABASE_URL: '', DATA_DIR: dataDir }, 'account', 'list');
+      expect(listed.code).toBe(0);
+      expect(Array.isArray(listed.json())).toBe(true);
+
+      await writeFile(join(dataDir, 'local-stack.json'), JSON.stringify({ databaseUrl: 'postgres://postgres:postgres@127.0.0.1:1/notes' }));
+      const stale = await opsWith({ DATABASE_URL: '', DATA_DIR: dataDir }, 'account', 'list');
+      expect(stale.code).toBe(1);
+      expect(JSON.parse(stale.stderr)).toMatchObject({ error: 'database_unreachable' });
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });

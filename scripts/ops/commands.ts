@@ -14,6 +14,7 @@ import {
   updateAccount,
 } from '../../domain/identity/accounts.ts';
 import { AppError } from '../../domain/errors.ts';
+import { UsageError } from './errors.ts';
 import { accountStatusSchema, planSchema } from '../../domain/identity/plans.ts';
 import { createMapping, createVault, getVault, listMappings, listVaultsOfAccount, revokeMapping } from '../../domain/identity/vaults.ts';
 import {
@@ -75,11 +76,13 @@ export const commands: Record<string, Record<string, Command>> = {
       z.object({ email: z.email().describe('e-mail address'), name: z.string().min(1).max(200).describe('display name'), plan: planSchema.describe(`plan: ${planSchema.options.join(', ')}`) }),
       (db, o) => createAccount(db, { email: o.email, displayName: o.name, plan: o.plan }),
     ),
-    get: command('Show one account', z.object({ id: id('account').optional(), email: z.email().optional().describe('or look up by e-mail') }), async (db, o) => {
-      if (o.id) return getAccount(db, o.id);
-      if (o.email) return (await findAccountByEmail(db, o.email)) ?? Promise.reject(new AppError('not_found', `No account ${o.email}.`));
-      throw new AppError('invalid_request', 'Give --id or --email.');
-    }),
+    get: command(
+      'Show one account',
+      z
+        .object({ id: id('account').optional(), email: z.email().optional().describe('or look up by e-mail') })
+        .refine((o) => Boolean(o.id) !== Boolean(o.email), 'Give exactly one of --id or --email.'),
+      async (db, o) => (o.id ? getAccount(db, o.id) : ((await findAccountByEmail(db, o.email!)) ?? Promise.reject(new AppError('not_found', `No account ${o.email}.`)))),
+    ),
     list: command('List accounts', z.object({}), (db) => listAccounts(db)),
     'set-plan': command('Change the plan (takes effect on the next request)', z.object({ id: id('account'), plan: planSchema.describe('new plan') }), (db, o) =>
       updateAccount(db, o.id, { plan: o.plan }),
@@ -130,11 +133,10 @@ export const commands: Record<string, Record<string, Command>> = {
   vault: {
     create: command(
       'Create a hosted vault owned by an account or a workspace',
-      z.object({ name: z.string().min(1).max(200).describe('vault name'), ownerAccount: id('owner account').optional(), ownerWorkspace: id('owner workspace').optional() }),
-      (db, o) => {
-        if (Boolean(o.ownerAccount) === Boolean(o.ownerWorkspace)) throw new AppError('invalid_request', 'Give exactly one of --owner-account or --owner-workspace.');
-        return o.ownerAccount ? createVault(db, { name: o.name, ownerAccountId: o.ownerAccount }) : createVault(db, { name: o.name, ownerWorkspaceId: o.ownerWorkspace! });
-      },
+      z
+        .object({ name: z.string().min(1).max(200).describe('vault name'), ownerAccount: id('owner account').optional(), ownerWorkspace: id('owner workspace').optional() })
+        .refine((o) => Boolean(o.ownerAccount) !== Boolean(o.ownerWorkspace), 'Give exactly one of --owner-account or --owner-workspace.'),
+      (db, o) => (o.ownerAccount ? createVault(db, { name: o.name, ownerAccountId: o.ownerAccount }) : createVault(db, { name: o.name, ownerWorkspaceId: o.ownerWorkspace! })),
     ),
     get: command('Show one vault', z.object({ id: id('vault') }), (db, o) => getVault(db, o.id)),
     list: command('List the vaults an account can reach', z.object({ account: id('account') }), (db, o) => listVaultsOfAccount(db, o.account)),
@@ -230,7 +232,7 @@ export const commands: Record<string, Record<string, Command>> = {
       async (db, o) => {
         // The secret comes from the environment, never argv, so it stays out of shell history.
         const credential = process.env['HNP_SERVICE_CREDENTIAL'];
-        if (!credential) throw new AppError('invalid_request', 'Set HNP_SERVICE_CREDENTIAL to the credential secret.');
+        if (!credential) throw new UsageError('Set HNP_SERVICE_CREDENTIAL to the credential secret.');
         return checkProductRuntimeChain(db, { credential, scope: o.scope, ...(o.vault ? { vault: { vaultId: o.vault, access: o.access ?? 'read' } } : {}) });
       },
     ),
