@@ -24,7 +24,7 @@ import { onShutdownSignal } from '../platform/signals.ts';
 import { seedDemoNotes } from '../domain/notes/demo-notes.ts';
 
 const started = performance.now();
-const dataDir = resolve(projectRoot, process.env['DATA_DIR'] ?? '.data');
+const dataDir = resolve(projectRoot, process.env['DATA_DIR'] || '.data');
 mkdirSync(dataDir, { recursive: true });
 // Local only: a generated secrets key kept in the data folder, so webhook endpoints work out of the box.
 if (!process.env['SECRETS_ENCRYPTION_KEYS']) {

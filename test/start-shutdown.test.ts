@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, lstat, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -19,6 +19,9 @@ let stdout = '';
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'hnp-start-shutdown-'));
+  // mkdtemp makes it 0700; as root the `postgres` user must reach it, or the cluster would be
+  // relocated out of the temp folder (test/start-postgres-permissions.test.ts covers that case).
+  await chmod(dataDir, 0o755);
 });
 
 afterAll(async () => {
@@ -58,6 +61,7 @@ it('stops the API, then the worker, then Temporal, then Postgres on Ctrl-C', { t
   expect(stdout).toContain(`Data         ${dataDir}`);
   const temporalUi = /Temporal UI {2}http:\/\/127\.0\.0\.1:(\d+)/.exec(stdout)?.[1];
   expect(temporalUi).toBeDefined();
+  expect((await lstat(join(dataDir, 'postgres'))).isDirectory()).toBe(true);
   expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(true);
 
   process.kill(-child.pid!, 'SIGINT');
