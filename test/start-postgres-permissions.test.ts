@@ -87,6 +87,19 @@ describe('embedded Postgres from a folder the postgres user cannot traverse', ()
     expect((await readdir(clusterParent)).filter((name) => name.includes('-init-'))).toEqual([]);
   });
 
+  it.runIf(isRoot)('fails at once with one sentence when nowhere reachable is left for the cluster', async () => {
+    // The shared folder itself inside the closed folder: relocation cannot help.
+    const dataDir = join(closedDir, 'stuck', '.data', 'postgres');
+    const error = await startEmbeddedPostgres({ dataDir, nativeDir, sharedDir: join(closedDir, 'shared') }).then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
+    expect(error).toBeInstanceOf(EmbeddedPostgresUnavailable);
+    expect(error!.message).toMatch(/^The `postgres` OS user \(Postgres does not run as root\) cannot reach .*; .*set DATABASE_URL to a Postgres server\.$/);
+    expect(error!.message).not.toContain('\n');
+    expect(await passwordFilesInTmp()).toEqual(passwordFilesBefore);
+  });
+
   it('fails cleanly, with no password file left anywhere, when initdb cannot be run', async () => {
     // Binaries that are not executable (a broken install): a clear error, not an unhandled spawn crash.
     const broken = join(closedDir, 'broken-native');

