@@ -160,6 +160,26 @@ describe('operations', () => {
     }
     expect(ids).toContain(`proposal-review-${created.data.id}`);
   });
+
+  it('shows a failed Forge apply as Failed in the workflow history, after recording the failed state', async () => {
+    const base = await proposer.apply({ mappingId, path: 'Auto/Stale.md', content: 'one' });
+    const created = await propose({ kind: 'note.write', mappingId, path: 'Auto/Stale.md', content: 'from forge', expectedHash: base.data.afterRevision });
+    const id = created.data.id as string;
+    await waitForState(id, ['pending_review']);
+    // The note changes under the proposal: the approved write is now stale and must fail.
+    await proposer.apply({ mappingId, path: 'Auto/Stale.md', content: 'two', expectedHash: base.data.afterRevision });
+    await reviewer.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: {} });
+    const failed = await waitForState(id, ['failed', 'executed']);
+    expect(failed.state).toBe('failed');
+    expect((await proposer.read(mappingId, 'Auto/Stale.md')).data.content).toBe('two');
+
+    const client = new Client({ connection: clientConnection, namespace: 'default' });
+    const forge = await client.workflow.getHandle(`forge-apply-${id}`).describe();
+    expect(forge.status.name).toBe('FAILED');
+    await expect(client.workflow.getHandle(`forge-apply-${id}`).result()).rejects.toMatchObject({ cause: { type: 'revision_conflict' } });
+    // The review did its part and completes, saying how the proposal ended.
+    expect(await client.workflow.getHandle(`proposal-review-${id}`).result()).toBe('failed');
+  });
 });
 
 describe('undo', () => {

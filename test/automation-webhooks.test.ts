@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
+import { Client } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -133,6 +134,18 @@ describe('webhook endpoints', () => {
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(endpoint).toMatchObject({ status: 'disabled', disabledReason: expect.stringContaining('in a row failed') });
+    // Each exhausted delivery is Failed in the workflow history, found through the visibility API.
+    const client = new Client({ connection: ctx.temporal, namespace: 'default' });
+    let failed = 0;
+    for (let i = 0; i < 100 && failed < 3; i++) {
+      failed = 0;
+      for await (const wf of client.workflow.list({ query: `WorkflowType = "webhookDelivery" AND WorkspaceId = "${workspaceId}" AND ExecutionStatus = "Failed"` })) {
+        const outcome = await client.workflow.getHandle(wf.workflowId).result().catch((error: unknown) => error);
+        if ((outcome as { cause?: { type?: string } }).cause?.type === 'webhook_delivery_failed') failed++;
+      }
+      if (failed < 3) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(failed).toBe(3);
   });
 });
 

@@ -14,7 +14,8 @@ const steps = proxyActivities<Activities>({
 });
 
 export type ForgeInput = { proposalId: string; kind: 'apply' | 'undo'; actorAccountId: string | null };
-export type ForgeResult = { ok: true; transactionId: string | null } | { ok: false; code: string; message: string };
+/** A Forge execution either completes with this, or fails with an ApplicationFailure whose type is the stable code. */
+export type ForgeResult = { ok: true; transactionId: string | null };
 
 export async function forgeExecution(input: ForgeInput): Promise<ForgeResult> {
   const running = input.kind === 'apply' ? 'executing' : 'undoing';
@@ -35,6 +36,8 @@ export async function forgeExecution(input: ForgeInput): Promise<ForgeResult> {
     // A failed undo leaves the applied change in place: the proposal stays executed.
     await steps.transitionProposal({ proposalId: input.proposalId, state: input.kind === 'apply' ? 'failed' : 'executed', detail: { code, message, kind: input.kind } });
     upsertSearchAttributes([{ key: ProposalState, value: input.kind === 'apply' ? 'failed' : 'executed' }]);
-    return { ok: false, code, message };
+    // The domain state is recorded; now the execution itself fails, so an operator reading workflow
+    // history sees Failed (with the stable code as its type), not Completed.
+    throw ApplicationFailure.nonRetryable(message, code, { proposalId: input.proposalId, kind: input.kind });
   }
 }

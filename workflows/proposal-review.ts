@@ -1,10 +1,9 @@
 // Review of one action proposal: policy check, then a reviewer's decision as a Workflow Update
 // with a synchronous validator, or expiry; an approval starts the Forge execution as a child.
 // Message definitions live here and are imported by the API.
-import { ApplicationFailure, condition, defineQuery, defineUpdate, executeChild, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { ApplicationFailure, ChildWorkflowFailure, condition, defineQuery, defineUpdate, executeChild, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import { forgeExecution } from './forge.ts';
-import type { ForgeResult } from './forge.ts';
 import { ProposalState } from './search-attributes.ts';
 
 const activities = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: { maximumInterval: '10 seconds' } });
@@ -78,12 +77,22 @@ export async function proposalReview(input: ReviewInput): Promise<string> {
     return 'rejected';
   }
   await move('approved', { actorAccountId: made.reviewer.accountId, reason: made.reason, detail: { by: 'reviewer' } });
-  const result: ForgeResult = await executeChild(forgeExecution, {
-    workflowId: `forge-apply-${input.proposalId}`,
-    // One execution per proposal, ever.
-    workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    args: [{ proposalId: input.proposalId, kind: 'apply', actorAccountId: made.reviewer.accountId }],
-  });
-  state = result.ok ? 'executed' : 'failed';
+  try {
+    await executeChild(forgeExecution, {
+      workflowId: `forge-apply-${input.proposalId}`,
+      // One execution per proposal, ever.
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      args: [{ proposalId: input.proposalId, kind: 'apply', actorAccountId: made.reviewer.accountId }],
+    });
+  } catch (error) {
+    // The Forge execution recorded the failure and failed itself; the review, which did its part,
+    // completes and says how the proposal ended.
+    if (error instanceof ChildWorkflowFailure) {
+      state = 'failed';
+      return state;
+    }
+    throw error;
+  }
+  state = 'executed';
   return state;
 }

@@ -1,8 +1,9 @@
 // Delivers one event to one webhook endpoint: attempts with exponential backoff and full jitter
 // between them (timers here, because Temporal retry policies have no jitter), stopping at success,
 // 410 Gone or a refused address; a delivery that exhausts its attempts counts toward disabling
-// the endpoint. Every attempt is an execution record (written by the activity).
-import { proxyActivities, sleep } from '@temporalio/workflow';
+// the endpoint, and the workflow then fails (visible as Failed). Every attempt is an execution
+// record (written by the activity).
+import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 
 const { deliverWebhook, recordFailedDelivery } = proxyActivities<Activities>({
@@ -24,5 +25,9 @@ export async function webhookDelivery(input: DeliveryInput): Promise<string> {
     }
   }
   await recordFailedDelivery(input.endpointId);
-  return 'failed';
+  // Recorded (execution records, failure streak); the workflow fails so its history shows Failed.
+  throw ApplicationFailure.nonRetryable(`The delivery to endpoint ${input.endpointId} failed after its attempts.`, 'webhook_delivery_failed', {
+    endpointId: input.endpointId,
+    messageId: input.messageId,
+  });
 }
