@@ -13,6 +13,7 @@ import { authenticateWithLease } from '../../../domain/allowance-lease.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import { chargeRefusalCodes, rateLimitHeaders } from '../../../domain/usage.ts';
 import { authenticateRequest, presentedToken, principalOf, withChallenge } from '../../auth.ts';
+import { toAppError } from '../../problems.ts';
 import {
   CACHE_TTL_MS,
   classify,
@@ -72,7 +73,8 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
     if (request.method === 'POST') presentedToken(request);
   });
   app.setErrorHandler(async (error, request, reply) => {
-    let appError = isAppError(error) ? error : fromFrameworkError(error);
+    // The same mapping every interface uses (api/problems.ts): Fastify's 413/415/4xx keep their status.
+    let appError = toAppError(error);
     if (appError.status >= 500) request.log.error({ err: error }, 'mcp request failed');
     // A refusal of the body (415, 413) is an answer too: it goes only to an authenticated caller.
     if (request.method === 'POST' && !request.principal && appError.status < 500 && appError.status !== 401) {
@@ -248,17 +250,6 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
     }
   }
 };
-
-/** Fastify's own refusals of a request (body too large, bad content length, …) keep their 4xx. */
-function fromFrameworkError(error: unknown): AppError {
-  const { code, statusCode } = error as { code?: string; statusCode?: number };
-  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE' || statusCode === 413) return new AppError('payload_too_large');
-  if (statusCode === 415) return new AppError('unsupported_media_type', 'MCP requests are application/json.');
-  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
-    return new AppError('invalid_request', error instanceof Error ? error.message : undefined, { status: statusCode });
-  }
-  return new AppError('internal_error');
-}
 
 function toolResult(data: unknown) {
   return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
