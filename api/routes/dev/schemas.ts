@@ -1,6 +1,7 @@
 // zod schemas of the Developer REST API: request validation and the OpenAPI document come from
 // these same objects.
 import { z } from 'zod';
+import { transactionAppliedSchema, transactionPreviewSchema, writeAppliedSchema, writePreviewSchema } from '../../../domain/notes/result-schemas.ts';
 import { noteLinkSchema, noteEventSchema, noteSummarySchema, trashItemSchema } from '../../../domain/notes/store.ts';
 import { noteLimits } from '../../../domain/notes/paths.ts';
 import { permissionSchema, workspaceSchema } from '../../../domain/identity/workspaces.ts';
@@ -59,22 +60,7 @@ export const writeBody = z
   })
   .meta({ id: 'WriteRequest' });
 
-const writeOutcome = {
-  mappingId: z.uuid(),
-  path: z.string(),
-  title: z.string(),
-  operation: z.enum(['create', 'replace', 'noop']),
-  beforeRevision: z.string().nullable(),
-  afterRevision: z.string(),
-  size: z.number().int().nonnegative(),
-};
-
-export const writeResponse = z
-  .union([
-    z.object({ applied: z.literal(false), dryRun: z.literal(true), ...writeOutcome, revisionRequired: z.boolean(), diff: z.string(), diffTruncated: z.boolean() }),
-    z.object({ applied: z.literal(true), dryRun: z.literal(false), ...writeOutcome, eventId: z.string().nullable() }),
-  ])
-  .meta({ id: 'WriteResult' });
+export const writeResponse = z.union([writePreviewSchema, writeAppliedSchema]).meta({ id: 'WriteResult' });
 
 export const deleteQuery = z.strictObject({ mappingId: mappingIdSchema.optional(), dryRun: dryRunQuery });
 
@@ -123,25 +109,8 @@ export const transactionBody = z
   })
   .meta({ id: 'TransactionRequest' });
 
-const transactionResult = z.object({ index: z.number().int().nonnegative(), ...writeOutcome });
-
 export const transactionResponse = z
-  .union([
-    z.object({
-      applied: z.literal(false),
-      dryRun: z.literal(true),
-      mappingId: z.uuid(),
-      transactionId: z.null(),
-      results: z.array(transactionResult.extend({ revisionRequired: z.boolean(), diff: z.string(), diffTruncated: z.boolean() })),
-    }),
-    z.object({
-      applied: z.literal(true),
-      dryRun: z.literal(false),
-      mappingId: z.uuid(),
-      transactionId: z.uuid(),
-      results: z.array(transactionResult.extend({ eventId: z.string().nullable() })),
-    }),
-  ])
+  .union([transactionPreviewSchema, transactionAppliedSchema])
   .meta({ id: 'TransactionResult' });
 
 export const eventsQuery = z.strictObject({

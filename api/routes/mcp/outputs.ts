@@ -3,6 +3,7 @@
 // them. Where the domain already parses a shape with zod (notes, links, events), that schema is used.
 import { z } from 'zod';
 import { noteEventSchema, noteLinkSchema, noteRowSchema } from '../../../domain/notes/store.ts';
+import { transactionAppliedSchema, transactionPreviewSchema, writeAppliedSchema, writePreviewSchema } from '../../../domain/notes/result-schemas.ts';
 
 const mappingId = z.string().describe('The hosted mapping the tool acted on.');
 const revision = z.string().describe('sha256:<64 hex>');
@@ -26,32 +27,12 @@ export const searchNotesOutput = z.object({
 
 export const noteContentOutput = noteRowSchema.extend({ mappingId });
 
-/** What one write would do or did (REST's write description). */
-const writeDescription = {
-  operation: z.enum(['create', 'replace', 'noop']),
-  mappingId,
-  path: z.string(),
-  title: z.string(),
-  beforeRevision: revision.nullable(),
-  afterRevision: revision,
-  size: z.number().int().describe('Bytes of the content after the write.'),
-};
-const diff = { diff: z.string().describe('Unified diff of the change.'), diffTruncated: z.boolean() };
+const mode = z.enum(['create', 'append', 'replace']);
+const replayed = z.boolean().describe('true when this is the stored result of an earlier call with the same idempotencyKey.');
 
 export const noteWriteOutput = z.union([
-  z
-    .object({ mode: z.enum(['create', 'append', 'replace']), applied: z.literal(false), dryRun: z.literal(true), ...writeDescription, revisionRequired: z.boolean(), ...diff })
-    .describe('A preview (dryRun true): nothing was written.'),
-  z
-    .object({
-      mode: z.enum(['create', 'append', 'replace']),
-      applied: z.literal(true),
-      dryRun: z.literal(false),
-      ...writeDescription,
-      eventId: z.string().nullable().describe('The provenance event; null for a no-op.'),
-      replayed: z.boolean().describe('true when this is the stored result of an earlier call with the same idempotencyKey.'),
-    })
-    .describe('An applied write.'),
+  writePreviewSchema.extend({ mode }).describe('A preview (dryRun true): nothing was written.'),
+  writeAppliedSchema.extend({ mode, replayed }).describe('An applied write.'),
 ]);
 
 const outgoingLink = z.union([
@@ -86,28 +67,9 @@ export const vaultSchemaOutput = z.object({
   limits: z.object({ notes: z.number().int(), keys: z.number().int(), frontmatterBytes: z.number().int() }),
 });
 
-const actionDescription = { index: z.number().int(), ...writeDescription };
-
 export const noteTransactionOutput = z.union([
-  z
-    .object({
-      applied: z.literal(false),
-      dryRun: z.literal(true),
-      mappingId,
-      transactionId: z.null(),
-      results: z.array(z.object({ ...actionDescription, revisionRequired: z.boolean(), ...diff })),
-    })
-    .describe('A preview (dryRun true): nothing was written.'),
-  z
-    .object({
-      applied: z.literal(true),
-      dryRun: z.literal(false),
-      mappingId,
-      transactionId: z.string(),
-      results: z.array(z.object({ ...actionDescription, eventId: z.string().nullable() })),
-      replayed: z.boolean(),
-    })
-    .describe('An applied transaction.'),
+  transactionPreviewSchema.describe('A preview (dryRun true): nothing was written.'),
+  transactionAppliedSchema.extend({ replayed }).describe('An applied transaction.'),
 ]);
 
 export const knowledgeEventsOutput = z.object({
