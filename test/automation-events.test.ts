@@ -197,6 +197,9 @@ describe('schedule triggers', () => {
     expect((await handle.describe()).state.paused).toBe(false);
     expect((await manager.request('DELETE', `/api/dev/automation/triggers/${id}`)).statusCode).toBe(204);
     await expect(handle.describe()).rejects.toThrow();
+    // Its runs go with it (as the route's description says).
+    const left = (await manager.request('GET', `/api/dev/automation/runs?workspaceId=${workspaceId}`)).data.runs as Array<{ triggerId: string }>;
+    expect(left.filter((r) => r.triggerId === id)).toEqual([]);
   });
 });
 

@@ -120,6 +120,10 @@ describe('webhook endpoints', () => {
     expect(rows.map((r) => r.outcome)).toEqual(['gone']);
     const endpoint = ((await api.request('GET', `/api/dev/automation/endpoints?workspaceId=${workspaceId}`)).data.endpoints as Array<{ id: string; status: string; disabledReason: string }>).find((e) => e.id === created.data.id)!;
     expect(endpoint).toMatchObject({ status: 'disabled', disabledReason: expect.stringContaining('410') });
+    // Deleting the endpoint deletes its execution records too (as the route's description says).
+    expect((await api.request('DELETE', `/api/dev/automation/endpoints/${created.data.id}`)).statusCode).toBe(204);
+    const executions = (await api.request('GET', `/api/dev/automation/executions?workspaceId=${workspaceId}`)).data.executions as Array<{ endpointId: string }>;
+    expect(executions.filter((x) => x.endpointId === created.data.id)).toEqual([]);
   });
 
   it('disables an endpoint after repeated failed deliveries, with a reason', async () => {

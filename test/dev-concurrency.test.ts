@@ -112,6 +112,18 @@ describe('racing revisions', () => {
     expect(final.data.revision).toBe(winningRevision);
   });
 
+  it('20 parallel If-Match: * replaces all apply, one after another: every event starts from the previous one', async () => {
+    const { mappingId } = await personalMapping(db.pool, accountId);
+    await api.apply({ mappingId, path: 'Race/Star.md', content: 'base' });
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => api.apply({ mappingId, path: 'Race/Star.md', content: `star ${i}` }, { 'if-match': '*' })));
+    expect(results.map((r) => r.statusCode)).toEqual(Array(20).fill(200));
+    const events = (await api.events(mappingId, '')).data.events as Array<{ beforeRevision: string | null; afterRevision: string }>;
+    expect(events).toHaveLength(21);
+    // No lost update: each replace saw the revision the one before it wrote.
+    for (let i = 1; i < events.length; i++) expect(events[i]!.beforeRevision).toBe(events[i - 1]!.afterRevision);
+    expect((await api.read(mappingId, 'Race/Star.md')).data.revision).toBe(events[20]!.afterRevision);
+  });
+
   it('20 parallel creates of one new path (different keys): one creates, the rest need a revision', async () => {
     const { mappingId, vaultId } = await personalMapping(db.pool, accountId);
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => api.apply({ mappingId, path: 'Race/New.md', content: `creator ${i}` })));

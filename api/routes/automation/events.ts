@@ -264,7 +264,7 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
         security,
         operationId: 'deleteTrigger',
         summary: 'Delete a trigger and its schedule (needs automation.manage)',
-        description: 'Deletes the Temporal Schedule of a schedule trigger, then the trigger. Its runs and the proposals they created stay.',
+        description: 'Deletes the Temporal Schedule of a schedule trigger, then the trigger and its runs. The proposals its runs created stay.',
         params: z.object({ id: z.uuid().describe('The trigger id.') }),
         response: { 204: z.null() },
         problems: ['not_found', 'permission_denied'],

@@ -133,7 +133,7 @@ export const webhookRoutes: FastifyPluginAsyncZod<WebhookDeps> = async (app, dep
         security,
         operationId: 'deleteWebhookEndpoint',
         summary: 'Delete a webhook endpoint (needs automation.manage)',
-        description: 'No further deliveries start for it; its execution records stay.',
+        description: 'No further deliveries start for it; its execution records are deleted with it.',
         params: z.object({ id: z.uuid().describe('The endpoint id.') }),
         response: { 204: z.null() },
         problems: ['not_found', 'permission_denied'],
