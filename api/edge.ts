@@ -175,11 +175,14 @@ declare module 'fastify' {
 /** Path parameter length Fastify accepts: a 255-byte segment percent-encoded is at most 765 characters. */
 export const MAX_PARAM_LENGTH = 1_024;
 
+/** 414 for a path segment longer than the router's parameter limit. */
+export const uriTooLong = () => new AppError('uri_too_long', `A path segment is longer than ${MAX_PARAM_LENGTH} characters.`);
+
 /** Fastify's `frameworkErrors`: an over-long parameter (414) or an undecodable URL (400). */
 export function frameworkErrors(error: Error & { code?: string }, _request: FastifyRequest, reply: FastifyReply): void {
   const appError =
     error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-      ? new AppError('uri_too_long', `A path segment is longer than ${MAX_PARAM_LENGTH} characters.`)
+      ? uriTooLong()
       : new AppError('invalid_request', 'The URL is not valid (a path segment does not decode).');
   void reply.code(appError.status).type(PROBLEM_CONTENT_TYPE).header('x-request-id', reply.request.id).send({
     type: `/problems/${appError.code}`,

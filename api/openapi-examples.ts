@@ -13,7 +13,7 @@ import { builtinRoles } from '../domain/identity/workspaces.ts';
 import { deriveNote, unifiedDiff } from '../domain/notes/markdown.ts';
 import { eventCursorAfter } from '../domain/notes/store.ts';
 
-export const ids = {
+const ids = {
   account: 'a6ccc3bc-0487-4058-a4fc-e2a49e890eee',
   reviewer: '6f04adf5-e755-4330-9552-5e475ab49f52',
   token: '71a1a722-f8d5-4fb0-beb0-201fb1f302d5',
@@ -45,10 +45,10 @@ const at = {
 
 // ---- notes -----------------------------------------------------------------------------------
 
-export const PLAN_PATH = 'Projects/Plan.md';
+const PLAN_PATH = 'Projects/Plan.md';
 const IDEAS_PATH = 'Inbox/Ideas.md';
 const OLD_PATH = 'Archive/Old plan.md';
-export const planContent = '---\ntags: [planning, q3]\n---\n# Q3 plan\n\nShip the [[Inbox/Ideas|idea backlog]] review, then see ![[Diagrams/Flow.png]].\n';
+const planContent = '---\ntags: [planning, q3]\n---\n# Q3 plan\n\nShip the [[Inbox/Ideas|idea backlog]] review, then see ![[Diagrams/Flow.png]].\n';
 const planV2Content = `${planContent}\n- [ ] Draft the launch note\n`;
 const ideasContent = '# Ideas\n\n- Offline sync for the mobile app\n- Weekly digest e-mail\n';
 const oldContent = '# Old plan\n\nSuperseded by [[Projects/Plan]].\n';
@@ -168,7 +168,7 @@ const endpoint = {
 /** One example (value) or several named ones (examples). */
 export type ExampleSet = { value: unknown } | { examples: Record<string, { summary: string; value: unknown }> };
 
-export type OperationExamples = {
+type OperationExamples = {
   /** Request body. */
   request?: ExampleSet;
   /** Query and path parameters, by name (header parameters carry their own). */

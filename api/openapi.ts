@@ -38,7 +38,7 @@ declare module 'fastify' {
   }
 }
 
-export const AUTOMATION_PREFIX = '/api/dev/automation';
+const AUTOMATION_PREFIX = '/api/dev/automation';
 const MCP_URL = '/api/mcp';
 
 // ---- headers ---------------------------------------------------------------------------------
@@ -354,6 +354,8 @@ function automaticProblems(operation: Operation): ErrorCode[] {
   const codes: ErrorCode[] = ['invalid_character', 'duplicate_header', 'internal_error'];
   const hasInput = (operation.parameters ?? []).some((p) => p['in'] === 'query' || p['in'] === 'path') || operation.requestBody !== undefined;
   if (hasInput) codes.push('invalid_request');
+  // A path parameter longer than the router takes is refused before the route (api/edge.ts).
+  if ((operation.parameters ?? []).some((p) => p['in'] === 'path')) codes.push('uri_too_long');
   if (operation.requestBody !== undefined) codes.push('malformed_json', 'json_too_deep', 'unsupported_media_type', 'payload_too_large');
   if ((operation.security ?? []).length > 0) {
     codes.push('authentication_required', 'invalid_token', 'account_inactive', 'entitlement_required', 'rate_limited', 'monthly_limit_exceeded');
@@ -688,7 +690,7 @@ export function swaggerOptions(options: { publicBaseUrl?: string | undefined }):
 }
 
 /** The automation gateway's own document: its paths, and only the components they use. */
-export function automationDocument(whole: Document): Document {
+function automationDocument(whole: Document): Document {
   const document = structuredClone(whole);
   document.info = { ...document.info, title: 'Hosted Notes Platform — automation gateway', description: 'Proposals and review, events, triggers, runs, webhooks and discovery (docs/automation.md).' };
   document.paths = Object.fromEntries(Object.entries(document.paths).filter(([path]) => path.startsWith(AUTOMATION_PREFIX)));

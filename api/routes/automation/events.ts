@@ -44,8 +44,8 @@ const security = [{ bearerAuth: [] }];
  * (clock skew between the bridge and us). Anything else is a bridge bug; Postgres could not even
  * store a year 0.
  */
-export const OCCURRED_AT_EARLIEST = '1970-01-01T00:00:00Z';
-export const OCCURRED_AT_MAX_AHEAD_MS = 24 * 3600 * 1000;
+const OCCURRED_AT_EARLIEST = '1970-01-01T00:00:00Z';
+const OCCURRED_AT_MAX_AHEAD_MS = 24 * 3600 * 1000;
 
 const occurredAtSchema = z.iso
   .datetime({ offset: true })

@@ -39,7 +39,7 @@ export async function resolveTarget(db: DatabasePool, request: FastifyRequest, m
 }
 
 /** Conditional headers of a write or delete, as sent. `ifMatchAny` is `If-Match: *`. */
-export type RequestPreconditions = { ifMatch: string | undefined; ifMatchAny: boolean; ifNoneMatchAny: boolean };
+type RequestPreconditions = { ifMatch: string | undefined; ifMatchAny: boolean; ifNoneMatchAny: boolean };
 
 export function preconditionHeaders(request: FastifyRequest): RequestPreconditions {
   const ifMatch = header(request, 'if-match');

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { AppError } from '../../../domain/errors.ts';
-import { MAX_PARAM_LENGTH } from '../../edge.ts';
+import { uriTooLong } from '../../edge.ts';
 import {
   applyDelete,
   applyRestore,
@@ -138,7 +138,7 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
     schema: { hide: true },
     handler: async (request) => {
       const tail = (request.params as { '*': string })['*'].replace(/\/$/, '');
-      if (tail.split('/').length === 2) throw new AppError('uri_too_long', `A path segment is longer than ${MAX_PARAM_LENGTH} characters.`);
+      if (tail.split('/').length === 2) throw uriTooLong();
       throw new AppError('path_not_addressable', 'Single-note routes take exactly two segments: /api/dev/notes/:category/:filename.', {
         extensions: { how: 'List the vault with GET /api/dev/notes and read other depths with the MCP tool get_note_content; write them with POST /api/dev/notes.' },
       });
