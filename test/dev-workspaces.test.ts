@@ -105,6 +105,20 @@ describe('GET /api/dev/workspaces', () => {
     }
   });
 
+  it('continues after the workspace a cursor points at was deleted between two pages', async () => {
+    const doomed = await createWorkspace(db.pool, { name: 'Doomed', ownerAccountId: meId });
+    const after = await createWorkspace(db.pool, { name: 'After', ownerAccountId: meId });
+    const all = await allPages(me, 100);
+    const index = all.findIndex((w) => w.id === doomed.id);
+    const upTo = (await me.request('GET', `/api/dev/workspaces?limit=${index + 1}`)).data as Page;
+    expect(upTo.workspaces.at(-1)!.id).toBe(doomed.id);
+    await db.pool.query(sql.type(z.object({}))`DELETE FROM workspaces WHERE id = ${doomed.id}`);
+    const rest = (await me.request('GET', `/api/dev/workspaces?limit=100&cursor=${upTo.nextCursor}`)).data as Page;
+    expect(rest.workspaces.map((w) => w.id)).toEqual(all.slice(index + 1).map((w) => w.id));
+    expect(rest.workspaces.map((w) => w.id)).toContain(after.id);
+    await db.pool.query(sql.type(z.object({}))`DELETE FROM workspaces WHERE id = ${after.id}`);
+  });
+
   it("never shows another account's workspaces, whatever cursor is sent", async () => {
     const listed = (await allPages(me, 2)).map((w) => w.id);
     for (const id of foreign) expect(listed).not.toContain(id);

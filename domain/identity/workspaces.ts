@@ -3,6 +3,7 @@
 import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { AppError } from '../errors.ts';
 
 export const permissions = [
@@ -90,23 +91,34 @@ export async function listWorkspacesOfAccount(db: Db, accountId: string): Promis
 export const membershipSchema = workspaceSchema.extend({ role: z.string(), permissions: z.array(permissionSchema) });
 export type Membership = z.infer<typeof membershipSchema>;
 
+const membershipRowSchema = membershipSchema.extend({ createdAtMicros: z.number() });
+const membershipCursorSchema = z.object({ t: z.number().int(), id: z.uuid() });
+
+export type MembershipsPage = { workspaces: Membership[]; hasMore: boolean; nextCursor: string | null };
+
 /**
  * One page of the account's workspaces with its role and permissions in each, oldest first. Keyset
- * on (created_at, id) of the workspace named by `afterWorkspaceId`, so rows created in the same
- * microsecond are neither skipped nor repeated.
+ * on (created_at, id) carried in the opaque cursor to the microsecond, so rows created in the same
+ * instant are neither skipped nor repeated, and a workspace deleted meanwhile cannot end the list.
  */
-export async function listMembershipsOfAccount(db: Db, accountId: string, page: { limit: number; afterWorkspaceId?: string | undefined }): Promise<readonly Membership[]> {
-  const after = page.afterWorkspaceId
-    ? sql.fragment`AND (w.created_at, w.id) > (SELECT a.created_at, a.id FROM workspaces a WHERE a.id = ${page.afterWorkspaceId})`
+export async function listMembershipsPage(db: Db, accountId: string, page: { limit: number; cursor: string | undefined }): Promise<MembershipsPage> {
+  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, membershipCursorSchema);
+  const keyset = after
+    ? sql.fragment`AND (w.created_at, w.id) > (timestamptz 'epoch' + ${after.t} * interval '1 microsecond', ${after.id}::uuid)`
     : sql.fragment``;
-  return db.any(sql.type(membershipSchema)`
-    SELECT ${workspaceColumns}, r.name AS role, r.permissions
+  const rows = await db.any(sql.type(membershipRowSchema)`
+    SELECT ${workspaceColumns}, r.name AS role, r.permissions,
+           (extract(epoch FROM w.created_at) * 1000000)::bigint AS "createdAtMicros"
       FROM workspace_members m
       JOIN workspaces w ON w.id = m.workspace_id
       JOIN workspace_roles r ON r.id = m.role_id
-     WHERE m.account_id = ${accountId} ${after}
+     WHERE m.account_id = ${accountId} ${keyset}
      ORDER BY w.created_at, w.id
-     LIMIT ${page.limit}`);
+     LIMIT ${page.limit + 1}`);
+  const hasMore = rows.length > page.limit;
+  const workspaces = rows.slice(0, page.limit).map(({ createdAtMicros: _t, ...membership }) => membership);
+  const last = rows[page.limit - 1];
+  return { workspaces, hasMore, nextCursor: hasMore && last ? encodeCursor({ t: last.createdAtMicros, id: last.id }) : null };
 }
 
 export async function createRole(db: Db, input: { workspaceId: string; name: string; permissions: Permission[] }): Promise<Role> {

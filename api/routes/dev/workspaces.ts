@@ -1,14 +1,10 @@
 // GET /api/dev/workspaces: the caller's workspaces with the caller's role and permissions in each.
-// One keyset query per page (domain/identity/workspaces.ts listMembershipsOfAccount); cursors are opaque.
+// One keyset query per page (domain/identity/workspaces.ts listMembershipsPage); cursors are opaque.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
-import { z } from 'zod';
-import { decodeCursor, encodeCursor } from '../../../domain/cursor.ts';
-import { listMembershipsOfAccount } from '../../../domain/identity/workspaces.ts';
+import { listMembershipsPage } from '../../../domain/identity/workspaces.ts';
 import { principalOf } from '../../auth.ts';
 import { workspacesQuery, workspacesResponse } from './schemas.ts';
-
-const cursorSchema = z.object({ after: z.uuid() });
 
 export const workspacesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool }> = async (app, { db }) => {
   app.get(
@@ -29,11 +25,7 @@ export const workspacesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool }> = asy
     async (request) => {
       const accountId = principalOf(request).account.id;
       const { limit, cursor } = request.query;
-      const afterWorkspaceId = cursor === undefined ? undefined : decodeCursor(cursor, cursorSchema).after;
-      const rows = await listMembershipsOfAccount(db, accountId, { limit: limit + 1, afterWorkspaceId });
-      const workspaces = rows.slice(0, limit);
-      const hasMore = rows.length > limit;
-      return { workspaces, hasMore, nextCursor: hasMore ? encodeCursor({ after: workspaces[workspaces.length - 1]!.id }) : null };
+      return listMembershipsPage(db, accountId, { limit, cursor });
     },
   );
 };
