@@ -18,6 +18,21 @@ export const EVENT_CONTRACT_VERSION = 1;
 /** Bytes of an event's data (as JSON). */
 export const MAX_EVENT_DATA_BYTES = 256 * 1024;
 
+/**
+ * The window an event's occurredAt may fall in: from the Unix epoch to a day after it is received
+ * (clock skew between the bridge and us). Anything else is a bridge bug; Postgres could not even
+ * store a year 0.
+ */
+export const OCCURRED_AT_EARLIEST = '1970-01-01T00:00:00Z';
+export const OCCURRED_AT_MAX_AHEAD_MS = 24 * 3600 * 1000;
+
+/** The automation contract's occurredAt, validated where the contract lives. */
+export const occurredAtSchema = z.iso
+  .datetime({ offset: true })
+  .refine((value) => Date.parse(value) >= Date.parse(OCCURRED_AT_EARLIEST), { message: `must not be before ${OCCURRED_AT_EARLIEST}` })
+  .refine((value) => Date.parse(value) <= Date.now() + OCCURRED_AT_MAX_AHEAD_MS, { message: 'must not be more than 24 hours after the event is received' })
+  .describe(`When the event happened (RFC 3339 with an offset), from ${OCCURRED_AT_EARLIEST} to 24 hours after receipt; default: when it is received.`);
+
 export const eventSchema = z.object({
   contract: z.literal(EVENT_CONTRACT),
   version: z.number().int(),

@@ -13,6 +13,7 @@ import {
   ingestEvent,
   insertTrigger,
   mappingInWorkspace,
+  occurredAtSchema,
   listRuns,
   listTriggers,
   processPendingRuns,
@@ -38,20 +39,6 @@ export type EventDeps = { db: DatabasePool; temporal: Client; taskQueue: string;
 
 const tags = ['automation'];
 const security = [{ bearerAuth: [] }];
-
-/**
- * The window an event's occurredAt may fall in: from the Unix epoch to a day after it is received
- * (clock skew between the bridge and us). Anything else is a bridge bug; Postgres could not even
- * store a year 0.
- */
-const OCCURRED_AT_EARLIEST = '1970-01-01T00:00:00Z';
-const OCCURRED_AT_MAX_AHEAD_MS = 24 * 3600 * 1000;
-
-const occurredAtSchema = z.iso
-  .datetime({ offset: true })
-  .refine((value) => Date.parse(value) >= Date.parse(OCCURRED_AT_EARLIEST), { message: `must not be before ${OCCURRED_AT_EARLIEST}` })
-  .refine((value) => Date.parse(value) <= Date.now() + OCCURRED_AT_MAX_AHEAD_MS, { message: 'must not be more than 24 hours after the event is received' })
-  .describe(`When the event happened (RFC 3339 with an offset), from ${OCCURRED_AT_EARLIEST} to 24 hours after receipt; default: when it is received.`);
 
 async function visibleTrigger(db: DatabasePool, id: string, accountId: string, permission: Permission): Promise<Trigger> {
   return (await authorizeInWorkspace(db, await getTrigger(db, id), accountId, permission, () => new AppError('not_found', `No trigger ${id}.`))).object;
