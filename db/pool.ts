@@ -1,7 +1,7 @@
 // The slonik pool every module shares. Type parsers are chosen so rows map onto plain JSON:
 // timestamps become ISO-8601 strings and int8 becomes a JS number (our counters stay far below 2^53).
 import { createPool, createTypeParserPreset, sql } from 'slonik';
-import type { DatabasePool, DriverTypeParser } from 'slonik';
+import type { DatabasePool, DriverTypeParser, Interceptor } from 'slonik';
 import { z } from 'zod';
 
 const typeParsers: DriverTypeParser[] = [
@@ -9,6 +9,36 @@ const typeParsers: DriverTypeParser[] = [
   { name: 'int8', parse: (value: string) => Number(value) },
   { name: 'timestamptz', parse: (value: string) => new Date(Date.parse(value)).toISOString() },
 ];
+
+// Every query is `sql.type(schema)`; without this interceptor the schema is a compile-time cast
+// only (slonik README, "Result parser interceptor"). With it each row is parsed: a column that does
+// not match fails loudly, and transforms (such as `isoTimestamp`) run. Zod parses synchronously, so
+// the synchronous hook is enough and keeps the hot path free of an extra await per row.
+/** A row did not match its query's schema. Carries the SQL and issue paths, never row values (notes, secrets). */
+type ShapeIssue = { message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> | undefined };
+export class ResultShapeError extends Error {
+  readonly sql: string;
+  readonly issues: readonly ShapeIssue[];
+  constructor(sql: string, issues: readonly ShapeIssue[]) {
+    const where = issues.map((i) => `${(i.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p)).join('.') || '(row)'}: ${i.message}`);
+    super(`query result does not match its schema: ${where.join('; ')}`);
+    this.name = 'ResultShapeError';
+    this.sql = sql;
+    this.issues = issues;
+  }
+}
+
+const resultParserInterceptor: Interceptor = {
+  name: 'result-parser',
+  transformRow: (context, query, row) => {
+    const parser = context.resultParser;
+    if (!parser) return row;
+    const result = parser['~standard'].validate(row);
+    if (result instanceof Promise) throw new TypeError('result parsers must be synchronous');
+    if (result.issues) throw new ResultShapeError(query.sql, result.issues);
+    return result.value as typeof row;
+  },
+};
 
 export type PoolOptions = {
   maxPoolSize?: number;
@@ -19,6 +49,7 @@ export type PoolOptions = {
 export async function createDatabasePool(connectionUri: string, options: PoolOptions = {}): Promise<DatabasePool> {
   return createPool(connectionUri, {
     typeParsers,
+    interceptors: [resultParserInterceptor],
     maxPoolSize: options.maxPoolSize ?? 20,
     statementTimeout: options.statementTimeoutMs ?? 15_000,
     connectionTimeout: options.connectionTimeoutMs ?? 5_000,
