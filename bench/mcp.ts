@@ -2,14 +2,14 @@
 // REST suite), then search_notes latency for a rare word, a common word and a substring, and
 // get_note_content through MCP against the REST single-note read in the same run.
 import { sql } from 'slonik';
-import { z } from 'zod';
 import { MODERN_VERSION, PROTOCOL_VERSION_META_KEY } from '../api/routes/mcp/protocol.ts';
 import type { DatabasePool } from '../db/pool.ts';
+import { emptyRow } from '../db/row-schemas.ts';
 
 export async function seedLargeVault(db: DatabasePool, vaultId: string, count: number): Promise<void> {
   // Every note has the common word "project"; one in a thousand has the rare word "zygomorphic";
   // each carries a unique reference REF-<n> for substring search; every fifth links to a neighbour.
-  await db.query(sql.type(z.object({}))`
+  await db.query(sql.type(emptyRow)`
     INSERT INTO notes (vault_id, path, path_key, basename_key, title, content, revision, size_bytes, frontmatter, links, link_keys)
     SELECT ${vaultId}, p.path, lower(p.path), lower(p.base), p.title, c.content,
            'sha256:' || encode(sha256(convert_to(c.content, 'UTF8')), 'hex'), octet_length(c.content),
@@ -23,12 +23,12 @@ export async function seedLargeVault(db: DatabasePool, vaultId: string, count: n
            LATERAL (SELECT '# Note ' || i || E'\n\nThis project note discusses topic ' || (i % 700) || ' in ' || a.area ||
                            CASE WHEN i % 1000 = 7 THEN ' with a zygomorphic flower' ELSE '' END ||
                            E'. Reference REF-' || i || E'.\n\nMore text about planning, review and delivery for the project.\n' AS content) c`);
-  await db.query(sql.type(z.object({}))`
+  await db.query(sql.type(emptyRow)`
     INSERT INTO notes (vault_id, path, path_key, basename_key, title, content, revision, size_bytes, links)
     SELECT ${vaultId}, 'Compare/Reference note.md', 'compare/reference note.md', 'reference note', 'Reference note', c,
            'sha256:' || encode(sha256(convert_to(c, 'UTF8')), 'hex'), octet_length(c), '[]'
       FROM (SELECT E'# Reference note\n\nThe note both the REST and the MCP read fetch.\n' AS c) x`);
-  await db.query(sql.type(z.object({}))`ANALYZE notes`);
+  await db.query(sql.type(emptyRow)`ANALYZE notes`);
 }
 
 export type LatencyStats = { name: string; requests: number; p50: number; p95: number; p99: number; rps: number };

@@ -17,6 +17,7 @@ import type { Interface, Plan } from './identity/plans.ts';
 import { looksLikeSecret, secretPrefixes } from './secrets.ts';
 import { chargedColumns, chargedSchema, refusal, uncountedCtes } from './usage.ts';
 import type { Allowances, ChargedRow, UsageSnapshot } from './usage.ts';
+import { emptyRow } from '../db/row-schemas.ts';
 
 type Lease = { minute: number; monthStart: string | null; available: number; monthUsed: number; minuteUsed: number };
 
@@ -83,8 +84,8 @@ export class AllowanceLeases {
   private async reserve(accountId: string, iface: keyof Allowances, want: number, monthLimit: number, minuteLimit: number) {
     return this.db.transaction(async (tx) => {
       // The counter row is hot: its commits need not wait for a WAL flush (see usage.ts).
-      await tx.query(sql.type(z.object({}))`SELECT set_config('synchronous_commit', 'off', true)`);
-      await tx.query(sql.type(z.object({}))`
+      await tx.query(sql.type(emptyRow)`SELECT set_config('synchronous_commit', 'off', true)`);
+      await tx.query(sql.type(emptyRow)`
         INSERT INTO usage_counters (account_id, interface, month_start, month_count, minute_start, minute_count)
         VALUES (${accountId}, ${iface}, date_trunc('month', now(), 'UTC'), 0, date_trunc('minute', now()), 0)
         ON CONFLICT (account_id, interface) DO NOTHING`);
@@ -98,7 +99,7 @@ export class AllowanceLeases {
       const minuteUsed = row.sameMinute ? row.minuteCount : 0;
       const count = Math.max(0, Math.min(want, monthLimit - monthUsed, minuteLimit - minuteUsed));
       if (count > 0) {
-        await tx.query(sql.type(z.object({}))`
+        await tx.query(sql.type(emptyRow)`
           UPDATE usage_counters
              SET month_start = date_trunc('month', now(), 'UTC'), month_count = ${monthUsed + count},
                  minute_start = date_trunc('minute', now()), minute_count = ${minuteUsed + count}
@@ -109,7 +110,7 @@ export class AllowanceLeases {
   }
 
   private async giveBack(accountId: string, iface: keyof Allowances, monthStart: string, unused: number): Promise<void> {
-    await this.db.query(sql.type(z.object({}))`
+    await this.db.query(sql.type(emptyRow)`
       UPDATE usage_counters SET month_count = greatest(0, month_count - ${unused})
        WHERE account_id = ${accountId} AND interface = ${iface} AND month_start = ${monthStart}::timestamptz`);
   }

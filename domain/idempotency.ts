@@ -9,6 +9,7 @@ import { sql } from 'slonik';
 import type { DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import { AppError } from './errors.ts';
+import { emptyRow } from '../db/row-schemas.ts';
 
 export const IDEMPOTENCY_RETENTION_HOURS = 24;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -65,7 +66,7 @@ export async function claimIdempotencyKey(tx: DatabaseTransactionConnection, id:
 }
 
 export async function storeIdempotentResponse(tx: DatabaseTransactionConnection, id: IdempotencyScope, response: StoredResponse): Promise<void> {
-  await tx.query(sql.type(z.object({}))`
+  await tx.query(sql.type(emptyRow)`
     INSERT INTO idempotency_records (account_id, route, scope, key, fingerprint, response_status, response_body, response_etag, expires_at)
     VALUES (${id.accountId}, ${id.route}, ${id.scope}, ${id.key}, ${id.fingerprint}, ${response.status}, ${sql.jsonb(response.body as never)},
             ${response.etag}, now() + make_interval(hours => ${IDEMPOTENCY_RETENTION_HOURS}))
@@ -76,6 +77,6 @@ export async function storeIdempotentResponse(tx: DatabaseTransactionConnection,
 
 /** Deletes expired records; returns how many. Run periodically by the worker. */
 export async function purgeExpiredIdempotencyRecords(db: { query: DatabaseTransactionConnection['query'] }): Promise<number> {
-  const result = await db.query(sql.type(z.object({}))`DELETE FROM idempotency_records WHERE expires_at <= now()`);
+  const result = await db.query(sql.type(emptyRow)`DELETE FROM idempotency_records WHERE expires_at <= now()`);
   return result.rowCount;
 }

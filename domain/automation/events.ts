@@ -10,6 +10,7 @@ import { AppError } from '../errors.ts';
 import { fingerprintOf } from '../idempotency.ts';
 import { actionSchema, getProposal, insertProposal } from './proposals.ts';
 import type { Proposal } from './proposals.ts';
+import { emptyRow, idRow, isoTimestamp } from '../../db/row-schemas.ts';
 
 type Db = CommonQueryMethods;
 
@@ -40,8 +41,8 @@ export const eventSchema = z.object({
   workspaceId: z.uuid(),
   type: z.string(),
   source: z.string(),
-  occurredAt: z.string(),
-  receivedAt: z.string(),
+  occurredAt: isoTimestamp,
+  receivedAt: isoTimestamp,
   data: z.record(z.string(), z.unknown()),
 });
 export type AutomationEvent = z.infer<typeof eventSchema>;
@@ -76,10 +77,10 @@ export async function ingestEvent(
       if (!sameEvent) {
         throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used for another event.');
       }
-      const runIds = await tx.anyFirst(sql.type(z.object({ id: z.uuid() }))`SELECT id FROM automation_runs WHERE event_id = ${existing.id} ORDER BY created_at, id`);
+      const runIds = await tx.anyFirst(sql.type(idRow)`SELECT id FROM automation_runs WHERE event_id = ${existing.id} ORDER BY created_at, id`);
       return { event: existing, runIds: [...runIds], replayed: true };
     }
-    const runIds = await tx.anyFirst(sql.type(z.object({ id: z.uuid() }))`
+    const runIds = await tx.anyFirst(sql.type(idRow)`
       INSERT INTO automation_runs (workspace_id, trigger_id, event_id, fire_key)
       SELECT t.workspace_id, t.id, ${inserted.id}, ${inserted.id}
         FROM automation_triggers t
@@ -94,7 +95,7 @@ export async function ingestEvent(
 
 /** Whether a mapping names a live vault owned by the workspace. */
 export async function mappingInWorkspace(db: Db, mappingId: string, workspaceId: string): Promise<boolean> {
-  return db.exists(sql.type(z.object({ id: z.uuid() }))`
+  return db.exists(sql.type(idRow)`
     SELECT mp.id FROM vault_mappings mp JOIN vaults v ON v.id = mp.vault_id
      WHERE mp.id = ${mappingId} AND mp.revoked_at IS NULL AND v.owner_workspace_id = ${workspaceId}`);
 }
@@ -133,8 +134,8 @@ export const triggerSchema = z.object({
   filter: z.record(z.string(), z.unknown()),
   schedule: z.record(z.string(), z.unknown()).nullable(),
   proposal: z.record(z.string(), z.unknown()),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt: isoTimestamp,
+  updatedAt: isoTimestamp,
 });
 export type Trigger = z.infer<typeof triggerSchema>;
 
@@ -175,12 +176,12 @@ export async function updateTrigger(db: Db, id: string, change: { name?: string 
 }
 
 export async function deleteTrigger(db: Db, id: string): Promise<void> {
-  await db.query(sql.type(z.object({}))`DELETE FROM automation_triggers WHERE id = ${id}`);
+  await db.query(sql.type(emptyRow)`DELETE FROM automation_triggers WHERE id = ${id}`);
 }
 
 /** A scheduled firing (from the Temporal Schedule); `fireKey` makes a retried firing a no-op. */
 export async function recordScheduledRun(db: Db, triggerId: string, fireKey: string): Promise<string | null> {
-  return db.maybeOneFirst(sql.type(z.object({ id: z.uuid() }))`
+  return db.maybeOneFirst(sql.type(idRow)`
     INSERT INTO automation_runs (workspace_id, trigger_id, fire_key)
     SELECT t.workspace_id, t.id, ${fireKey} FROM automation_triggers t WHERE t.id = ${triggerId} AND t.status = 'active'
     ON CONFLICT (trigger_id, fire_key) DO NOTHING
@@ -197,8 +198,8 @@ export const runSchema = z.object({
   status: z.enum(['pending', 'succeeded', 'failed']),
   proposalId: z.uuid().nullable(),
   error: z.unknown(),
-  createdAt: z.string(),
-  processedAt: z.string().nullable(),
+  createdAt: isoTimestamp,
+  processedAt: isoTimestamp.nullable(),
 });
 
 const runColumns = sql.fragment`r.id, r.workspace_id AS "workspaceId", r.trigger_id AS "triggerId", r.event_id AS "eventId", r.status,
@@ -216,7 +217,7 @@ export const PROCESS_BATCH = 50;
  * manages. /process starts their reviews again; starting is idempotent.
  */
 export async function strandedProposals(db: Db, accountId: string, workspaceId: string | null): Promise<readonly Proposal[]> {
-  const ids = await db.anyFirst(sql.type(z.object({ id: z.uuid() }))`
+  const ids = await db.anyFirst(sql.type(idRow)`
     SELECT p.id FROM action_proposals p
      WHERE p.state = 'proposed' AND p.created_at < now() - interval '30 seconds'
        AND (${workspaceId}::uuid IS NULL OR p.workspace_id = ${workspaceId}::uuid)
@@ -252,7 +253,7 @@ export async function processPendingRuns(db: DatabasePool, accountId: string, wo
     for (const run of claimed) {
       const template = triggerProposalSchema.safeParse(run.proposal);
       if (!template.success) {
-        await tx.query(sql.type(z.object({}))`
+        await tx.query(sql.type(emptyRow)`
           UPDATE automation_runs SET status = 'failed', error = ${sql.jsonb({ code: 'invalid_request', message: 'The trigger\'s proposal is not valid.' })}, processed_at = now(), processed_by_account_id = ${accountId}
            WHERE id = ${run.id}`);
         continue;
@@ -267,7 +268,7 @@ export async function processPendingRuns(db: DatabasePool, accountId: string, wo
         summary: template.data.summary || `Trigger "${run.name}", run ${run.id}`,
         expiresInSeconds: defaultExpirySeconds,
       });
-      await tx.query(sql.type(z.object({}))`
+      await tx.query(sql.type(emptyRow)`
         UPDATE automation_runs SET status = 'succeeded', proposal_id = ${proposal.id}, processed_at = now(), processed_by_account_id = ${accountId} WHERE id = ${run.id}`);
       processed.push({ runId: run.id, proposal });
     }

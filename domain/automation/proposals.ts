@@ -13,6 +13,7 @@ import { applyTransaction } from '../notes/knowledge.ts';
 import type { TransactionAction } from '../notes/knowledge.ts';
 import { contentBytes, noteLimits, validateNotePath } from '../notes/paths.ts';
 import { findNotes } from '../notes/store.ts';
+import { emptyRow, idRow, isoTimestamp } from '../../db/row-schemas.ts';
 
 type Db = CommonQueryMethods;
 
@@ -47,10 +48,10 @@ export const proposalSchema = z.object({
   state: proposalStateSchema,
   reviewerAccountId: z.uuid().nullable(),
   decisionReason: z.string().nullable(),
-  expiresAt: z.string(),
+  expiresAt: isoTimestamp,
   workflowId: z.string(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt: isoTimestamp,
+  updatedAt: isoTimestamp,
 });
 export type Proposal = z.infer<typeof proposalSchema>;
 
@@ -94,7 +95,7 @@ export async function listProposals(db: Db, input: { workspaceId: string; state?
      LIMIT ${input.limit}`);
 }
 
-export const historyEntrySchema = z.object({ state: z.string(), occurredAt: z.string(), actorAccountId: z.uuid().nullable(), detail: z.record(z.string(), z.unknown()) });
+export const historyEntrySchema = z.object({ state: z.string(), occurredAt: isoTimestamp, actorAccountId: z.uuid().nullable(), detail: z.record(z.string(), z.unknown()) });
 
 export async function proposalHistory(db: Db, id: string) {
   return db.any(sql.type(historyEntrySchema)`
@@ -121,7 +122,7 @@ export const allowedFrom: Record<ProposalState, readonly ProposalState[]> = {
  * same move, or a move from a state that does not lead there, changes nothing.
  */
 export async function transitionProposal(db: Db, input: { proposalId: string; state: ProposalState; actorAccountId?: string | null; detail?: Record<string, unknown>; reason?: string | null }): Promise<void> {
-  await db.query(sql.type(z.object({}))`
+  await db.query(sql.type(emptyRow)`
     WITH moved AS (
       UPDATE action_proposals SET state = ${input.state}, updated_at = now(),
              reviewer_account_id = CASE WHEN ${input.state} IN ('approved', 'rejected') THEN ${input.actorAccountId ?? null}::uuid ELSE reviewer_account_id END,
@@ -146,7 +147,7 @@ export async function undoAttempts(db: Db, proposalId: string): Promise<number> 
 
 /** Moves an executed proposal to undoing, once: false when it is not (or no longer) executed. */
 export async function claimUndo(db: Db, proposalId: string, actorAccountId: string): Promise<boolean> {
-  const row = await db.maybeOne(sql.type(z.object({ id: z.uuid() }))`
+  const row = await db.maybeOne(sql.type(idRow)`
     WITH moved AS (
       UPDATE action_proposals SET state = 'undoing', updated_at = now() WHERE id = ${proposalId} AND state = 'executed' RETURNING id
     ), history AS (
@@ -163,7 +164,7 @@ export async function checkPolicy(db: Db, proposal: Proposal): Promise<PolicyVer
   const parsed = actionSchema.safeParse(proposal.action);
   if (!parsed.success || !(actionKinds as readonly string[]).includes(proposal.actionKind)) return { ok: false, reason: `Action kind ${proposal.actionKind} is not in the catalog.` };
   const action = parsed.data;
-  const inWorkspace = await db.exists(sql.type(z.object({ id: z.uuid() }))`
+  const inWorkspace = await db.exists(sql.type(idRow)`
     SELECT mp.id FROM vault_mappings mp JOIN vaults v ON v.id = mp.vault_id
      WHERE mp.id = ${action.mappingId} AND mp.revoked_at IS NULL AND v.owner_workspace_id = ${proposal.workspaceId}`);
   if (!inWorkspace) return { ok: false, reason: 'The target mapping is not a vault of this workspace.' };
@@ -219,7 +220,7 @@ export async function recordUndoPlan(db: DatabasePool, proposalId: string): Prom
       return { path, before: note ? { content: note.content, revision: note.revision } : null };
     }),
   };
-  await db.query(sql.type(z.object({}))`
+  await db.query(sql.type(emptyRow)`
     INSERT INTO forge_executions (proposal_id, kind, undo_plan, attempts) VALUES (${proposalId}, 'apply', ${sql.jsonb(plan as never)}, 1)
     ON CONFLICT (proposal_id, kind) DO UPDATE SET undo_plan = coalesce(forge_executions.undo_plan, excluded.undo_plan), attempts = forge_executions.attempts + 1`);
   return plan;
@@ -268,14 +269,14 @@ export async function executeForgeStep(db: DatabasePool, proposalId: string, kin
     ...(result.body.deletions ?? []).map((d) => ({ path: d.path, operation: 'delete', beforeRevision: d.beforeRevision, afterRevision: null, eventId: d.eventId })),
   ];
   const receipt: Receipt = { proposalId, kind, transactionId, changes, completedAt: new Date().toISOString() };
-  await db.query(sql.type(z.object({}))`
+  await db.query(sql.type(emptyRow)`
     INSERT INTO forge_executions (proposal_id, kind, state, receipt, finished_at, attempts) VALUES (${proposalId}, ${kind}, 'succeeded', ${sql.jsonb(receipt as never)}, now(), 1)
     ON CONFLICT (proposal_id, kind) DO UPDATE SET state = 'succeeded', receipt = coalesce(forge_executions.receipt, excluded.receipt), finished_at = coalesce(forge_executions.finished_at, now())`);
   return (await db.one(sql.type(z.object({ receipt: z.unknown() }))`SELECT receipt FROM forge_executions WHERE proposal_id = ${proposalId} AND kind = ${kind}`)).receipt as Receipt;
 }
 
 export async function recordForgeFailure(db: Db, proposalId: string, kind: 'apply' | 'undo', error: { code: string; message: string }): Promise<void> {
-  await db.query(sql.type(z.object({}))`
+  await db.query(sql.type(emptyRow)`
     INSERT INTO forge_executions (proposal_id, kind, state, error, finished_at) VALUES (${proposalId}, ${kind}, 'failed', ${sql.jsonb(error as never)}, now())
     ON CONFLICT (proposal_id, kind) DO UPDATE SET state = 'failed', error = excluded.error, finished_at = now()`);
 }
@@ -287,8 +288,8 @@ export const executionSchema = z.object({
   receipt: z.unknown(),
   error: z.unknown(),
   attempts: z.number(),
-  startedAt: z.string(),
-  finishedAt: z.string().nullable(),
+  startedAt: isoTimestamp,
+  finishedAt: isoTimestamp.nullable(),
 });
 
 export async function proposalExecutions(db: Db, proposalId: string) {

@@ -10,6 +10,7 @@ import type { SecretBox } from '../secret-box.ts';
 import type { AutomationEvent } from './events.ts';
 import { checkWebhookUrl, postJson } from './network.ts';
 import type { EgressPolicy } from './network.ts';
+import { emptyRow, idRow, isoTimestamp } from '../../db/row-schemas.ts';
 
 type Db = CommonQueryMethods;
 
@@ -26,7 +27,7 @@ export const endpointSchema = z.object({
   secretPrefix: z.string(),
   status: z.enum(['active', 'disabled']),
   disabledReason: z.string().nullable(),
-  createdAt: z.string(),
+  createdAt: isoTimestamp,
 });
 export type Endpoint = z.infer<typeof endpointSchema>;
 
@@ -64,12 +65,12 @@ export async function getEndpoint(db: Db, id: string): Promise<Endpoint | null> 
 }
 
 export async function deleteEndpoint(db: Db, id: string): Promise<void> {
-  await db.query(sql.type(z.object({}))`DELETE FROM webhook_endpoints WHERE id = ${id}`);
+  await db.query(sql.type(emptyRow)`DELETE FROM webhook_endpoints WHERE id = ${id}`);
 }
 
 /** Active endpoints of the event's workspace subscribed to its type ("*" = all). */
 export async function subscribedEndpoints(db: Db, event: AutomationEvent) {
-  return db.anyFirst(sql.type(z.object({ id: z.uuid() }))`
+  return db.anyFirst(sql.type(idRow)`
     SELECT w.id FROM webhook_endpoints w
      WHERE w.workspace_id = ${event.workspaceId} AND w.status = 'active' AND (${event.type} = ANY (w.event_types) OR '*' = ANY (w.event_types))`);
 }
@@ -95,7 +96,7 @@ export async function attemptDelivery(
   const row = await db.maybeOne(sql.type(z.object({ url: z.string(), status: z.string(), sealed: z.string(), workspaceId: z.uuid() }))`
     SELECT url, status, secret_sealed AS sealed, workspace_id AS "workspaceId" FROM webhook_endpoints WHERE id = ${input.endpointId}`);
   const record = async (outcome: AttemptOutcome, statusCode: number | null, failure: DeliveryFailure | null, durationMs: number | null) => {
-    await db.query(sql.type(z.object({}))`
+    await db.query(sql.type(emptyRow)`
       INSERT INTO webhook_executions (endpoint_id, workspace_id, message_id, event_id, attempt, outcome, status_code, error_code, error, duration_ms)
       VALUES (${input.endpointId}, ${input.event.workspaceId}, ${input.messageId}, ${input.event.id}, ${input.attempt}, ${outcome}, ${statusCode},
               ${failure?.code ?? null}, ${failure?.message ?? null}, ${durationMs})
@@ -119,7 +120,7 @@ export async function attemptDelivery(
     return record(failure.code === 'egress_refused' ? 'refused' : 'failed', null, failure, null);
   }
   if (response.status >= 200 && response.status < 300) {
-    await db.query(sql.type(z.object({}))`UPDATE webhook_endpoints SET failure_streak = 0 WHERE id = ${input.endpointId}`);
+    await db.query(sql.type(emptyRow)`UPDATE webhook_endpoints SET failure_streak = 0 WHERE id = ${input.endpointId}`);
     return record('delivered', response.status, null, response.durationMs);
   }
   if (response.status === 410) {
@@ -153,7 +154,7 @@ export function deliveryFailure(error: unknown): DeliveryFailure {
 }
 
 export async function disableEndpoint(db: Db, id: string, reason: string): Promise<void> {
-  await db.query(sql.type(z.object({}))`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ${reason} WHERE id = ${id} AND status = 'active'`);
+  await db.query(sql.type(emptyRow)`UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ${reason} WHERE id = ${id} AND status = 'active'`);
 }
 
 /** After a delivery exhausted its attempts: repeated failures disable the endpoint, with a reason. */
@@ -176,7 +177,7 @@ export const executionRecordSchema = z.object({
   errorCode: z.string().nullable().describe('Stable code of a failed attempt: http_status, redirect_not_followed, timeout, connection_refused, connection_reset, dns_failure, tls_failure, egress_refused, endpoint_disabled, network_error.'),
   error: z.string().nullable().describe('A short message of ours; never the raw network or TLS error text.'),
   durationMs: z.number().nullable(),
-  createdAt: z.string(),
+  createdAt: isoTimestamp,
 });
 
 export async function listExecutions(db: Db, workspaceId: string, limit: number) {

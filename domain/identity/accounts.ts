@@ -6,6 +6,7 @@ import { AppError } from '../errors.ts';
 import { displayPrefix, generateSecret, hashSecret, looksLikeSecret, secretPrefixes } from '../secrets.ts';
 import { accountStatusSchema, planSchema } from './plans.ts';
 import type { AccountStatus, Plan } from './plans.ts';
+import { emptyRow, idRow, isoTimestamp } from '../../db/row-schemas.ts';
 
 export const accountSchema = z.object({
   id: z.uuid(),
@@ -13,8 +14,8 @@ export const accountSchema = z.object({
   displayName: z.string(),
   plan: planSchema,
   status: accountStatusSchema,
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt: isoTimestamp,
+  updatedAt: isoTimestamp,
 });
 export type Account = z.infer<typeof accountSchema>;
 
@@ -27,10 +28,10 @@ export const accessTokenSchema = z.object({
   accountId: z.uuid(),
   name: z.string(),
   displayPrefix: z.string(),
-  createdAt: z.string(),
-  lastUsedAt: z.string().nullable(),
-  expiresAt: z.string().nullable(),
-  revokedAt: z.string().nullable(),
+  createdAt: isoTimestamp,
+  lastUsedAt: isoTimestamp.nullable(),
+  expiresAt: isoTimestamp.nullable(),
+  revokedAt: isoTimestamp.nullable(),
   replacedBy: z.uuid().nullable(),
 });
 export type AccessToken = z.infer<typeof accessTokenSchema>;
@@ -111,13 +112,13 @@ export async function rotateAccessToken(db: Db, tokenId: string): Promise<Issued
     if (!old) throw new AppError('not_found', `No access token ${tokenId}.`);
     if (old.revokedAt) throw new AppError('conflict', 'A revoked token cannot be rotated.');
     const issued = await issueAccessToken(tx, { accountId: old.accountId, name: old.name, expiresAt: old.expiresAt });
-    await tx.one(sql.type(z.object({ id: z.uuid() }))`
+    await tx.one(sql.type(idRow)`
       UPDATE access_tokens SET revoked_at = now(), replaced_by = ${issued.record.id} WHERE id = ${tokenId} RETURNING id`);
     return issued;
   });
 }
 
-export const authenticatedSchema = accountSchema.extend({ tokenId: z.uuid(), tokenLastUsedAt: z.string().nullable() });
+export const authenticatedSchema = accountSchema.extend({ tokenId: z.uuid(), tokenLastUsedAt: isoTimestamp.nullable() });
 
 export type Principal = { tokenId: string; account: Account };
 
@@ -138,7 +139,7 @@ export function livePrincipalQuery(rawToken: string) {
 /** Refreshes last-used at most once a minute, so a hot token does not turn every read into a write. */
 export async function touchToken(db: Db, tokenId: string, lastUsedAt: string | null): Promise<void> {
   if (lastUsedAt && Date.now() - Date.parse(lastUsedAt) <= 60_000) return;
-  await db.query(sql.type(z.object({}))`
+  await db.query(sql.type(emptyRow)`
     UPDATE access_tokens SET last_used_at = now()
      WHERE id = ${tokenId} AND (last_used_at IS NULL OR last_used_at < now() - interval '60 seconds')`);
 }

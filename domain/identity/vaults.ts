@@ -4,13 +4,14 @@ import { sql } from 'slonik';
 import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { AppError } from '../errors.ts';
+import { isoTimestamp } from '../../db/row-schemas.ts';
 
 export const vaultSchema = z.object({
   id: z.uuid(),
   name: z.string(),
   ownerAccountId: z.uuid().nullable(),
   ownerWorkspaceId: z.uuid().nullable(),
-  createdAt: z.string(),
+  createdAt: isoTimestamp,
 });
 export type Vault = z.infer<typeof vaultSchema>;
 
@@ -18,8 +19,8 @@ export const mappingSchema = z.object({
   mappingId: z.uuid(),
   vaultId: z.uuid(),
   label: z.string(),
-  createdAt: z.string(),
-  revokedAt: z.string().nullable(),
+  createdAt: isoTimestamp,
+  revokedAt: isoTimestamp.nullable(),
 });
 export type Mapping = z.infer<typeof mappingSchema>;
 

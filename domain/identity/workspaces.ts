@@ -5,6 +5,7 @@ import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { AppError } from '../errors.ts';
+import { isoTimestamp } from '../../db/row-schemas.ts';
 
 export const permissions = [
   'workspace.manage', // rename, manage roles and members
@@ -30,7 +31,7 @@ export const workspaceSchema = z.object({
   id: z.uuid(),
   name: z.string(),
   ownerAccountId: z.uuid(),
-  createdAt: z.string(),
+  createdAt: isoTimestamp,
 });
 export type Workspace = z.infer<typeof workspaceSchema>;
 
@@ -48,7 +49,7 @@ export const memberSchema = z.object({
   accountId: z.uuid(),
   role: z.string(),
   permissions: z.array(permissionSchema),
-  createdAt: z.string(),
+  createdAt: isoTimestamp,
 });
 export type Member = z.infer<typeof memberSchema>;
 

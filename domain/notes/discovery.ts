@@ -3,6 +3,7 @@
 import { sql } from 'slonik';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { z } from 'zod';
+import { emptyRow } from '../../db/row-schemas.ts';
 
 export const searchLimits = { defaultResults: 20, maxResults: 50, maxQueryLength: 200, minSubstringLength: 3, timeoutMs: 2_000 } as const;
 export const SCHEMA_SCAN_NOTES = 2_000;
@@ -41,7 +42,7 @@ export async function searchNotes(
   const prefix = input.pathPrefix ? `${escapeLike(input.pathPrefix.normalize('NFC'))}%` : '%';
   const substrings = query.length >= searchLimits.minSubstringLength;
   return db.transaction(async (tx) => {
-    await tx.query(sql.type(z.object({}))`SELECT set_config('statement_timeout', ${String(searchLimits.timeoutMs)}, true)`);
+    await tx.query(sql.type(emptyRow)`SELECT set_config('statement_timeout', ${String(searchLimits.timeoutMs)}, true)`);
     const rows = await tx.any(sql.type(hitSchema)`
       WITH q AS (SELECT websearch_to_tsquery('simple', ${query}) AS tsq),
       words AS (

@@ -5,7 +5,6 @@
 // as all the rest of a request, so the hot read keeps to one (bench/README.md has the figures).
 import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
-import { z } from 'zod';
 import { AppError } from '../errors.ts';
 import type { Principal } from '../identity/accounts.ts';
 import { judgeMappingAccess, mappingAccessSchema } from '../identity/vaults.ts';
@@ -19,15 +18,11 @@ import type { UsageSnapshot } from '../usage.ts';
 import { noteRowSchema } from './store.ts';
 import type { NoteRow } from './store.ts';
 
-const iso = z.string().transform((value) => new Date(Date.parse(value)).toISOString());
-
-// The note travels as one JSON column so its names cannot clash with the account's; JSON
-// timestamps are normalised to the ISO form the other routes return.
-const noteJsonSchema = noteRowSchema.extend({ createdAt: iso, updatedAt: iso });
-
+// The note travels as one JSON column so its names cannot clash with the account's. Its JSON
+// timestamps are Postgres text; noteRowSchema's isoTimestamp gives them the bytes the other reads return.
 const rowSchema = chargedSchema.extend({
   mapping: mappingAccessSchema.nullable(),
-  note: noteJsonSchema.nullable(),
+  note: noteRowSchema.nullable(),
 });
 
 export type CallerRead = Principal & { usage: UsageSnapshot; mapping: ResolvedMapping; note: NoteRow | null };
@@ -50,5 +45,5 @@ export async function readNoteAsCaller(
       FROM principal p`);
   const principal = await settleWithLease(db, row, input.iface, input.leases);
   const mapping = judgeMappingAccess(input.mappingId, row!.mapping, 'read');
-  return { ...principal, mapping, note: row!.note ? noteRowSchema.parse(row!.note) : null };
+  return { ...principal, mapping, note: row!.note };
 }

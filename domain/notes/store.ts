@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import type { DerivedNote, NoteLink } from './markdown.ts';
 import { basenameKey, pathKey } from './paths.ts';
+import { emptyRow, idRow, isoTimestamp } from '../../db/row-schemas.ts';
 
 type Db = CommonQueryMethods;
 
@@ -25,12 +26,12 @@ export const noteRowSchema = z.object({
   size: z.number(),
   frontmatter: z.record(z.string(), z.unknown()).nullable(),
   links: z.array(noteLinkSchema),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt: isoTimestamp,
+  updatedAt: isoTimestamp,
 });
 export type NoteRow = z.infer<typeof noteRowSchema>;
 
-export const noteSummarySchema = z.object({ path: z.string(), title: z.string(), revision: z.string(), size: z.number(), updatedAt: z.string() });
+export const noteSummarySchema = z.object({ path: z.string(), title: z.string(), revision: z.string(), size: z.number(), updatedAt: isoTimestamp });
 export type NoteSummary = z.infer<typeof noteSummarySchema>;
 
 const noteColumns = sql.fragment`n.path, n.title, n.content, n.revision, n.size_bytes AS size, n.frontmatter, n.links,
@@ -38,7 +39,7 @@ const noteColumns = sql.fragment`n.path, n.title, n.content, n.revision, n.size_
 
 /** Serialises writers of one vault for the rest of the transaction (see note_events in 0002_notes.sql). */
 export async function lockVault(tx: Db, vaultId: string): Promise<void> {
-  await tx.one(sql.type(z.object({ id: z.uuid() }))`SELECT id FROM vaults WHERE id = ${vaultId} FOR NO KEY UPDATE`);
+  await tx.one(sql.type(idRow)`SELECT id FROM vaults WHERE id = ${vaultId} FOR NO KEY UPDATE`);
 }
 
 export async function findNote(db: Db, vaultId: string, path: string): Promise<NoteRow | null> {
@@ -67,7 +68,7 @@ export async function findCaseCollisions(db: Db, vaultId: string, paths: readonl
 }
 
 export async function upsertNote(tx: Db, vaultId: string, path: string, content: string, derived: DerivedNote, createdAt?: string): Promise<void> {
-  await tx.query(sql.type(z.object({}))`
+  await tx.query(sql.type(emptyRow)`
     INSERT INTO notes (vault_id, path, path_key, basename_key, title, content, revision, size_bytes, frontmatter, links, link_keys, created_at)
     VALUES (${vaultId}, ${path}, ${pathKey(path)}, ${basenameKey(path)}, ${derived.title}, ${content}, ${derived.revision}, ${derived.sizeBytes},
             ${derived.frontmatter ? sql.jsonb(derived.frontmatter as never) : null}, ${sql.jsonb(derived.links as NoteLink[] as never)},
@@ -80,12 +81,12 @@ export async function upsertNote(tx: Db, vaultId: string, path: string, content:
 
 /** Copies the live note into the trash, removes it, and returns the trash id (one transaction). */
 export async function moveNoteToTrash(tx: Db, vaultId: string, path: string, accountId: string | null): Promise<string> {
-  const trashId = await tx.oneFirst(sql.type(z.object({ id: z.uuid() }))`
+  const trashId = await tx.oneFirst(sql.type(idRow)`
     INSERT INTO note_trash (vault_id, path, title, content, revision, size_bytes, frontmatter, links, note_created_at, deleted_by_account_id)
     SELECT vault_id, path, title, content, revision, size_bytes, frontmatter, links, created_at, ${accountId}
       FROM notes WHERE vault_id = ${vaultId} AND path = ${path}
     RETURNING id`);
-  await tx.query(sql.type(z.object({}))`DELETE FROM notes WHERE vault_id = ${vaultId} AND path = ${path}`);
+  await tx.query(sql.type(emptyRow)`DELETE FROM notes WHERE vault_id = ${vaultId} AND path = ${path}`);
   return trashId;
 }
 
@@ -95,21 +96,21 @@ export const trashItemSchema = z.object({
   title: z.string(),
   revision: z.string(),
   size: z.number(),
-  deletedAt: z.string(),
-  restoredAt: z.string().nullable(),
+  deletedAt: isoTimestamp,
+  restoredAt: isoTimestamp.nullable(),
 });
 export type TrashItem = z.infer<typeof trashItemSchema>;
 
 const trashColumns = sql.fragment`t.id AS "trashId", t.path, t.title, t.revision, t.size_bytes AS size, t.deleted_at AS "deletedAt", t.restored_at AS "restoredAt"`;
 
 export async function findTrashItem(db: Db, vaultId: string, trashId: string): Promise<(TrashItem & { content: string; noteCreatedAt: string }) | null> {
-  return db.maybeOne(sql.type(trashItemSchema.extend({ content: z.string(), noteCreatedAt: z.string() }))`
+  return db.maybeOne(sql.type(trashItemSchema.extend({ content: z.string(), noteCreatedAt: isoTimestamp }))`
     SELECT ${trashColumns}, t.content, t.note_created_at AS "noteCreatedAt"
       FROM note_trash t WHERE t.vault_id = ${vaultId} AND t.id = ${trashId}`);
 }
 
 export async function markTrashRestored(tx: Db, trashId: string): Promise<void> {
-  await tx.query(sql.type(z.object({}))`UPDATE note_trash SET restored_at = now() WHERE id = ${trashId}`);
+  await tx.query(sql.type(emptyRow)`UPDATE note_trash SET restored_at = now() WHERE id = ${trashId}`);
 }
 
 /** Newest first; the cursor is the (deletedAt, id) of the last item returned. */
@@ -145,7 +146,7 @@ export type Provenance = { actor: Actor; source: Source; requestId: string | nul
 export const noteEventSchema = z.object({
   id: z.string(),
   type: z.enum(['note.created', 'note.replaced', 'note.deleted', 'note.restored']),
-  occurredAt: z.string(),
+  occurredAt: isoTimestamp,
   actor: z.object({ type: z.enum(['account', 'service_principal', 'forge']), id: z.uuid().nullable() }),
   mappingId: z.uuid(),
   path: z.string(),

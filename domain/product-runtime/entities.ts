@@ -4,6 +4,7 @@ import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { AppError } from '../errors.ts';
 import { displayPrefix, generateSecret, hashSecret, secretPrefixes } from '../secrets.ts';
+import { emptyRow, isoTimestamp } from '../../db/row-schemas.ts';
 
 type Db = CommonQueryMethods;
 
@@ -27,8 +28,8 @@ export const organizationSchema = z.object({
   name: z.string(),
   status: z.enum(['active', 'suspended']),
   settings: z.record(z.string(), z.unknown()),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt: isoTimestamp,
+  updatedAt: isoTimestamp,
 });
 export type Organization = z.infer<typeof organizationSchema>;
 
@@ -91,7 +92,7 @@ export const productDefinitionSchema = z.object({
   name: z.string(),
   status: z.enum(['active', 'retired']),
   redirectUris: z.array(z.string()),
-  createdAt: z.string(),
+  createdAt: isoTimestamp,
 });
 export type ProductDefinition = z.infer<typeof productDefinitionSchema>;
 
@@ -126,7 +127,7 @@ export const installationSchema = z.object({
   workspaceId: z.uuid(),
   status: z.enum(['active', 'suspended', 'uninstalled']),
   configuration: z.record(z.string(), z.unknown()),
-  createdAt: z.string(),
+  createdAt: isoTimestamp,
 });
 export type Installation = z.infer<typeof installationSchema>;
 
@@ -180,7 +181,7 @@ export const servicePrincipalSchema = z.object({
   installationId: z.uuid(),
   name: z.string(),
   status: z.enum(['active', 'disabled']),
-  createdAt: z.string(),
+  createdAt: isoTimestamp,
 });
 export type ServicePrincipal = z.infer<typeof servicePrincipalSchema>;
 
@@ -204,10 +205,10 @@ export const serviceCredentialSchema = z.object({
   servicePrincipalId: z.uuid(),
   displayPrefix: z.string(),
   scopes: z.array(scopeSchema),
-  createdAt: z.string(),
-  lastUsedAt: z.string().nullable(),
-  expiresAt: z.string().nullable(),
-  revokedAt: z.string().nullable(),
+  createdAt: isoTimestamp,
+  lastUsedAt: isoTimestamp.nullable(),
+  expiresAt: isoTimestamp.nullable(),
+  revokedAt: isoTimestamp.nullable(),
 });
 export type ServiceCredential = z.infer<typeof serviceCredentialSchema>;
 
@@ -240,8 +241,8 @@ export const vaultGrantSchema = z.object({
   installationId: z.uuid(),
   vaultId: z.uuid(),
   access: z.enum(['read', 'write']),
-  createdAt: z.string(),
-  revokedAt: z.string().nullable(),
+  createdAt: isoTimestamp,
+  revokedAt: isoTimestamp.nullable(),
 });
 export type VaultGrant = z.infer<typeof vaultGrantSchema>;
 
@@ -255,7 +256,7 @@ export async function grantVault(db: Db, input: { installationId: string; vaultI
         FROM product_installations i, vaults v WHERE i.id = ${input.installationId} AND v.id = ${input.vaultId}`);
     if (!sameWorkspace) throw new AppError('not_found', 'No such installation or vault.');
     if (!sameWorkspace.ok) throw new AppError('invalid_request', "The vault must belong to the installation's workspace.");
-    await tx.query(sql.type(z.object({}))`
+    await tx.query(sql.type(emptyRow)`
       UPDATE logical_vault_grants SET revoked_at = now()
        WHERE installation_id = ${input.installationId} AND vault_id = ${input.vaultId} AND revoked_at IS NULL`);
     return tx.one(sql.type(vaultGrantSchema)`

@@ -3,6 +3,7 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../db/pool.ts';
+import { emptyRow } from '../../db/row-schemas.ts';
 
 export function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);
@@ -29,14 +30,14 @@ export async function createDatabase(adminUrl: string, name: string, template?: 
   await withAdminPool(adminUrl, (pool) =>
     pool.query(
       template
-        ? sql.type(z.object({}))`CREATE DATABASE ${sql.identifier([name])} TEMPLATE ${sql.identifier([template])}`
-        : sql.type(z.object({}))`CREATE DATABASE ${sql.identifier([name])}`,
+        ? sql.type(emptyRow)`CREATE DATABASE ${sql.identifier([name])} TEMPLATE ${sql.identifier([template])}`
+        : sql.type(emptyRow)`CREATE DATABASE ${sql.identifier([name])}`,
     ),
   );
 }
 
 export async function dropDatabase(adminUrl: string, name: string): Promise<void> {
-  await withAdminPool(adminUrl, (pool) => pool.query(sql.type(z.object({}))`DROP DATABASE IF EXISTS ${sql.identifier([name])} WITH (FORCE)`));
+  await withAdminPool(adminUrl, (pool) => pool.query(sql.type(emptyRow)`DROP DATABASE IF EXISTS ${sql.identifier([name])} WITH (FORCE)`));
 }
 
 export async function listDatabases(adminUrl: string, prefix: string): Promise<readonly string[]> {

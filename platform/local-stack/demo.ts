@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { authenticateAccessToken, createAccount, findAccountByEmail, issueAccessToken } from '../../domain/identity/accounts.ts';
 import { createMapping, createVault } from '../../domain/identity/vaults.ts';
 import { createWorkspace } from '../../domain/identity/workspaces.ts';
+import { idRow } from '../../db/row-schemas.ts';
 
 export const DEMO_EMAIL = 'demo@notes.localhost';
 
@@ -33,7 +34,7 @@ function readState(stateFile: string): DemoState | null {
 async function stillValid(db: DatabasePool, state: DemoState): Promise<boolean> {
   try {
     const principal = await authenticateAccessToken(db, state.token);
-    const mappingLive = await db.exists(sql.type(z.object({ id: z.uuid() }))`
+    const mappingLive = await db.exists(sql.type(idRow)`
       SELECT id FROM vault_mappings WHERE id = ${state.mappingId} AND vault_id = ${state.vaultId} AND revoked_at IS NULL`);
     return principal.account.id === state.accountId && mappingLive;
   } catch {
