@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createDatabasePool } from '../db/pool.ts';
 import { isAppError } from '../domain/errors.ts';
-import { projectRoot } from '../platform/local-stack/temporal-cli.ts';
+import { projectRoot } from '../platform/project-root.ts';
 import { commands } from './ops/commands.ts';
 import type { Command } from './ops/commands.ts';
 import { describeDatabaseError, OpsError, UsageError } from './ops/errors.ts';

@@ -16,7 +16,8 @@ import { createDatabase, databaseExists, withDatabase } from '../platform/local-
 import { ensureDemo } from '../platform/local-stack/demo.ts';
 import { EmbeddedPostgresUnavailable, startEmbeddedPostgres } from '../platform/local-stack/embedded-postgres.ts';
 import { canConnect, freePort } from '../platform/local-stack/ports.ts';
-import { projectRoot, resolveTemporalCli, TemporalCliUnavailable } from '../platform/local-stack/temporal-cli.ts';
+import { resolveTemporalCli, TemporalCliUnavailable } from '../platform/local-stack/temporal-cli.ts';
+import { projectRoot } from '../platform/project-root.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import { createLogger } from '../platform/logger.ts';
 import { startApi, startWorker } from '../platform/services.ts';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { canConnect } from '../platform/local-stack/ports.ts';
-import { projectRoot } from '../platform/local-stack/temporal-cli.ts';
+import { projectRoot } from '../platform/project-root.ts';
 
 let dataDir: string;
 let child: ChildProcess | undefined;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { startEmbeddedPostgres } from './embedded-postgres.ts';
 import type { EmbeddedServer } from './embedded-postgres.ts';
 import { canConnect } from './ports.ts';
-import { projectRoot } from './temporal-cli.ts';
+import { projectRoot } from '../project-root.ts';
 
 export async function findOrStartPostgres(env: NodeJS.ProcessEnv, embeddedDirName: string): Promise<{ adminUrl: string; embedded: EmbeddedServer | null }> {
   const explicit = env['TEST_DATABASE_URL'] ?? env['DATABASE_URL'];

