@@ -3,7 +3,7 @@
 import { migrate } from '../db/migrate.ts';
 import { loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
-import { startApi } from '../platform/services.ts';
+import { startApi } from './compose.ts';
 import { onShutdownSignal } from '../platform/signals.ts';
 
 const config = loadConfig();

@@ -20,9 +20,9 @@ import { resolveTemporalCli, TemporalCliUnavailable } from '../platform/local-st
 import { projectRoot } from '../platform/project-root.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import { createLogger } from '../platform/logger.ts';
-import { startApi, startWorker } from '../platform/services.ts';
 import { onShutdownSignal } from '../platform/signals.ts';
-import { seedDemoNotes } from '../domain/notes/demo-notes.ts';
+import { startApi } from '../api/compose.ts';
+import { startWorker } from '../workers/compose.ts';
 
 const started = performance.now();
 const dataDir = resolve(projectRoot, process.env['DATA_DIR'] || '.data');
@@ -103,7 +103,7 @@ try {
   if (applied.length) log.info({ applied }, 'migrations applied');
 
   const seedPool = await createDatabasePool(databaseUrl, { maxPoolSize: 2 });
-  const demo = await ensureDemo(seedPool, join(dataDir, 'demo.json'), seedDemoNotes).finally(() => seedPool.end());
+  const demo = await ensureDemo(seedPool, join(dataDir, 'demo.json')).finally(() => seedPool.end());
 
   const worker = await startWorker(config, databaseUrl, temporalAddress);
   services.push(['worker', worker.shutdown]);

@@ -3,7 +3,7 @@
 import { migrate } from '../db/migrate.ts';
 import { loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
-import { startWorker } from '../platform/services.ts';
+import { startWorker } from './compose.ts';
 import { onShutdownSignal } from '../platform/signals.ts';
 
 const config = loadConfig();

@@ -10,6 +10,7 @@ import { authenticateAccessToken, createAccount, findAccountByEmail, issueAccess
 import { createMapping, createVault } from '../../domain/identity/vaults.ts';
 import { createWorkspace } from '../../domain/identity/workspaces.ts';
 import { idRow } from '../../db/row-schemas.ts';
+import { seedDemoNotes } from './demo-notes.ts';
 
 export const DEMO_EMAIL = 'demo@notes.localhost';
 
@@ -21,9 +22,6 @@ const demoStateSchema = z.object({
   token: z.string(),
 });
 export type DemoState = z.infer<typeof demoStateSchema>;
-
-/** Seeds the demo vault's notes; provided by the notes module once it exists. */
-export type DemoNotesSeeder = (db: DatabasePool, demo: DemoState) => Promise<void>;
 
 function readState(stateFile: string): DemoState | null {
   if (!existsSync(stateFile)) return null;
@@ -42,10 +40,10 @@ async function stillValid(db: DatabasePool, state: DemoState): Promise<boolean> 
   }
 }
 
-export async function ensureDemo(db: DatabasePool, stateFile: string, seedNotes?: DemoNotesSeeder): Promise<DemoState & { reused: boolean }> {
+export async function ensureDemo(db: DatabasePool, stateFile: string): Promise<DemoState & { reused: boolean }> {
   const previous = readState(stateFile);
   if (previous && (await stillValid(db, previous))) {
-    await seedNotes?.(db, previous);
+    await seedDemoNotes(db, previous);
     return { ...previous, reused: true };
   }
   const state = await db.transaction(async (tx) => {
@@ -65,7 +63,7 @@ export async function ensureDemo(db: DatabasePool, stateFile: string, seedNotes?
     const issued = await issueAccessToken(tx, { accountId: account.id, name: 'demo (npm start)' });
     return { accountId: account.id, ...ids, token: issued.token };
   });
-  await seedNotes?.(db, state);
+  await seedDemoNotes(db, state);
   writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
   return { ...state, reused: false };
 }

@@ -1,9 +1,8 @@
 // The few linked notes of the demo vault `npm start` seeds. Written through the knowledge core
 // (source `ops`) so they carry revisions, links and provenance events like any other note.
 import type { DatabasePool } from 'slonik';
-import type { DemoState } from '../../platform/local-stack/demo.ts';
-import { applyTransaction } from './knowledge.ts';
-import { listNoteSummaries } from './store.ts';
+import { applyTransaction } from '../../domain/notes/knowledge.ts';
+import { listNoteSummaries } from '../../domain/notes/store.ts';
 
 export const demoNotes = [
   {
@@ -46,7 +45,7 @@ tags: [meeting]
 ];
 
 /** Seeds the notes into an empty demo vault; a vault that already has notes is left alone. */
-export async function seedDemoNotes(db: DatabasePool, demo: DemoState): Promise<void> {
+export async function seedDemoNotes(db: DatabasePool, demo: { accountId: string; vaultId: string; mappingId: string }): Promise<void> {
   if ((await listNoteSummaries(db, demo.vaultId, { limit: 1 })).length > 0) return;
   await applyTransaction(
     db,

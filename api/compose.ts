@@ -1,0 +1,43 @@
+// The API's composition root: builds the app from configuration with its own pool and Temporal
+// connection, listens, and closes them in order. Used by api/main.ts (production) and
+// scripts/start.ts (the local stack).
+import type { FastifyInstance } from 'fastify';
+import { createDatabasePool } from '../db/pool.ts';
+import { createSecretBox } from '../domain/secret-box.ts';
+import { allowancesFrom, egressFrom } from '../platform/config.ts';
+import type { Config } from '../platform/config.ts';
+import { lazyTemporalConnection } from '../platform/temporal.ts';
+import { buildApp } from './app.ts';
+
+export type RunningApi = { app: FastifyInstance; url: string; close: () => Promise<void> };
+
+export async function startApi(config: Config, databaseUrl: string, temporalAddress: string): Promise<RunningApi> {
+  const db = await createDatabasePool(databaseUrl, { maxPoolSize: config.DATABASE_POOL_SIZE, statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS });
+  const connection = lazyTemporalConnection(temporalAddress);
+  const app = await buildApp({
+    db,
+    temporal: { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE },
+    logLevel: config.LOG_LEVEL,
+    allowances: allowancesFrom(config),
+    secretBox: createSecretBox(config.SECRETS_ENCRYPTION_KEYS),
+    egress: egressFrom(config),
+    webhookRetryBaseMs: config.WEBHOOK_RETRY_BASE_MS,
+    proposalExpirySeconds: config.PROPOSAL_EXPIRY_SECONDS,
+    ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
+  });
+  await app.listen({ host: config.HOST, port: config.PORT });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;
+  return {
+    app,
+    url,
+    // Fastify stops accepting, lets in-flight requests finish (answering 503 to new ones on kept
+    // connections), then we release the pool and the Temporal connection.
+    close: async () => {
+      await app.close();
+      await db.end();
+      await connection.close();
+    },
+  };
+}

@@ -1,0 +1,53 @@
+// The worker's composition root: its own pool and Temporal connection, the platform worker
+// (workers/worker.ts) and the idempotency sweep, released in order once the worker has drained.
+// Used by workers/main.ts (production) and scripts/start.ts (the local stack).
+import { NativeConnection } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
+import { createDatabasePool } from '../db/pool.ts';
+import type { DatabasePool } from '../db/pool.ts';
+import { purgeExpiredIdempotencyRecords } from '../domain/idempotency.ts';
+import { createSecretBox } from '../domain/secret-box.ts';
+import { egressFrom } from '../platform/config.ts';
+import type { Config } from '../platform/config.ts';
+import { createLogger } from '../platform/logger.ts';
+import { installTemporalLogging } from '../platform/temporal-logging.ts';
+import { createPlatformWorker } from './worker.ts';
+
+export type RunningWorker = { worker: Worker; db: DatabasePool; running: Promise<void>; shutdown: () => Promise<void> };
+
+export async function startWorker(config: Config, databaseUrl: string, temporalAddress: string): Promise<RunningWorker> {
+  installTemporalLogging(createLogger(config.LOG_LEVEL, 'temporal'));
+  const db = await createDatabasePool(databaseUrl, { maxPoolSize: 10, statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS });
+  const connection = await NativeConnection.connect({ address: temporalAddress });
+  const worker = await createPlatformWorker({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    deps: { db, secretBox: createSecretBox(config.SECRETS_ENCRYPTION_KEYS), egress: egressFrom(config) },
+    shutdownGraceTime: config.SHUTDOWN_GRACE_MS,
+  });
+  // Idempotency records are replayable for 24 h; the worker sweeps expired ones every 10 minutes.
+  const log = createLogger(config.LOG_LEVEL, 'worker');
+  const sweep = setInterval(() => {
+    purgeExpiredIdempotencyRecords(db).then(
+      (n) => n > 0 && log.info({ purged: n }, 'expired idempotency records purged'),
+      (error: unknown) => log.warn({ err: error }, 'idempotency sweep failed'),
+    );
+  }, 10 * 60_000);
+  sweep.unref();
+  // run() resolves once shutdown() has drained the worker; resources are released after that.
+  const running = worker.run().finally(async () => {
+    clearInterval(sweep);
+    await connection.close();
+    await db.end();
+  });
+  return {
+    worker,
+    db,
+    running,
+    shutdown: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+    },
+  };
+}
