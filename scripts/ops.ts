@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createDatabasePool } from '../db/pool.ts';
 import { isAppError } from '../domain/errors.ts';
+import { TransferError } from '../domain/notes/vault-transfer.ts';
 import { projectRoot } from '../platform/project-root.ts';
 import { commands } from './ops/commands.ts';
 import type { Command } from './ops/commands.ts';
@@ -18,14 +19,22 @@ function unwrap(schema: z.ZodType): z.ZodType {
   return schema instanceof z.ZodOptional ? unwrap(schema.unwrap() as z.ZodType) : schema;
 }
 
+const describeOption = (schema: z.ZodType) => schema.description ?? unwrap(schema).description ?? '';
+const isFlag = (schema: z.ZodType) => unwrap(schema) instanceof z.ZodBoolean;
+
 function commandHelp(noun: string, verb: string, cmd: Command): string {
-  const lines = [`npm run ops -- ${noun} ${verb} [options]`, '', cmd.summary, '', 'Options:'];
-  for (const [key, schema] of Object.entries(cmd.options.shape as Record<string, z.ZodType>)) {
+  const positional = cmd.positional ?? [];
+  const shape = cmd.options.shape as Record<string, z.ZodType>;
+  const lines = [`npm run ops -- ${noun} ${verb}${positional.map((p) => ` <${kebab(p)}>`).join('')} [options]`, '', cmd.summary, ''];
+  if (positional.length > 0) lines.push('Arguments:', ...positional.map((p) => `  <${kebab(p)}>`.padEnd(46) + ` ${describeOption(shape[p]!)}`), '');
+  lines.push('Options:');
+  const flags = Object.entries(shape).filter(([key]) => !positional.includes(key));
+  for (const [key, schema] of flags) {
     const optional = schema instanceof z.ZodOptional;
     const repeat = unwrap(schema) instanceof z.ZodArray ? ' (repeatable)' : '';
-    lines.push(`  --${kebab(key).padEnd(42)} ${schema.description ?? unwrap(schema).description ?? ''}${optional ? '' : ' [required]'}${repeat}`);
+    lines.push(`  --${kebab(key).padEnd(42)} ${describeOption(schema)}${optional ? '' : ' [required]'}${repeat}`);
   }
-  if (Object.keys(cmd.options.shape).length === 0) lines.push('  (none)');
+  if (flags.length === 0) lines.push('  (none)');
   return lines.join('\n');
 }
 
@@ -51,14 +60,28 @@ function topHelp(): string {
 function parseFlags(cmd: Command, argv: string[]): Record<string, unknown> {
   const shape = cmd.options.shape as Record<string, z.ZodType>;
   const values: Record<string, unknown> = {};
+  const positional = [...(cmd.positional ?? [])];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (!arg.startsWith('--')) throw new UsageError(`Unexpected argument ${JSON.stringify(arg)}.`);
+    if (!arg.startsWith('--')) {
+      const key = positional.shift();
+      if (key === undefined) throw new UsageError(`Unexpected argument ${JSON.stringify(arg)}.`);
+      values[key] = arg;
+      continue;
+    }
     const eq = arg.indexOf('=');
     const flag = eq >= 0 ? arg.slice(2, eq) : arg.slice(2);
     const key = camel(flag);
     const schema = shape[key];
-    if (!schema) throw new UsageError(`Unknown option --${flag}.`);
+    if (!schema || cmd.positional?.includes(key)) throw new UsageError(`Unknown option --${flag}.`);
+    if (isFlag(schema)) {
+      if (key in values) throw new UsageError(`Option --${flag} given twice.`);
+      // A switch: present means true; --flag=false is accepted for scripts that build command lines.
+      const text = eq >= 0 ? arg.slice(eq + 1) : 'true';
+      if (text !== 'true' && text !== 'false') throw new UsageError(`Option --${flag} takes no value (or =true / =false).`);
+      values[key] = text === 'true';
+      continue;
+    }
     let value: string;
     if (eq >= 0) value = arg.slice(eq + 1);
     else {
@@ -73,7 +96,8 @@ function parseFlags(cmd: Command, argv: string[]): Record<string, unknown> {
   }
   const parsed = cmd.options.safeParse(values);
   if (!parsed.success) {
-    throw new UsageError(parsed.error.issues.map((i) => (i.path.length ? `--${kebab(String(i.path[0]))}: ${i.message}` : i.message)).join('\n'));
+    const name = (key: string) => (cmd.positional?.includes(key) ? `<${kebab(key)}>` : `--${kebab(key)}`);
+    throw new UsageError(parsed.error.issues.map((i) => (i.path.length ? `${name(String(i.path[0]))}: ${i.message}` : i.message)).join('\n'));
   }
   return parsed.data;
 }
@@ -150,6 +174,7 @@ try {
   if (error instanceof UsageError) fail(2, { error: 'usage', message: error.message });
   else if (error instanceof OpsError) fail(1, { error: error.code, message: error.message });
   else if (isAppError(error)) fail(1, { error: error.code, message: error.message, ...error.extensions });
+  else if (error instanceof TransferError) fail(1, { error: error.code, message: error.message, ...error.details });
   else {
     // Unexpected: the message of the innermost cause, never a stack.
     const failure = error as { cause?: { message?: string }; message?: string };

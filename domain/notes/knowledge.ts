@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CommonQueryMethods, DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { AppError } from '../errors.ts';
-import type { ErrorPointer } from '../errors.ts';
+import type { ErrorCode, ErrorPointer } from '../errors.ts';
 import { claimIdempotencyKey, storeIdempotentResponse } from '../idempotency.ts';
 import type { IdempotencyScope } from '../idempotency.ts';
 import { deriveNote, unifiedDiff } from './markdown.ts';
@@ -23,10 +23,13 @@ import {
   lockVault,
   markTrashRestored,
   moveNoteToTrash,
+  findPathStates,
   recordEvent,
+  recordEvents,
   upsertNote,
+  upsertNotes,
 } from './store.ts';
-import type { NoteRow, Provenance } from './store.ts';
+import type { NoteRow, PathState, Provenance } from './store.ts';
 
 export type Target = { vaultId: string; mappingId: string };
 
@@ -146,6 +149,27 @@ async function idempotentApply<T>(db: DatabasePool, idempotency: IdempotencyScop
     await storeIdempotentResponse(tx, idempotency, result);
     return { ...result, replayed: false };
   });
+}
+
+/** A judged write as the batched writer needs it. */
+type NoteWrite = { path: string; content: string; derived: DerivedNote; operation: WriteOperation | 'unchanged'; beforeRevision: string | null };
+
+/**
+ * The batched form of writePlanned: one statement for the notes, one for their events (numbered in
+ * the order given, all with `transactionId`). Returns each write's event id, null where nothing
+ * changed. The caller holds the vault lock.
+ */
+async function writeMany(tx: Db, target: Target, writes: readonly NoteWrite[], provenance: Provenance, transactionId: string): Promise<Array<string | null>> {
+  const changed = writes.filter((w) => w.operation === 'create' || w.operation === 'replace');
+  await upsertNotes(tx, target.vaultId, changed);
+  const ids = await recordEvents(
+    tx,
+    { vaultId: target.vaultId, mappingId: target.mappingId, transactionId },
+    changed.map((w) => ({ type: w.operation === 'create' ? 'note.created' : 'note.replaced', path: w.path, beforeRevision: w.beforeRevision, afterRevision: w.derived.revision })),
+    provenance,
+  );
+  const idOf = new Map(changed.map((w, i) => [w, ids[i]!]));
+  return writes.map((w) => idOf.get(w) ?? null);
 }
 
 async function writePlanned(tx: Db, target: Target, plan: PlannedWrite, provenance: Provenance, transactionId: string | null): Promise<string | null> {
@@ -429,11 +453,8 @@ export async function applyTransaction(
     const current: NoteRow[] = [];
     for (const d of deletePaths) current.push(await planDelete(tx, target, d.path, d.expectedHash, true));
     const transactionId = randomUUID();
-    const results: TransactionApplied['results'] = [];
-    for (const [index, plan] of plans.entries()) {
-      const eventId = await writePlanned(tx, target, plan, provenance, transactionId);
-      results.push({ ...describeAction(target, plan, index), eventId });
-    }
+    const eventIds = await writeMany(tx, target, plans.map((plan) => ({ ...plan, beforeRevision: plan.current?.revision ?? null })), provenance, transactionId);
+    const results: TransactionApplied['results'] = plans.map((plan, index) => ({ ...describeAction(target, plan, index), eventId: eventIds[index]! }));
     for (const [i, d] of deletePaths.entries()) {
       const trashId = await moveNoteToTrash(tx, target.vaultId, d.path, provenance.actor.type === 'account' ? provenance.actor.id : null);
       const eventId = await recordEvent(
@@ -445,5 +466,162 @@ export async function applyTransaction(
     }
     const body: TransactionApplied = { applied: true, dryRun: false, mappingId: target.mappingId, transactionId, results, ...(deletions.length ? { deletions } : {}) };
     return { status: 200, body, etag: null };
+  });
+}
+
+// ---- imports (System Operations: `vault import`) ----------------------------------------------
+
+/** What an import does with a live note of the same path and other content. */
+export type ExistingPolicy = 'refuse' | 'skip' | 'replace';
+
+/**
+ * `unchanged`: the vault already holds these exact bytes (nothing written, no event), which makes
+ * re-running an import a no-op; `kept`: other content is stored and the policy is `skip`.
+ */
+export type ImportOperation = 'create' | 'replace' | 'unchanged' | 'kept';
+
+export type ImportJudgement = { path: string; operation: ImportOperation; beforeRevision: string | null; afterRevision: string };
+
+/** One note an import refuses: its index in the input, the stable code, and why. */
+export type ImportProblem = { index: number; path: string; code: string; message: string };
+
+/** A batch is one database transaction: these bounds keep its statements and its lock short. */
+export const importLimits = {
+  maxBatchNotes: 1000,
+  /** Content bytes of one batch (the bound of an API transaction). */
+  maxBatchContentBytes: noteLimits.maxTransactionContentBytes,
+} as const;
+
+const problemOf = (index: number, path: string, error: AppError): ImportProblem => ({ index, path, code: error.code, message: error.message });
+
+/**
+ * The checks every imported note passes before any database work, the same as an API write's
+ * (path rules with NFC, content size) plus U+0000, which the HTTP edge refuses for API writes and
+ * Postgres text cannot hold. Returns the normalised path.
+ */
+export function checkImportNote(path: string, content: string): string {
+  const valid = validateWriteInput({ path, content });
+  if (content.includes('\u0000')) {
+    throw new AppError('invalid_character', 'The content contains U+0000 (NUL), which no note may hold.', {
+      extensions: { errors: [{ pointer: '/content', message: 'contains U+0000 (NUL)', code: 'nul_character' }] },
+    });
+  }
+  return valid.path;
+}
+
+/** Paths that name the same note (same path key) as an earlier entry: `duplicate_path`. */
+export function findDuplicatePaths(paths: readonly string[]): ImportProblem[] {
+  const seen = new Map<string, string>();
+  const problems: ImportProblem[] = [];
+  paths.forEach((path, index) => {
+    const first = seen.get(pathKey(path));
+    if (first === undefined) seen.set(pathKey(path), path);
+    else problems.push({ index, path, code: 'duplicate_path', message: `Same note as "${first}" (paths may not differ only by case or Unicode form).` });
+  });
+  return problems;
+}
+
+/** Judges one imported note against the live note with the same path key, if any. */
+function judgeImport(path: string, revision: string, state: PathState | undefined, existing: ExistingPolicy): ImportJudgement {
+  if (state && state.path !== path) throw new AppError('path_case_conflict', `"${state.path}" already exists; paths may not differ only by case.`, { extensions: { existingPath: state.path } });
+  if (!state) return { path, operation: 'create', beforeRevision: null, afterRevision: revision };
+  if (state.revision === revision) return { path, operation: 'unchanged', beforeRevision: state.revision, afterRevision: revision };
+  if (existing === 'replace') return { path, operation: 'replace', beforeRevision: state.revision, afterRevision: revision };
+  if (existing === 'skip') return { path, operation: 'kept', beforeRevision: state.revision, afterRevision: state.revision };
+  throw new AppError('note_exists', `A note with other content (${state.revision}) exists at ${path}; choose to skip or replace existing notes.`, {
+    extensions: { currentRevision: state.revision },
+  });
+}
+
+/**
+ * Judges notes (already checked, no duplicates) against the vault without writing: what each would
+ * do, and every one that would be refused. Reads in chunks, so it scales with the input.
+ */
+export async function planImport(
+  db: Db,
+  target: Target,
+  notes: ReadonlyArray<{ path: string; revision: string }>,
+  existing: ExistingPolicy,
+): Promise<{ judgements: Array<ImportJudgement | null>; problems: ImportProblem[] }> {
+  const judgements: Array<ImportJudgement | null> = [];
+  const problems: ImportProblem[] = [];
+  for (let start = 0; start < notes.length; start += importLimits.maxBatchNotes) {
+    const chunk = notes.slice(start, start + importLimits.maxBatchNotes);
+    const states = await findPathStates(db, target.vaultId, chunk.map((n) => n.path));
+    chunk.forEach((note, offset) => {
+      try {
+        judgements.push(judgeImport(note.path, note.revision, states.get(pathKey(note.path)), existing));
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        judgements.push(null);
+        problems.push(problemOf(start + offset, note.path, error));
+      }
+    });
+  }
+  return { judgements, problems };
+}
+
+export type ImportBatchApplied = {
+  /** Shared by the batch's events, like an API transaction's; null when the batch changed nothing. */
+  transactionId: string | null;
+  results: Array<ImportJudgement & { eventId: string | null }>;
+};
+
+/**
+ * Writes one batch of imported notes: all or nothing, in one transaction holding the vault lock,
+ * with one provenance event per created or replaced note. Every note is checked and judged first
+ * (under the lock, so a change since planImport is seen); any refusal writes nothing and names
+ * every refused note. Identical notes are `unchanged` and record no event.
+ */
+export async function applyImportBatch(
+  db: DatabasePool,
+  target: Target,
+  rawNotes: ReadonlyArray<{ path: string; content: string }>,
+  provenance: Provenance,
+  existing: ExistingPolicy,
+): Promise<ImportBatchApplied> {
+  if (rawNotes.length > importLimits.maxBatchNotes) throw new AppError('transaction_too_large', `At most ${importLimits.maxBatchNotes} notes per batch; got ${rawNotes.length}.`);
+  const problems: ImportProblem[] = [];
+  const notes: Array<{ path: string; content: string }> = [];
+  let total = 0;
+  rawNotes.forEach((note, index) => {
+    try {
+      notes.push({ path: checkImportNote(note.path, note.content), content: note.content });
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      notes.push(note);
+      problems.push(problemOf(index, note.path, error));
+    }
+    total += contentBytes(note.content);
+  });
+  problems.push(...findDuplicatePaths(notes.map((n) => n.path)));
+  if (problems.length === 0 && total > importLimits.maxBatchContentBytes) {
+    throw new AppError('transaction_too_large', `The batch carries ${total} bytes; the limit is ${importLimits.maxBatchContentBytes}.`);
+  }
+  const refuse = (found: ImportProblem[]) => {
+    const sorted = [...found].sort((a, b) => a.index - b.index);
+    const first = sorted[0]!;
+    return new AppError(first.code as ErrorCode, `${sorted.length} of ${notes.length} notes cannot be imported; nothing in this batch was written. First: ${first.path}: ${first.message}`, {
+      extensions: { errors: sorted.map((p) => ({ pointer: `/notes/${p.index}`, path: p.path, message: p.message, code: p.code })) },
+    });
+  };
+  if (problems.length > 0) throw refuse(problems);
+  const derived = notes.map((n) => deriveNote(n.path, n.content));
+  return db.transaction(async (tx) => {
+    await lockVault(tx, target.vaultId);
+    const plan = await planImport(tx, target, notes.map((n, i) => ({ path: n.path, revision: derived[i]!.revision })), existing);
+    if (plan.problems.length > 0) throw refuse(plan.problems);
+    const judged = plan.judgements as ImportJudgement[];
+    const writes: NoteWrite[] = judged.map((j, i) => ({
+      path: j.path,
+      content: notes[i]!.content,
+      derived: derived[i]!,
+      operation: j.operation === 'kept' ? 'unchanged' : j.operation,
+      beforeRevision: j.beforeRevision,
+    }));
+    const changes = writes.some((w) => w.operation !== 'unchanged');
+    const transactionId = changes ? randomUUID() : null;
+    const eventIds = transactionId ? await writeMany(tx, target, writes, provenance, transactionId) : writes.map(() => null);
+    return { transactionId, results: judged.map((j, i) => ({ ...j, eventId: eventIds[i]! })) };
   });
 }

@@ -30,6 +30,9 @@ import {
   removeMember,
   setRolePermissions,
 } from '../../domain/identity/workspaces.ts';
+import { importLimits } from '../../domain/notes/knowledge.ts';
+import { DEFAULT_IMPORT_BATCH, exportVault, importVault } from '../../domain/notes/vault-transfer.ts';
+import { progressReporter } from './progress.ts';
 import { checkProductRuntimeChain } from '../../domain/product-runtime/chain.ts';
 import {
   assignWorkspace,
@@ -57,16 +60,24 @@ import {
 export type Command = {
   summary: string;
   options: z.ZodObject;
+  /** Options given by position instead of by flag, in order (e.g. `vault import <folder>`). */
+  positional?: readonly string[];
   run: (db: DatabasePool, options: never) => Promise<unknown>;
 };
 
-function command<S extends z.ZodObject>(summary: string, options: S, run: (db: DatabasePool, options: z.infer<S>) => Promise<unknown>): Command {
-  return { summary, options, run: run as Command['run'] };
+function command<S extends z.ZodObject>(
+  summary: string,
+  options: S,
+  run: (db: DatabasePool, options: z.infer<S>) => Promise<unknown>,
+  extra: { positional?: ReadonlyArray<keyof z.infer<S> & string> } = {},
+): Command {
+  return { summary, options, run: run as Command['run'], ...extra };
 }
 
 const id = (what: string) => z.uuid().describe(`${what} id (UUID)`);
 const count = (what: string) => z.coerce.number().int().min(0).optional().describe(what);
 const list = <T extends z.ZodType>(item: T, what: string) => z.array(item).min(1).describe(`${what} (repeat the flag for several)`);
+const flag = (what: string) => z.boolean().optional().describe(what);
 const timestamp = z.iso.datetime({ offset: true }).optional().describe('expiry, ISO-8601 (e.g. 2027-01-01T00:00:00Z); none by default');
 
 export const commands: Record<string, Record<string, Command>> = {
@@ -140,6 +151,48 @@ export const commands: Record<string, Record<string, Command>> = {
     ),
     get: command('Show one vault', z.object({ id: id('vault') }), (db, o) => getVault(db, o.id)),
     list: command('List the vaults an account can reach', z.object({ account: id('account') }), (db, o) => listVaultsOfAccount(db, o.account)),
+    import: command(
+      'Import a folder of Markdown notes (an Obsidian-style vault) through the knowledge core, in batches',
+      z.object({
+        folder: z.string().min(1).describe('the folder to import'),
+        mapping: id('mapping'),
+        account: id('acting account: must be able to write the vault; provenance events name it'),
+        existing: z.enum(['refuse', 'skip', 'replace']).optional().describe('a stored note with other content: refuse the import (default), skip the file, or replace the note'),
+        skipInvalid: flag('import the valid notes and list the invalid files, instead of refusing the whole import'),
+        dryRun: flag('check and plan only; write nothing'),
+        batchSize: z.coerce.number().int().min(1).max(importLimits.maxBatchNotes).optional().describe(`notes per transaction (default ${DEFAULT_IMPORT_BATCH})`),
+      }),
+      async (db, o) => {
+        const progress = progressReporter('vault import');
+        try {
+          return await importVault(
+            db,
+            { folder: o.folder, mappingId: o.mapping, accountId: o.account, existing: o.existing ?? 'refuse', skipInvalid: o.skipInvalid ?? false, dryRun: o.dryRun ?? false, batchSize: o.batchSize ?? DEFAULT_IMPORT_BATCH },
+            progress.update,
+          );
+        } finally {
+          progress.end();
+        }
+      },
+      { positional: ['folder'] },
+    ),
+    export: command(
+      "Export a vault's notes as Markdown files with the exact bytes stored, into a new or empty folder",
+      z.object({
+        folder: z.string().min(1).describe('the folder to write (created if missing; must be empty)'),
+        mapping: id('mapping'),
+        account: id('acting account: must be able to read the vault'),
+      }),
+      async (db, o) => {
+        const progress = progressReporter('vault export', { unit: { write: 'files' } });
+        try {
+          return await exportVault(db, { folder: o.folder, mappingId: o.mapping, accountId: o.account }, progress.update);
+        } finally {
+          progress.end();
+        }
+      },
+      { positional: ['folder'] },
+    ),
   },
   mapping: {
     create: command('Create an explicit hosted mapping (the mappingId gateways use)', z.object({ vault: id('vault'), label: z.string().max(200).optional().describe('label') }), (db, o) =>
