@@ -3,6 +3,7 @@
 // p99 and each scenario's throughput as a ratio of the baseline. Each server runs in its own child
 // process; autocannon drives it from this one.
 //   npm run bench -- [--duration 10] [--connections 32] [--only read,inventory]
+//   npm run bench -- --suite import [--notes 10000] [--import-sample 500]   (bench/import.ts)
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -18,6 +19,7 @@ import { createDatabase, dropDatabase, withDatabase } from '../platform/local-st
 import { findOrStartPostgres } from '../platform/local-stack/postgres-server.ts';
 import { measureLatency, mcpToolCall, seedLargeVault } from './mcp.ts';
 import { automationSuite } from './automation.ts';
+import { importSuite } from './import.ts';
 import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import type { LatencyStats } from './mcp.ts';
@@ -30,6 +32,7 @@ const { values: args } = parseArgs({
     'mcp-notes': { type: 'string', default: '100000' },
     suite: { type: 'string', default: 'all' },
     proposals: { type: 'string', default: '200' },
+    'import-sample': { type: 'string', default: '500' },
     only: { type: 'string' },
   },
 });
@@ -174,6 +177,23 @@ async function runAutomationSuite(databaseUrl: string) {
   }
 }
 
+/** Vault import/export against one-note-per-transaction and API-transaction baselines, per note. */
+async function runImportSuite(db: Awaited<ReturnType<typeof createDatabasePool>>, accountId: string) {
+  const { rows, baselineMsPerNote } = await importSuite({ db, accountId, notes: noteCount, sample: Number(args['import-sample']) });
+  printTable(
+    ['import scenario', 'notes', 's', 'ms/note', 'notes/s', 'x baseline speed', 'events'],
+    rows.map((r) => {
+      const perNote = (r.seconds * 1000) / r.notes;
+      return [r.name, String(r.notes), r.seconds.toFixed(2), perNote.toFixed(3), (r.notes / r.seconds).toFixed(0), (baselineMsPerNote / perNote).toFixed(1), String(r.events)];
+    }),
+  );
+  const imported = rows[2]!;
+  console.log(
+    `vault import of ${noteCount} notes: ${imported.seconds.toFixed(2)} s with ${imported.events} events (target <= 5 s for 10,000: ${imported.seconds <= 5 ? 'met' : 'not met'}); ` +
+      `the baseline's per-note cost would take ${((baselineMsPerNote * noteCount) / 1000).toFixed(1)} s`,
+  );
+}
+
 async function main() {
   const { adminUrl, embedded } = await findOrStartPostgres(process.env, 'bench-postgres');
   const dbName = `hnp_bench_${process.pid}`;
@@ -184,11 +204,16 @@ async function main() {
     const db = await createDatabasePool(databaseUrl, { maxPoolSize: 4 });
     const account = await createAccount(db, { email: `bench-${process.pid}@example.test`, displayName: 'Bench', plan: 'team' });
     const { token } = await issueAccessToken(db, { accountId: account.id, name: 'bench' });
+    if (args.suite === 'all' || args.suite === 'import') await runImportSuite(db, account.id);
+    if (args.suite === 'import') {
+      await db.end();
+      return;
+    }
     const vault = await createVault(db, { name: 'Bench vault', ownerAccountId: account.id });
     const { mappingId } = await createMapping(db, { vaultId: vault.id });
     const target = { vaultId: vault.id, mappingId };
     const seedStarted = performance.now();
-    // Seeded through the knowledge core, 100 notes per transaction, like a real import.
+    // Seeded through the knowledge core, 100 notes per API transaction.
     for (let batch = 0; batch < noteCount / 100; batch++) {
       const actions = Array.from({ length: 100 }, (_, i) => {
         const n = batch * 100 + i;

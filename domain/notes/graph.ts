@@ -10,7 +10,7 @@ import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { AppError } from '../errors.ts';
 import type { NoteLink } from './markdown.ts';
-import { basenameKey } from './paths.ts';
+import { basenameKey, pathKey } from './paths.ts';
 import { findNote, noteLinkSchema } from './store.ts';
 
 export const MAX_GRAPH_RELATIONS = 200;
@@ -79,10 +79,12 @@ type Db = CommonQueryMethods;
 async function lookupTargets(db: Db, vaultId: string, sourcePath: string, links: readonly NoteLink[]) {
   const exact = [...new Set(links.flatMap((l) => exactCandidates(sourcePath, l.target)))];
   const keys = [...new Set(links.filter((l) => l.target).map((l) => basenameKey(l.target)))];
+  // Exact paths by their path_key (btree): `path = ANY (…)` lets the planner pick the path trigram
+  // index, which reads posting lists shared by most paths. Other spellings it returns match no candidate.
   const rows = await db.any(sql.type(z.object({ path: z.string(), key: z.string() }))`
     SELECT n.path, n.basename_key AS key FROM notes n
      WHERE n.vault_id = ${vaultId}
-       AND (n.path = ANY (${sql.array(exact, 'text')}) OR n.basename_key = ANY (${sql.array(keys, 'text')}))
+       AND (n.path_key = ANY (${sql.array([...new Set(exact.map(pathKey))], 'text')}) OR n.basename_key = ANY (${sql.array(keys, 'text')}))
      LIMIT 5000`);
   const known = new Set(rows.map((r) => r.path));
   const byBasename = new Map<string, string[]>();
