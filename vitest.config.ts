@@ -1,16 +1,33 @@
 import { defineConfig } from 'vitest/config';
 
+// Tests that need neither Postgres nor Temporal: they skip the integration set-up entirely.
+const unit = ['test/canvas.test.ts', 'test/lint-layers.test.ts', 'test/start-logging.test.ts', 'test/webhook-delivery-failures.test.ts'];
+// Workflow tests on the time-skipping test server with stubbed activities (test/support/time-skipping.ts).
+const workflows = ['test/workflows/**/*.test.ts'];
+
+// `npm test` runs every project; `npm run test:unit` only the two without Postgres and Temporal.
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // One Postgres template and one Temporal dev server for the whole run (test/global-setup.ts);
-    // each test file clones its own database from the template.
-    globalSetup: ['test/global-setup.ts'],
     setupFiles: ['test/support/quiet-temporal.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 120_000,
     teardownTimeout: 30_000,
     reporters: ['default'],
+    projects: [
+      { extends: true, test: { name: 'unit', include: unit } },
+      { extends: true, test: { name: 'workflows', include: workflows, globalSetup: ['test/support/time-skipping-setup.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: [...unit, ...workflows],
+          // One Postgres template and one Temporal dev server for the whole run (test/global-setup.ts);
+          // each test file clones its own database from the template.
+          globalSetup: ['test/global-setup.ts'],
+        },
+      },
+    ],
   },
 });
