@@ -94,6 +94,7 @@ function parseFlags(cmd: Command, argv: string[]): Record<string, unknown> {
     else if (key in values) throw new UsageError(`Option --${flag} given twice.`);
     else values[key] = value;
   }
+  if (positional.length > 0 && !(positional[0]! in values)) throw new UsageError(`Missing <${kebab(positional[0]!)}>; run with --help for the arguments and options.`);
   const parsed = cmd.options.safeParse(values);
   if (!parsed.success) {
     const name = (key: string) => (cmd.positional?.includes(key) ? `<${kebab(key)}>` : `--${kebab(key)}`);

@@ -1,12 +1,13 @@
 // The operations CLI as an operator runs it: a child process with JSON out and exit codes.
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
 import { buildTestApp } from './support/app.ts';
+import { progressReporter } from '../scripts/ops/progress.ts';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -201,5 +202,126 @@ describe('npm run ops', () => {
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
+  });
+
+  it('vault import and export: help, usage errors (exit 2), progress lines, stable codes (exit 1)', async () => {
+    const help = await ops('vault', 'import', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('npm run ops -- vault import <folder> [options]');
+    expect(help.stdout).toMatch(/<folder>\s+the folder to import/);
+    expect(help.stdout).toMatch(/--mapping\s+mapping id \(UUID\) \[required\]/);
+    expect(help.stdout).toMatch(/--existing\s+a stored note with other content/);
+    expect(help.stdout).toMatch(/--skip-invalid\s+import the valid notes/);
+    expect((await ops('vault', 'export', '--help')).stdout).toContain('npm run ops -- vault export <folder> [options]');
+
+    const uuid = '00000000-0000-4000-8000-000000000000';
+    const usage = [
+      ['vault', 'import'],
+      ['vault', 'export', '--mapping', uuid, '--account', uuid],
+      ['vault', 'import', '/tmp/a', '/tmp/b', '--mapping', uuid, '--account', uuid],
+      ['vault', 'import', '/tmp/a', '--mapping', 'not-a-uuid', '--account', uuid],
+      ['vault', 'import', '/tmp/a', '--mapping', uuid],
+      ['vault', 'import', '/tmp/a', '--mapping', uuid, '--account', uuid, '--existing', 'maybe'],
+      ['vault', 'import', '/tmp/a', '--mapping', uuid, '--account', uuid, '--dry-run=maybe'],
+      ['vault', 'import', '/tmp/a', '--mapping', uuid, '--account', uuid, '--batch-size', '0'],
+      ['vault', 'import', '--folder', '/tmp/a', '--mapping', uuid, '--account', uuid],
+    ];
+    for (const args of usage) {
+      const run = await ops(...args);
+      expect(run.code, args.join(' ')).toBe(2);
+      const body = JSON.parse(run.stderr);
+      expect(body.error).toBe('usage');
+      expect(body.message).not.toContain('\n');
+    }
+
+    const owner = (await ops('account', 'create', '--email', 'vault-io@example.test', '--name', 'Vault IO', '--plan', 'team')).json();
+    const stranger = (await ops('account', 'create', '--email', 'stranger@example.test', '--name', 'Stranger', '--plan', 'team')).json();
+    const vault = (await ops('vault', 'create', '--name', 'Imported', '--owner-account', owner.id)).json();
+    const { mappingId } = (await ops('mapping', 'create', '--vault', vault.id)).json();
+    const dir = await mkdtemp(join(tmpdir(), 'hnp-ops-vault-'));
+    try {
+      const source = join(dir, 'source');
+      await mkdir(join(source, 'Daily'), { recursive: true });
+      await writeFile(join(source, 'Daily', 'Monday.md'), '# Monday\r\n\r\nSee [[Tuesday]].\r\n');
+      await writeFile(join(source, 'Tuesday.md'), '');
+      await writeFile(join(source, 'photo.jpg'), Buffer.from([0xff, 0xd8]));
+
+      const imported = await ops('vault', 'import', source, '--mapping', mappingId, '--account', owner.id);
+      expect(imported.code).toBe(0);
+      expect(imported.json()).toMatchObject({ mappingId, notes: { found: 2, created: 2 }, events: 2, skipped: [{ path: 'photo.jpg', code: 'not_markdown' }] });
+      // Not a terminal: plain lines on stderr, one at least when each phase completes.
+      expect(imported.stderr).toMatch(/^vault import: checking done, 2\/2 files \(\d+\.\d s\)$/m);
+      expect(imported.stderr).toMatch(/^vault import: writing done, 2\/2 notes \(\d+\.\d s\)$/m);
+      expect((await ops('vault', 'import', source, '--mapping', mappingId, '--account', owner.id)).json()).toMatchObject({ notes: { created: 0, unchanged: 2 }, events: 0 });
+
+      const foreign = await ops('vault', 'import', source, '--mapping', mappingId, '--account', stranger.id);
+      expect(foreign.code).toBe(1);
+      expect(JSON.parse(foreign.stderr)).toMatchObject({ error: 'mapping_not_found', mappingId });
+      const missing = await ops('vault', 'import', join(dir, 'nowhere'), '--mapping', mappingId, '--account', owner.id);
+      expect(JSON.parse(missing.stderr)).toMatchObject({ error: 'folder_not_found' });
+
+      const exported = await ops('vault', 'export', join(dir, 'out'), '--mapping', mappingId, '--account', owner.id);
+      expect(exported.code).toBe(0);
+      expect(exported.json()).toMatchObject({ notes: 2 });
+      expect(exported.stderr).toMatch(/^vault export: writing done, 2\/2 files/m);
+      expect((await readFile(join(dir, 'out', 'Daily', 'Monday.md'))).equals(await readFile(join(source, 'Daily', 'Monday.md')))).toBe(true);
+      const again = await ops('vault', 'export', join(dir, 'out'), '--mapping', mappingId, '--account', owner.id);
+      expect(again.code).toBe(1);
+      expect(JSON.parse(again.stderr)).toMatchObject({ error: 'folder_not_empty' });
+
+      await writeFile(join(source, 'Latin-1.md'), Buffer.from([0x63, 0x61, 0x66, 0xe9]));
+      const refused = await ops('vault', 'import', source, '--mapping', mappingId, '--account', owner.id);
+      expect(refused.code).toBe(1);
+      // Progress lines come first; the error is the JSON document that ends stderr.
+      const error = JSON.parse(refused.stderr.slice(refused.stderr.indexOf('\n{') + 1));
+      expect(error).toMatchObject({ error: 'invalid_utf8', problems: [{ path: 'Latin-1.md', code: 'invalid_utf8' }] });
+      const skipped = await ops('vault', 'import', source, '--mapping', mappingId, '--account', owner.id, '--skip-invalid', '--dry-run');
+      expect(skipped.json()).toMatchObject({ dryRun: true, notes: { unchanged: 2, invalid: 1 }, invalid: [{ path: 'Latin-1.md', code: 'invalid_utf8' }] });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('progress of vault import/export', () => {
+  const recorder = (isTTY: boolean) => {
+    const chunks: string[] = [];
+    return { stream: { isTTY, columns: 100, write: (text: string) => chunks.push(text) }, text: () => chunks.join('') };
+  };
+
+  it('draws one bar in place on a terminal', () => {
+    const out = recorder(true);
+    let clock = 0;
+    const progress = progressReporter('vault import', { stream: out.stream, now: () => clock });
+    progress.update({ phase: 'check', done: 1, total: 4 });
+    clock = 10; // too soon to redraw
+    progress.update({ phase: 'check', done: 2, total: 4 });
+    progress.update({ phase: 'check', done: 4, total: 4 });
+    progress.update({ phase: 'write', done: 0, total: 2 });
+    clock = 500;
+    progress.update({ phase: 'write', done: 2, total: 2 });
+    progress.end();
+    const lines = out.text().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]!.split('\r').filter(Boolean).map((l) => l.replace(/\u001b\[K$/, '').replace(/ [\d.]+ s$/, ''))).toEqual([
+      'vault import checking [##########------------------------------] 1/4 files 25%',
+      'vault import checking [########################################] 4/4 files 100%',
+    ]);
+    expect(lines[1]).toContain('vault import writing [########################################] 2/2 notes 100% 0.5 s');
+    expect(lines[2]).toBe('');
+  });
+
+  it('prints plain lines now and then, and one when a phase completes, elsewhere', () => {
+    const out = recorder(false);
+    let clock = 0;
+    const progress = progressReporter('vault import', { stream: out.stream, now: () => clock, intervalMs: 1000 });
+    progress.update({ phase: 'write', done: 0, total: 3000 });
+    progress.update({ phase: 'write', done: 1000, total: 3000 });
+    clock = 1500;
+    progress.update({ phase: 'write', done: 2000, total: 3000 });
+    clock = 1600;
+    progress.update({ phase: 'write', done: 3000, total: 3000 });
+    progress.end();
+    expect(out.text()).toBe('vault import: writing 2,000/3,000 notes (66%, 1.5 s)\nvault import: writing done, 3,000/3,000 notes (1.6 s)\n');
   });
 });

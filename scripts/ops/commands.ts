@@ -156,7 +156,7 @@ export const commands: Record<string, Record<string, Command>> = {
       z.object({
         folder: z.string().min(1).describe('the folder to import'),
         mapping: id('mapping'),
-        account: id('acting account: must be able to write the vault; provenance events name it'),
+        account: z.uuid().describe('id (UUID) of the acting account: it must be able to write the vault; provenance events name it'),
         existing: z.enum(['refuse', 'skip', 'replace']).optional().describe('a stored note with other content: refuse the import (default), skip the file, or replace the note'),
         skipInvalid: flag('import the valid notes and list the invalid files, instead of refusing the whole import'),
         dryRun: flag('check and plan only; write nothing'),
@@ -181,7 +181,7 @@ export const commands: Record<string, Record<string, Command>> = {
       z.object({
         folder: z.string().min(1).describe('the folder to write (created if missing; must be empty)'),
         mapping: id('mapping'),
-        account: id('acting account: must be able to read the vault'),
+        account: z.uuid().describe('id (UUID) of the acting account: it must be able to read the vault'),
       }),
       async (db, o) => {
         const progress = progressReporter('vault export', { unit: { write: 'files' } });

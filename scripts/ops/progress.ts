@@ -43,7 +43,12 @@ export function progressReporter(label: string, options: ProgressOptions = {}): 
     update(progress) {
       const complete = progress.done >= progress.total;
       if (tty) {
-        if (drawn !== null && drawn !== progress.phase) stream.write('\n');
+        if (drawn !== null && drawn !== progress.phase) {
+          // A new phase gets its own bar, drawn at once.
+          stream.write('\n');
+          drawn = null;
+          last = Number.NEGATIVE_INFINITY;
+        }
         if (complete || now() - last >= interval) {
           draw(progress);
           last = now();
