@@ -6,6 +6,9 @@
 //   transaction, writes the notes, records one event per change, and stores the response;
 // - replacing or deleting an existing note needs its current revision; a stale one is refused,
 //   never silently overwritten.
+// System Operations' vault import (applyImportBatch, at the end) writes through the same batched
+// writer as API transactions, with its own rule for existing notes (an explicit policy instead of a
+// revision per note) and without an idempotency key: identical content is a no-op instead.
 import { randomUUID } from 'node:crypto';
 import type { CommonQueryMethods, DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { AppError } from '../errors.ts';
@@ -19,11 +22,11 @@ import {
   findCaseCollisions,
   findNote,
   findNotes,
+  findPathStates,
   findTrashItem,
   lockVault,
   markTrashRestored,
   moveNoteToTrash,
-  findPathStates,
   recordEvent,
   recordEvents,
   upsertNote,

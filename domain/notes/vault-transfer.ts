@@ -83,12 +83,11 @@ export async function scanFolder(root: string): Promise<{ files: string[]; skipp
       else skipped.push({ path: rel, code: 'not_markdown', message: 'not a Markdown note (.md); attachments and canvases are not imported' });
     }
   }
-  const byPath = (a: { path: string } | string, b: { path: string } | string) => {
-    const [x, y] = [typeof a === 'string' ? a : a.path, typeof b === 'string' ? b : b.path];
-    return x < y ? -1 : x > y ? 1 : 0;
-  };
-  return { files: files.sort(byPath), skipped: skipped.sort(byPath) };
+  return { files: files.sort(compare), skipped: skipped.sort((a, b) => compare(a.path, b.path)) };
 }
+
+/** Code-unit order: stable across locales, like the vault's own path order for ASCII names. */
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }); // a BOM stays part of the bytes
 
@@ -197,7 +196,7 @@ export async function importVault(db: DatabasePool, options: ImportOptions, onPr
   const plan = await planImport(db, target, candidates, existing);
   const asFileProblem = (p: ImportProblem): FileProblem => ({ path: candidates[p.index]!.file, code: p.code, message: p.message });
   problems.push(...plan.problems.map(asFileProblem));
-  problems.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  problems.sort((a, b) => compare(a.path, b.path));
 
   const refusing = options.skipInvalid ? problems.filter((p) => !INVALID_CODES.has(p.code)) : problems;
   if (refusing.length > 0) {
