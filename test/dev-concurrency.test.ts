@@ -1,29 +1,20 @@
 // Concurrency of applies against real Postgres: one Idempotency-Key, racing revisions.
-import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { IDEMPOTENCY_RETENTION_HOURS, purgeExpiredIdempotencyRecords } from '../domain/idempotency.ts';
 import { revisionOf } from '../domain/notes/markdown.ts';
 import type { TestDatabase } from './support/database.ts';
-import { useTestApp } from './support/harness.ts';
-import { devClient } from './support/dev-client.ts';
+import { useCaller } from './support/harness.ts';
 import type { DevClient } from './support/dev-client.ts';
-import { accountWithToken, personalMapping } from './support/fixtures.ts';
+import { personalMapping } from './support/fixtures.ts';
 
 let db: TestDatabase;
-let app: FastifyInstance;
 let api: DevClient;
 let accountId: string;
 
-const ctx = useTestApp();
-
-beforeAll(async () => {
-  ({ db, app } = ctx);
-  const owner = await accountWithToken(db.pool, 'team');
-  accountId = owner.account.id;
-  api = devClient(app, owner.token);
-});
+const caller = useCaller({ plan: 'team', mapping: false });
+beforeAll(() => ({ db, api, accountId } = caller));
 
 const count = (table: 'notes' | 'note_events', vaultId: string) =>
   db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM ${sql.identifier([table])} WHERE vault_id = ${vaultId}`);

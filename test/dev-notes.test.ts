@@ -1,30 +1,20 @@
 // Developer REST API: reads, previews, applies, conditional requests, delete → trash → restore.
-import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { revisionOf } from '../domain/notes/markdown.ts';
 import type { TestDatabase } from './support/database.ts';
-import { useTestApp } from './support/harness.ts';
-import { devClient } from './support/dev-client.ts';
+import { useCaller } from './support/harness.ts';
 import type { DevClient } from './support/dev-client.ts';
-import { accountWithToken, personalMapping } from './support/fixtures.ts';
+import { personalMapping } from './support/fixtures.ts';
 
 let db: TestDatabase;
-let app: FastifyInstance;
 let api: DevClient;
 let mappingId: string;
 let accountId: string;
 
-const ctx = useTestApp();
-
-beforeAll(async () => {
-  ({ db, app } = ctx);
-  const owner = await accountWithToken(db.pool, 'developer_agent');
-  accountId = owner.account.id;
-  api = devClient(app, owner.token);
-  ({ mappingId } = await personalMapping(db.pool, owner.account.id));
-});
+const caller = useCaller({ plan: 'developer_agent' });
+beforeAll(() => ({ db, api, mappingId, accountId } = caller));
 
 const noteCount = () => db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM notes`);
 const eventCount = () => db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM note_events`);

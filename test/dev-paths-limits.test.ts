@@ -1,26 +1,14 @@
 // Every path rule and every limit of the notes API, on every write path.
-import type { FastifyInstance } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { pathProblem, noteLimits } from '../domain/notes/paths.ts';
-import type { TestDatabase } from './support/database.ts';
-import { useTestApp } from './support/harness.ts';
-import { devClient } from './support/dev-client.ts';
+import { useCaller } from './support/harness.ts';
 import type { DevClient } from './support/dev-client.ts';
-import { accountWithToken, personalMapping } from './support/fixtures.ts';
 
-let db: TestDatabase;
-let app: FastifyInstance;
 let api: DevClient;
 let mappingId: string;
 
-const ctx = useTestApp();
-
-beforeAll(async () => {
-  ({ db, app } = ctx);
-  const owner = await accountWithToken(db.pool, 'developer_agent');
-  api = devClient(app, owner.token);
-  ({ mappingId } = await personalMapping(db.pool, owner.account.id));
-});
+const caller = useCaller({ plan: 'developer_agent' });
+beforeAll(() => ({ api, mappingId } = caller));
 
 const invalidPaths: Array<[string, string]> = [
   ['empty', ''],

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createMapping, createVault, revokeMapping } from '../domain/identity/vaults.ts';
 import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
 import type { TestDatabase } from './support/database.ts';
-import { useTestApp } from './support/harness.ts';
+import { newCaller, useCaller } from './support/harness.ts';
 import { devClient } from './support/dev-client.ts';
 import type { DevClient } from './support/dev-client.ts';
 import { accountWithToken, personalMapping } from './support/fixtures.ts';
@@ -18,15 +18,11 @@ let ownerMapping: string;
 let trashId: string;
 let revision: string;
 
-const ctx = useTestApp();
+const ctx = useCaller({ plan: 'team' });
 
 beforeAll(async () => {
-  ({ db, app } = ctx);
-  const a = await accountWithToken(db.pool, 'team');
-  const b = await accountWithToken(db.pool, 'team');
-  owner = devClient(app, a.token);
-  stranger = devClient(app, b.token);
-  ({ mappingId: ownerMapping } = await personalMapping(db.pool, a.account.id));
+  ({ db, app, api: owner, mappingId: ownerMapping } = ctx);
+  ({ api: stranger } = await newCaller(ctx, { plan: 'team', mapping: false }));
   const created = await owner.apply({ mappingId: ownerMapping, path: 'Private/Secret.md', content: 'owner only' });
   revision = created.data.afterRevision as string;
   await owner.apply({ mappingId: ownerMapping, path: 'Private/Gone.md', content: 'deleted' });

@@ -1,28 +1,19 @@
 // POST /api/dev/transactions: validated before applying, all or nothing, errors point at the action.
-import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { revisionOf } from '../domain/notes/markdown.ts';
 import type { TestDatabase } from './support/database.ts';
-import { useTestApp } from './support/harness.ts';
-import { devClient } from './support/dev-client.ts';
+import { useCaller } from './support/harness.ts';
 import type { DevClient } from './support/dev-client.ts';
-import { accountWithToken, personalMapping } from './support/fixtures.ts';
+import { personalMapping } from './support/fixtures.ts';
 
 let db: TestDatabase;
-let app: FastifyInstance;
 let api: DevClient;
 let accountId: string;
 
-const ctx = useTestApp();
-
-beforeAll(async () => {
-  ({ db, app } = ctx);
-  const owner = await accountWithToken(db.pool, 'developer_agent');
-  accountId = owner.account.id;
-  api = devClient(app, owner.token);
-});
+const caller = useCaller({ plan: 'developer_agent', mapping: false });
+beforeAll(() => ({ db, api, accountId } = caller));
 
 const write = (i: number, content: string, expectedHash?: string) => ({ type: 'write-note', path: `Batch/N${String(i).padStart(3, '0')}.md`, content, ...(expectedHash ? { expectedHash } : {}) });
 

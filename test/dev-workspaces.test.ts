@@ -8,9 +8,9 @@ import type { TestDatabase } from './support/database.ts';
 import { devClient } from './support/dev-client.ts';
 import type { DevClient } from './support/dev-client.ts';
 import { accountWithToken } from './support/fixtures.ts';
-import { useTestApp } from './support/harness.ts';
+import { newCaller, useCaller } from './support/harness.ts';
 
-const ctx = useTestApp();
+const ctx = useCaller({ plan: 'developer_agent', mapping: false });
 let db: TestDatabase;
 let me: DevClient;
 let meId: string;
@@ -22,13 +22,8 @@ const foreign: string[] = [];
 type Page = { workspaces: Array<{ id: string; name: string; ownerAccountId: string; createdAt: string; role: string; permissions: string[] }>; nextCursor: string | null; hasMore: boolean };
 
 beforeAll(async () => {
-  db = ctx.db;
-  const caller = await accountWithToken(db.pool, 'developer_agent');
-  const stranger = await accountWithToken(db.pool, 'team');
-  meId = caller.account.id;
-  strangerId = stranger.account.id;
-  strangerApi = devClient(ctx.app, stranger.token);
-  me = devClient(ctx.app, caller.token);
+  ({ db, api: me, accountId: meId } = ctx);
+  ({ api: strangerApi, accountId: strangerId } = await newCaller(ctx, { plan: 'team', mapping: false }));
   // Five workspaces the caller belongs to, with different roles (one custom), created in one
   // transaction so several share a creation instant; and three the caller has nothing to do with.
   await db.pool.transaction(async (tx) => {

@@ -1,17 +1,10 @@
 // Graceful shutdown of the API: in-flight requests finish, new ones are refused, then the process
 // may release its pools.
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
-import type { TestDatabase } from './support/database.ts';
+import { useTestDatabase } from './support/harness.ts';
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(async () => {
-  await db?.drop();
-});
+const db = useTestDatabase();
 
 it('lets an in-flight request finish when the server closes, and refuses new connections', async () => {
   let release!: () => void;

@@ -6,12 +6,10 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { MAX_JSON_DEPTH } from '../api/edge.ts';
 import { createWorkspace } from '../domain/identity/workspaces.ts';
-import { useTestApp } from './support/harness.ts';
-import { devClient } from './support/dev-client.ts';
+import { useCaller } from './support/harness.ts';
 import type { DevClient, DevResponse } from './support/dev-client.ts';
-import { accountWithToken, personalMapping } from './support/fixtures.ts';
 
-const ctx = useTestApp({ listen: true });
+const ctx = useCaller({ listen: true, plan: 'team' });
 let api: DevClient;
 let token: string;
 let mappingId: string;
@@ -19,11 +17,8 @@ let vaultId: string;
 let workspaceId: string;
 
 beforeAll(async () => {
-  const owner = await accountWithToken(ctx.db.pool, 'team');
-  token = owner.token;
-  api = devClient(ctx.app, token);
-  ({ mappingId, vaultId } = await personalMapping(ctx.db.pool, owner.account.id));
-  workspaceId = (await createWorkspace(ctx.db.pool, { name: 'Hostile', ownerAccountId: owner.account.id })).id;
+  ({ api, token, mappingId, vaultId } = ctx);
+  workspaceId = (await createWorkspace(ctx.db.pool, { name: 'Hostile', ownerAccountId: ctx.accountId })).id;
 });
 
 function expectProblem(res: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, code: string) {

@@ -4,8 +4,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { MODERN_VERSION, PROTOCOL_VERSION_META_KEY } from '../api/routes/mcp/protocol.ts';
 import { updateAccount } from '../domain/identity/accounts.ts';
 import type { TestDatabase } from './support/database.ts';
-import { useTestApp } from './support/harness.ts';
-import { accountWithToken, personalMapping } from './support/fixtures.ts';
+import { useCaller } from './support/harness.ts';
+import { accountWithToken } from './support/fixtures.ts';
 import { mcpRaw } from './support/mcp.ts';
 
 let db: TestDatabase;
@@ -13,14 +13,8 @@ let app: FastifyInstance;
 let mcp: ReturnType<typeof mcpRaw>;
 let mappingId: string;
 
-const ctx = useTestApp();
-
-beforeAll(async () => {
-  ({ db, app } = ctx);
-  const owner = await accountWithToken(db.pool, 'premium');
-  mcp = mcpRaw(app, owner.token);
-  ({ mappingId } = await personalMapping(db.pool, owner.account.id));
-});
+const caller = useCaller({ plan: 'premium' });
+beforeAll(() => ({ db, app, mcp, mappingId } = caller));
 
 describe('stateless 2026-07-28', () => {
   it('discovers, lists and calls, every result complete, every response echoing the version', async () => {

@@ -3,20 +3,16 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { beforeAll, expect, it } from 'vitest';
-import { useTestApp } from './support/harness.ts';
-import { accountWithToken, personalMapping } from './support/fixtures.ts';
+import { useCaller } from './support/harness.ts';
 
-const ctx = useTestApp({ listen: true });
+const caller = useCaller({ listen: true, plan: 'professional' });
 let url: URL;
 let token: string;
 let mappingId: string;
 
-beforeAll(async () => {
-  const { db } = ctx;
-  url = new URL('/api/mcp', ctx.url);
-  const owner = await accountWithToken(db.pool, 'professional');
-  token = owner.token;
-  ({ mappingId } = await personalMapping(db.pool, owner.account.id));
+beforeAll(() => {
+  url = new URL('/api/mcp', caller.url);
+  ({ token, mappingId } = caller);
 });
 
 function structured(result: unknown): Record<string, any> { // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -13,7 +13,7 @@ import { toolsByName } from '../api/routes/mcp/tools.ts';
 import { AppError, errorCatalog } from '../domain/errors.ts';
 import type { ErrorCode } from '../domain/errors.ts';
 import type { TestDatabase } from './support/database.ts';
-import { useTestApp } from './support/harness.ts';
+import { useCaller } from './support/harness.ts';
 import { accountWithToken, personalMapping } from './support/fixtures.ts';
 import { mcpRaw } from './support/mcp.ts';
 
@@ -24,16 +24,8 @@ let accountId: string;
 let mcp: ReturnType<typeof mcpRaw>;
 let mappingId: string;
 
-const ctx = useTestApp();
-
-beforeAll(async () => {
-  ({ db, app } = ctx);
-  const owner = await accountWithToken(db.pool, 'developer_agent');
-  ({ token } = owner);
-  accountId = owner.account.id;
-  mcp = mcpRaw(app, token);
-  ({ mappingId } = await personalMapping(db.pool, accountId));
-});
+const caller = useCaller({ plan: 'developer_agent' });
+beforeAll(() => ({ db, app, token, accountId, mcp, mappingId } = caller));
 
 let nextId = 1000;
 /** A request with the given headers and no _meta unless `meta` names a version. */

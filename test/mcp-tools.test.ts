@@ -1,27 +1,19 @@
 // MCP tools against real data: graph resolution, vault schema truncation, search, mutations.
-import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { revisionOf } from '../domain/notes/markdown.ts';
 import type { TestDatabase } from './support/database.ts';
-import { useTestApp } from './support/harness.ts';
-import { accountWithToken, personalMapping } from './support/fixtures.ts';
-import { mcpRaw } from './support/mcp.ts';
+import { useCaller } from './support/harness.ts';
+import { personalMapping } from './support/fixtures.ts';
+import type { McpRaw } from './support/mcp.ts';
 
 let db: TestDatabase;
-let app: FastifyInstance;
-let mcp: ReturnType<typeof mcpRaw>;
+let mcp: McpRaw;
 let accountId: string;
 
-const ctx = useTestApp();
-
-beforeAll(async () => {
-  ({ db, app } = ctx);
-  const owner = await accountWithToken(db.pool, 'team');
-  accountId = owner.account.id;
-  mcp = mcpRaw(app, owner.token);
-});
+const caller = useCaller({ plan: 'team', mapping: false });
+beforeAll(() => ({ db, mcp, accountId } = caller));
 
 async function seed(mappingId: string, notes: Record<string, string>) {
   const actions = Object.entries(notes).map(([path, content]) => ({ type: 'write-note', path, content }));

@@ -2,20 +2,16 @@
 // in its default (legacy) mode it runs the initialize handshake. Both reach every tool.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { useTestApp } from './support/harness.ts';
-import { accountWithToken, personalMapping } from './support/fixtures.ts';
+import { useCaller } from './support/harness.ts';
 
-const ctx = useTestApp({ listen: true });
+const caller = useCaller({ listen: true, plan: 'developer_agent' });
 let url: URL;
 let token: string;
 let mappingId: string;
 
-beforeAll(async () => {
-  const { db } = ctx;
-  url = new URL('/api/mcp', ctx.url);
-  const owner = await accountWithToken(db.pool, 'developer_agent');
-  token = owner.token;
-  ({ mappingId } = await personalMapping(db.pool, owner.account.id));
+beforeAll(() => {
+  url = new URL('/api/mcp', caller.url);
+  ({ token, mappingId } = caller);
 });
 
 async function session(mode: 'auto' | 'legacy', run: (client: Client) => Promise<void>) {

@@ -7,8 +7,7 @@ import { join } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountWithToken, personalMapping } from './support/fixtures.ts';
-import { useTestApp } from './support/harness.ts';
+import { useCaller } from './support/harness.ts';
 
 const root = join(import.meta.dirname, '..');
 // Inside the checkout (git-ignored .data/), so `openapi-fetch` resolves from node_modules.
@@ -98,14 +97,12 @@ export async function misuse(mappingId: string) {
 }
 `;
 
-const ctx = useTestApp({ listen: true });
+const ctx = useCaller({ listen: true, plan: 'developer_agent' });
 let token: string;
 let mappingId: string;
 
 beforeAll(async () => {
-  const owner = await accountWithToken(ctx.db.pool, 'developer_agent');
-  token = owner.token;
-  ({ mappingId } = await personalMapping(ctx.db.pool, owner.account.id));
+  ({ token, mappingId } = ctx);
   const live = (await (await fetch(`${ctx.url}/openapi.json`)).json()) as Parameters<typeof openapiTS>[0];
   mkdirSync(dir, { recursive: true });
   // defaultNonNullable off: a request field with a default (dryRun) stays optional, as the document

@@ -1,6 +1,6 @@
 // The Product Runtime chain refuses when any single link is missing, and names that link.
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createWorkspace } from '../domain/identity/workspaces.ts';
 import { createVault } from '../domain/identity/vaults.ts';
@@ -26,17 +26,10 @@ import {
   setServicePrincipalStatus,
   unassignWorkspace,
 } from '../domain/product-runtime/entities.ts';
-import { createTestDatabase } from './support/database.ts';
-import type { TestDatabase } from './support/database.ts';
+import { useTestDatabase } from './support/harness.ts';
 import { accountWithToken } from './support/fixtures.ts';
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(async () => {
-  await db?.drop();
-});
+const db = useTestDatabase();
 
 let slugCounter = 0;
 

@@ -1,22 +1,15 @@
 // /healthz and /readyz against real dependencies, and with each dependency unreachable.
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { createDatabasePool } from '../db/pool.ts';
 import { withAdminPool } from '../platform/local-stack/databases.ts';
 import { freePort } from '../platform/local-stack/ports.ts';
 import { lazyTemporalConnection } from '../platform/temporal.ts';
 import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
-import type { TestDatabase } from './support/database.ts';
+import { useTestDatabase } from './support/harness.ts';
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(async () => {
-  await db?.drop();
-});
+const db = useTestDatabase();
 
 describe('readiness', () => {
   it('is live and ready when Postgres and Temporal answer', async () => {

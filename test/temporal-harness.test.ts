@@ -2,19 +2,11 @@
 // polling its task queue through the server's own task-queue description.
 import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { inject } from 'vitest';
+import { expect, inject, it } from 'vitest';
 import { createPlatformWorker } from '../workers/worker.ts';
-import { createTestDatabase } from './support/database.ts';
-import type { TestDatabase } from './support/database.ts';
+import { useTestDatabase } from './support/harness.ts';
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-afterAll(async () => {
-  await db?.drop();
-});
+const db = useTestDatabase();
 
 it('reaches the dev server and sees the platform worker polling its task queue', async () => {
   const address = inject('temporalAddress');

@@ -32,3 +32,5 @@ export function mcpRaw(app: FastifyInstance, token: string) {
   const call = async (name: string, args: Record<string, unknown>) => (await modern('tools/call', { name, arguments: args })).data.result;
   return { post, modern, legacy, call };
 }
+
+export type McpRaw = ReturnType<typeof mcpRaw>;
