@@ -27,11 +27,11 @@ import {
 } from '../../../domain/automation/events.ts';
 import type { Trigger, TriggerSchedule } from '../../../domain/automation/events.ts';
 import { AppError } from '../../../domain/errors.ts';
-import { requireIdempotencyKey } from '../../../domain/idempotency.ts';
 import { authorizeInWorkspace, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
 import type { Permission } from '../../../domain/identity/workspaces.ts';
 import { scheduledTriggerFire } from '../../../workflows/scheduled-trigger.ts';
 import { principalOf } from '../../auth.ts';
+import { optionalIdempotencyKey } from '../shared/headers.ts';
 import { startReview } from './proposals.ts';
 import { startDeliveries } from './webhooks.ts';
 
@@ -76,9 +76,8 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
       const { account } = principalOf(request);
       const body = request.body;
       await requireWorkspacePermission(db, body.workspaceId, account.id, 'automation.events.ingest');
-      const rawKey = request.headers['idempotency-key'];
       // Optional here (recommended for retries), but validated like everywhere else when sent.
-      const key = rawKey === undefined ? null : requireIdempotencyKey(Array.isArray(rawKey) ? rawKey[0] : rawKey);
+      const key = optionalIdempotencyKey(request);
       const result = await ingestEvent(db, { workspaceId: body.workspaceId, type: body.type, source: body.source, occurredAt: body.occurredAt ?? null, data: body.data, idempotencyKey: key, accountId: account.id });
       if (result.replayed) reply.header('idempotent-replayed', 'true');
       // A replayed event was delivered the first time: a replay sends nothing again.

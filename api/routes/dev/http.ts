@@ -1,27 +1,17 @@
-// HTTP details shared by the Developer REST routes: which mapping a request names, conditional
-// headers, idempotency headers and how an apply result becomes a response.
+// HTTP details of the Developer REST routes only: which mapping a request names, conditional
+// headers, content negotiation and how an apply result becomes a response. What REST shares with
+// MCP (target, idempotency, provenance, events paging) is in ../shared/vault-calls.ts.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { DatabasePool } from 'slonik';
 import { AppError } from '../../../domain/errors.ts';
-import { fingerprintOf, requireIdempotencyKey } from '../../../domain/idempotency.ts';
-import type { IdempotencyScope } from '../../../domain/idempotency.ts';
-import { resolveMappingForAccount } from '../../../domain/identity/vaults.ts';
-import type { VaultAccess } from '../../../domain/identity/vaults.ts';
 import { etagOf, parseRevision } from '../../../domain/notes/markdown.ts';
-import type { ApplyResult, Target } from '../../../domain/notes/knowledge.ts';
-import type { Provenance } from '../../../domain/notes/store.ts';
-import { principalOf } from '../../auth.ts';
+import type { ApplyResult } from '../../../domain/notes/knowledge.ts';
+import { headerValue } from '../shared/headers.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
 /** The mapping named by the body/query and/or the X-Service-Mapping header; they must agree. */
 export function requestedMappingId(request: FastifyRequest, fromInput: string | undefined): string {
-  const fromHeader = header(request, 'x-service-mapping')?.trim();
+  const fromHeader = headerValue(request, 'x-service-mapping')?.trim();
   if (fromHeader !== undefined && !UUID.test(fromHeader)) {
     throw new AppError('invalid_request', 'X-Service-Mapping must be a UUID.', { extensions: { errors: [{ pointer: '/headers/x-service-mapping', message: 'not a UUID' }] } });
   }
@@ -33,17 +23,12 @@ export function requestedMappingId(request: FastifyRequest, fromInput: string | 
   return mappingId.toLowerCase();
 }
 
-export async function resolveTarget(db: DatabasePool, request: FastifyRequest, mappingId: string, access: VaultAccess): Promise<Target> {
-  const resolved = await resolveMappingForAccount(db, mappingId, principalOf(request).account.id, access);
-  return { vaultId: resolved.vaultId, mappingId: resolved.mappingId };
-}
-
 /** Conditional headers of a write or delete, as sent. `ifMatchAny` is `If-Match: *`. */
 type RequestPreconditions = { ifMatch: string | undefined; ifMatchAny: boolean; ifNoneMatchAny: boolean };
 
 export function preconditionHeaders(request: FastifyRequest): RequestPreconditions {
-  const ifMatch = header(request, 'if-match');
-  const ifNoneMatch = header(request, 'if-none-match');
+  const ifMatch = headerValue(request, 'if-match');
+  const ifNoneMatch = headerValue(request, 'if-none-match');
   if (ifNoneMatch !== undefined && ifNoneMatch.trim() !== '*') {
     throw new AppError('invalid_request', 'On writes, If-None-Match accepts only * (create-only).', { extensions: { errors: [{ pointer: '/headers/if-none-match', message: 'only * is supported' }] } });
   }
@@ -62,20 +47,6 @@ export function mergeRevisionInputs(expectedHash: string | undefined, ifMatch: s
     throw new AppError('invalid_request', 'expectedHash and If-Match name different revisions.', { extensions: { errors: [{ pointer, message: 'disagrees with If-Match' }] } });
   }
   return parsed;
-}
-
-export function idempotencyFor(request: FastifyRequest, route: string, mappingId: string, payload: unknown): IdempotencyScope {
-  return {
-    accountId: principalOf(request).account.id,
-    route,
-    scope: mappingId,
-    key: requireIdempotencyKey(header(request, 'idempotency-key')),
-    fingerprint: fingerprintOf(payload),
-  };
-}
-
-export function provenanceOf(request: FastifyRequest, idempotencyKey: string | null): Provenance {
-  return { actor: { type: 'account', id: principalOf(request).account.id }, source: 'rest', requestId: request.id, idempotencyKey };
 }
 
 export function sendApplied<T>(reply: FastifyReply, result: ApplyResult<T>, location?: (body: T) => string | null): T {
@@ -99,7 +70,7 @@ export function noteUrl(prefix: string, mappingId: string, path: string): string
 
 /** Whether the client prefers text/markdown over JSON (the only two representations we serve). */
 export function prefersMarkdown(request: FastifyRequest): boolean {
-  const accept = header(request, 'accept');
+  const accept = headerValue(request, 'accept');
   if (!accept) return false;
   let markdown = -1;
   let json = -1;
@@ -115,7 +86,7 @@ export function prefersMarkdown(request: FastifyRequest): boolean {
 
 /** If-None-Match on reads: `*` or any listed tag (weak comparison) matching the current revision. */
 export function notModified(request: FastifyRequest, revision: string): boolean {
-  const ifNoneMatch = header(request, 'if-none-match');
+  const ifNoneMatch = headerValue(request, 'if-none-match');
   if (!ifNoneMatch) return false;
   if (ifNoneMatch.trim() === '*') return true;
   return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '').replace(/^"|"$/g, '') === revision);

@@ -18,22 +18,13 @@ import {
 import { etagOf } from '../../../domain/notes/markdown.ts';
 import { noteLimits, validateNotePath } from '../../../domain/notes/paths.ts';
 import { readNoteAsCaller } from '../../../domain/notes/read-as-caller.ts';
-import { listEventsPage, listNoteSummaries, listTrash } from '../../../domain/notes/store.ts';
+import { listNoteSummaries, listTrash } from '../../../domain/notes/store.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import { acceptCharged, presentedToken, withChallenge } from '../../auth.ts';
 import { decodeCursor, encodeCursor } from '../../../domain/cursor.ts';
-import {
-  idempotencyFor,
-  mergeRevisionInputs,
-  notModified,
-  noteUrl,
-  preconditionHeaders,
-  prefersMarkdown,
-  provenanceOf,
-  requestedMappingId,
-  resolveTarget,
-  sendApplied,
-} from './http.ts';
+import { idempotencyKeyHeader } from '../shared/headers.ts';
+import { applyContext, eventsPage, parseActionRevisions, resolveTarget, restCaller } from '../shared/vault-calls.ts';
+import { mergeRevisionInputs, notModified, noteUrl, preconditionHeaders, prefersMarkdown, requestedMappingId, sendApplied } from './http.ts';
 import {
   deleteQuery,
   deleteResponse,
@@ -85,7 +76,7 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
     },
     async (request) => {
       const { mappingId, limit, cursor } = request.query;
-      const target = await resolveTarget(db, request, mappingId, 'read');
+      const target = await resolveTarget(db, restCaller(request), mappingId, 'read');
       const after = cursor === undefined ? undefined : decodeCursor(cursor, z.object({ after: z.string() })).after;
       const rows = await listNoteSummaries(db, target.vaultId, { limit: limit + 1, ...(after !== undefined ? { after } : {}) });
       const notes = rows.slice(0, limit);
@@ -184,11 +175,11 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
       const headers = preconditionHeaders(request);
       const expectedHash = mergeRevisionInputs(body.expectedHash, headers.ifMatch);
       // A preview answers exactly as the apply would, so it needs the same access.
-      const target = await resolveTarget(db, request, mappingId, 'write');
+      const target = await resolveTarget(db, restCaller(request), mappingId, 'write');
       const input = { path: body.path, content: body.content, ...headers, expectedHash };
       if (body.dryRun) return previewWrite(db, target, input);
-      const idempotency = idempotencyFor(request, 'POST /api/dev/notes', mappingId, input);
-      const result = await applyWrite(db, target, input, provenanceOf(request, idempotency.key), idempotency);
+      const { idempotency, provenance } = applyContext(restCaller(request), 'POST /api/dev/notes', target, idempotencyKeyHeader(request), input);
+      const result = await applyWrite(db, target, input, provenance, idempotency);
       return sendApplied(reply, result, (applied) => noteUrl(app.prefix, applied.mappingId, applied.path));
     },
   );
@@ -228,12 +219,12 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
       const path = pathFromSegments(request.params);
       const mappingId = requestedMappingId(request, request.query.mappingId);
       const headers = preconditionHeaders(request);
-      const target = await resolveTarget(db, request, mappingId, 'write');
+      const target = await resolveTarget(db, restCaller(request), mappingId, 'write');
       // If-Match: * on a path with no note stays 404 note_not_found, as without it (RFC 9110 §13.2.1).
       const ifMatch = headers.ifMatchAny ? '*' : headers.ifMatch;
       if (request.query.dryRun) return previewDelete(db, target, path, ifMatch);
-      const idempotency = idempotencyFor(request, 'DELETE /api/dev/notes', mappingId, { path, ifMatch });
-      return sendApplied(reply, await applyDelete(db, target, path, ifMatch, provenanceOf(request, idempotency.key), idempotency));
+      const { idempotency, provenance } = applyContext(restCaller(request), 'DELETE /api/dev/notes', target, idempotencyKeyHeader(request), { path, ifMatch });
+      return sendApplied(reply, await applyDelete(db, target, path, ifMatch, provenance, idempotency));
     },
   );
 
@@ -273,14 +264,11 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
     async (request, reply) => {
       const body = request.body;
       const mappingId = requestedMappingId(request, body.mappingId);
-      const actions = body.actions.map((action, index) => ({
-        ...action,
-        expectedHash: action.expectedHash === undefined ? undefined : mergeRevisionInputs(action.expectedHash, undefined, `/actions/${index}/expectedHash`),
-      }));
-      const target = await resolveTarget(db, request, mappingId, 'write');
+      const actions = parseActionRevisions(body.actions);
+      const target = await resolveTarget(db, restCaller(request), mappingId, 'write');
       if (body.dryRun) return previewTransaction(db, target, actions);
-      const idempotency = idempotencyFor(request, 'POST /api/dev/transactions', mappingId, actions);
-      return sendApplied(reply, await applyTransaction(db, target, actions, provenanceOf(request, idempotency.key), idempotency));
+      const { idempotency, provenance } = applyContext(restCaller(request), 'POST /api/dev/transactions', target, idempotencyKeyHeader(request), actions);
+      return sendApplied(reply, await applyTransaction(db, target, actions, provenance, idempotency));
     },
   );
 
@@ -300,7 +288,7 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
     },
     async (request) => {
       const { mappingId, limit, cursor } = request.query;
-      const target = await resolveTarget(db, request, mappingId, 'read');
+      const target = await resolveTarget(db, restCaller(request), mappingId, 'read');
       const before = cursor === undefined ? undefined : decodeCursor(cursor, z.object({ deletedAt: z.string(), id: z.uuid() }));
       const rows = await listTrash(db, target.vaultId, { limit: limit + 1, ...(before ? { before } : {}) });
       const items = rows.slice(0, limit);
@@ -340,10 +328,10 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
     async (request, reply) => {
       const mappingId = requestedMappingId(request, request.body.mappingId);
       const { trashId } = request.params;
-      const target = await resolveTarget(db, request, mappingId, 'write');
+      const target = await resolveTarget(db, restCaller(request), mappingId, 'write');
       if (request.body.dryRun) return previewRestore(db, target, trashId);
-      const idempotency = idempotencyFor(request, 'POST /api/dev/trash/restore', mappingId, { trashId });
-      return sendApplied(reply, await applyRestore(db, target, trashId, provenanceOf(request, idempotency.key), idempotency));
+      const { idempotency, provenance } = applyContext(restCaller(request), 'POST /api/dev/trash/restore', target, idempotencyKeyHeader(request), { trashId });
+      return sendApplied(reply, await applyRestore(db, target, trashId, provenance, idempotency));
     },
   );
 
@@ -366,8 +354,7 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
     },
     async (request) => {
       const { mappingId, since, limit } = request.query;
-      const target = await resolveTarget(db, request, mappingId, 'read');
-      return { mappingId: target.mappingId, ...(await listEventsPage(db, target.vaultId, { cursor: since, limit })) };
+      return eventsPage(db, restCaller(request), mappingId, { since, limit, sincePointer: '/querystring/since' });
     },
   );
 };

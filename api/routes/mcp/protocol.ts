@@ -4,9 +4,11 @@
 // - legacy clients (initialize → notifications/initialized → requests, or `_meta` 2024-11-05).
 // Headers that are present must agree with the body in both eras (classify). No session is ever
 // minted. JSON-RPC error codes are listed in docs/mcp.md.
+import type { FastifyRequest } from 'fastify';
 import { AppError, errorCatalog, isAppError } from '../../../domain/errors.ts';
 import type { ErrorPointer } from '../../../domain/errors.ts';
 import { assertSafeJson, parseJsonText } from '../../edge.ts';
+import { headerValue } from '../shared/headers.ts';
 
 export const MODERN_VERSION = '2026-07-28';
 export const LEGACY_VERSION = '2024-11-05';
@@ -76,6 +78,15 @@ export function decodeHeaderValue(raw: string): string {
 export type Era = 'modern' | 'legacy';
 
 export type MessageHeaders = { protocolVersion: string | undefined; method: string | undefined; name: string | undefined };
+
+/** The routing headers of a request, decoded: what `classify` holds against the body. */
+export function messageHeaders(request: Pick<FastifyRequest, 'headers'>): MessageHeaders {
+  const read = (name: string) => {
+    const raw = headerValue(request, name);
+    return raw === undefined ? undefined : decodeHeaderValue(raw);
+  };
+  return { protocolVersion: read('mcp-protocol-version'), method: read('mcp-method'), name: read('mcp-name') };
+}
 
 /** The body parameter each name-bearing method mirrors in Mcp-Name. */
 const NAME_PARAMS: Readonly<Record<string, string>> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };

@@ -4,22 +4,19 @@
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { AppError } from '../../../domain/errors.ts';
-import { fingerprintOf, requireIdempotencyKey } from '../../../domain/idempotency.ts';
 import type { Principal } from '../../../domain/identity/accounts.ts';
-import { resolveMappingForAccount } from '../../../domain/identity/vaults.ts';
-import type { VaultAccess } from '../../../domain/identity/vaults.ts';
 import { translateCanvas, MAX_CANVAS_NODES } from '../../../domain/canvas/translate.ts';
 import { searchLimits, searchNotes, SCHEMA_SCAN_NOTES, vaultSchema } from '../../../domain/notes/discovery.ts';
 import { MAX_GRAPH_RELATIONS, queryGraphRelations } from '../../../domain/notes/graph.ts';
 import { applyTransaction, applyWrite, previewTransaction, previewWrite } from '../../../domain/notes/knowledge.ts';
-import type { Target } from '../../../domain/notes/knowledge.ts';
 import { parseRevision } from '../../../domain/notes/markdown.ts';
 import { noteLimits, pathProblem, validateNotePath } from '../../../domain/notes/paths.ts';
 import { readNoteAsCaller } from '../../../domain/notes/read-as-caller.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import type { UsageSnapshot } from '../../../domain/usage.ts';
-import { findNote, listEventsPage } from '../../../domain/notes/store.ts';
-import type { Provenance } from '../../../domain/notes/store.ts';
+import { findNote } from '../../../domain/notes/store.ts';
+import { applyContext, eventsPage, parseActionRevisions, resolveTarget } from '../shared/vault-calls.ts';
+import type { Caller } from '../shared/vault-calls.ts';
 import {
   canvasOutlineOutput,
   graphRelationsOutput,
@@ -33,6 +30,8 @@ import {
 } from './outputs.ts';
 
 export type ToolContext = { db: DatabasePool; principal: Principal; requestId: string };
+/** What a tool's handler gets: the context and the caller the shared vault calls take (../shared/vault-calls.ts). */
+type ToolCall = ToolContext & { caller: Caller };
 
 /**
  * A tool may also offer a fused form that authenticates, charges and does its work in one
@@ -65,13 +64,17 @@ function tool<S extends z.ZodObject, O extends z.ZodType>(definition: {
   input: S;
   output: O;
   annotations: Annotations;
-  run: (ctx: ToolContext, args: z.infer<S>) => Promise<z.input<O>>;
+  run: (call: ToolCall, args: z.infer<S>) => Promise<z.input<O>>;
   fused?: {
     canFuse: (args: z.infer<S>) => boolean;
     run: (input: { db: DatabasePool; rawToken: string; leases: AllowanceLeases }, args: z.infer<S>) => Promise<{ principal: Principal; usage: UsageSnapshot; data: z.input<O> | AppError }>;
   };
 }): ToolDefinition {
-  return definition as unknown as ToolDefinition;
+  const { run } = definition;
+  // Every call knows its caller; the tool's events' source and idempotency route are both `mcp:<tool>`.
+  const withCaller = (ctx: ToolContext, args: z.infer<S>) =>
+    run({ ...ctx, caller: { accountId: ctx.principal.account.id, requestId: ctx.requestId, source: `mcp:${definition.name}` } }, args);
+  return { ...definition, run: withCaller } as unknown as ToolDefinition;
 }
 
 const mappingId = z.uuid().describe('The hosted mapping (UUID) of the vault to act on.');
@@ -80,26 +83,6 @@ const revision = z.string().describe('A revision, "sha256:<64 hex>", as returned
 const idempotencyKey = z.string().min(1).max(255).describe('Required with dryRun false: retrying with the same key replays the first result instead of writing twice.');
 
 const readOnly: Annotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-
-async function target(ctx: ToolContext, id: string, access: VaultAccess): Promise<Target> {
-  const resolved = await resolveMappingForAccount(ctx.db, id, ctx.principal.account.id, access);
-  return { vaultId: resolved.vaultId, mappingId: resolved.mappingId };
-}
-
-const provenance = (ctx: ToolContext, toolName: string, key: string | null): Provenance => ({
-  actor: { type: 'account', id: ctx.principal.account.id },
-  source: `mcp:${toolName}`,
-  requestId: ctx.requestId,
-  idempotencyKey: key,
-});
-
-const idempotency = (ctx: ToolContext, toolName: string, mapping: string, key: string | undefined, payload: unknown) => ({
-  accountId: ctx.principal.account.id,
-  route: `mcp:${toolName}`,
-  scope: mapping,
-  key: requireIdempotencyKey(key),
-  fingerprint: fingerprintOf(payload),
-});
 
 export const tools: ToolDefinition[] = [
   tool({
@@ -118,7 +101,7 @@ export const tools: ToolDefinition[] = [
     output: searchNotesOutput,
     annotations: readOnly,
     run: async (ctx, args) => {
-      const t = await target(ctx, args.mappingId, 'read');
+      const t = await resolveTarget(ctx.db, ctx.caller, args.mappingId, 'read');
       return { mappingId: t.mappingId, ...(await searchNotes(ctx.db, t.vaultId, args)) };
     },
   }),
@@ -130,7 +113,7 @@ export const tools: ToolDefinition[] = [
     output: noteContentOutput,
     annotations: readOnly,
     run: async (ctx, args) => {
-      const t = await target(ctx, args.mappingId, 'read');
+      const t = await resolveTarget(ctx.db, ctx.caller, args.mappingId, 'read');
       const path = validateNotePath(args.path);
       const note = await findNote(ctx.db, t.vaultId, path);
       if (!note) throw new AppError('note_not_found', `No live note at ${path}.`);
@@ -166,7 +149,7 @@ export const tools: ToolDefinition[] = [
     output: noteWriteOutput,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     run: async (ctx, args) => {
-      const t = await target(ctx, args.mappingId, 'write');
+      const t = await resolveTarget(ctx.db, ctx.caller, args.mappingId, 'write');
       const path = validateNotePath(args.path);
       const expectedHash = args.expectedHash === undefined ? undefined : parseRevision(args.expectedHash, '/arguments/expectedHash');
       if (args.mode !== 'create' && expectedHash === undefined) {
@@ -184,8 +167,8 @@ export const tools: ToolDefinition[] = [
       }
       const input = { path, content, expectedHash, ifNoneMatchAny: args.mode === 'create' };
       if (args.dryRun) return { mode: args.mode, ...(await previewWrite(ctx.db, t, input)) };
-      const id = idempotency(ctx, 'create_or_append_note', t.mappingId, args.idempotencyKey, { mode: args.mode, path, addition: args.content, expectedHash });
-      const result = await applyWrite(ctx.db, t, input, provenance(ctx, 'create_or_append_note', id.key), id);
+      const { idempotency, provenance } = applyContext(ctx.caller, ctx.caller.source, t, args.idempotencyKey, { mode: args.mode, path, addition: args.content, expectedHash });
+      const result = await applyWrite(ctx.db, t, input, provenance, idempotency);
       return { mode: args.mode, ...result.body, replayed: result.replayed };
     },
   }),
@@ -200,7 +183,7 @@ export const tools: ToolDefinition[] = [
     output: graphRelationsOutput,
     annotations: readOnly,
     run: async (ctx, args) => {
-      const t = await target(ctx, args.mappingId, 'read');
+      const t = await resolveTarget(ctx.db, ctx.caller, args.mappingId, 'read');
       return { mappingId: t.mappingId, ...(await queryGraphRelations(ctx.db, t.vaultId, validateNotePath(args.path))) };
     },
   }),
@@ -229,7 +212,7 @@ export const tools: ToolDefinition[] = [
     output: vaultSchemaOutput,
     annotations: readOnly,
     run: async (ctx, args) => {
-      const t = await target(ctx, args.mappingId, 'read');
+      const t = await resolveTarget(ctx.db, ctx.caller, args.mappingId, 'read');
       return { mappingId: t.mappingId, ...(await vaultSchema(ctx.db, t.vaultId)) };
     },
   }),
@@ -251,11 +234,11 @@ export const tools: ToolDefinition[] = [
     output: noteTransactionOutput,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     run: async (ctx, args) => {
-      const t = await target(ctx, args.mappingId, 'write');
-      const actions = args.actions.map((a, i) => ({ ...a, expectedHash: a.expectedHash === undefined ? undefined : parseRevision(a.expectedHash, `/actions/${i}/expectedHash`) }));
+      const t = await resolveTarget(ctx.db, ctx.caller, args.mappingId, 'write');
+      const actions = parseActionRevisions(args.actions);
       if (args.dryRun) return previewTransaction(ctx.db, t, actions);
-      const id = idempotency(ctx, 'apply_note_transaction', t.mappingId, args.idempotencyKey, actions);
-      const result = await applyTransaction(ctx.db, t, actions, provenance(ctx, 'apply_note_transaction', id.key), id);
+      const { idempotency, provenance } = applyContext(ctx.caller, ctx.caller.source, t, args.idempotencyKey, actions);
+      const result = await applyTransaction(ctx.db, t, actions, provenance, idempotency);
       return { ...result.body, replayed: result.replayed };
     },
   }),
@@ -273,8 +256,7 @@ export const tools: ToolDefinition[] = [
     output: knowledgeEventsOutput,
     annotations: readOnly,
     run: async (ctx, args) => {
-      const t = await target(ctx, args.mappingId, 'read');
-      return { mappingId: t.mappingId, ...(await listEventsPage(ctx.db, t.vaultId, { cursor: args.since, limit: args.limit, cursorPointer: '/arguments/since' })) };
+      return eventsPage(ctx.db, ctx.caller, args.mappingId, { since: args.since, limit: args.limit, sincePointer: '/arguments/since' });
     },
   }),
 ];
