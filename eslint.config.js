@@ -1,6 +1,114 @@
-// Lint rules that catch what the type checker does not: unawaited promises, and anything in
-// workflows/ that would break Temporal's deterministic sandbox (Node builtins, I/O, clients).
+// Lint rules that catch what the type checker does not: unawaited promises, imports that run
+// against the layers (docs/architecture.md), and anything in workflows/ that would break
+// Temporal's deterministic sandbox (Node builtins, I/O, clients).
+import { posix } from 'node:path';
 import tseslint from 'typescript-eslint';
+
+// The layers, bottom to top, and what each may not import (by value or by type). A layer imports
+// only layers below it; scripts/ (the local stack, the ops CLI) may import anything. bench/ and
+// test/ are outside the layering.
+//
+//   scripts/
+//   api/  workers/     interfaces and their composition roots (compose.ts, main.ts)
+//   platform/          process plumbing: configuration, logging, signals, the local stack
+//   workflows/  ──type only──▶  activities/
+//   domain/
+//   db/
+const layers = {
+  db: ['domain', 'activities', 'workflows', 'platform', 'api', 'workers', 'scripts'],
+  domain: ['activities', 'workflows', 'platform', 'api', 'workers', 'scripts'],
+  activities: ['workflows', 'platform', 'api', 'workers', 'scripts'],
+  workflows: ['db', 'platform', 'api', 'workers', 'scripts'],
+  platform: ['activities', 'workflows', 'api', 'workers', 'scripts'],
+  api: ['workers', 'scripts'],
+  workers: ['api', 'scripts'],
+};
+
+// Domain modules workflows may import by value: deterministic code only. Each is linted with the
+// workflow sandbox rules below and may import by value only the others listed here, so whatever a
+// workflow pulls in stays free of Node, I/O and the database.
+const workflowSafeDomainModules = [];
+
+// Exceptions to the layering, each with the change that removes it.
+const layerExceptions = {
+  // An entry point that reads the local stack's state file through platform/project-root.ts; it
+  // belongs beside the other local-stack entry points in scripts/ (reported, not yet moved).
+  'db/migrate-cli.ts': ['platform'],
+  // A re-export of api/compose.ts kept for bench/serve.ts until it imports api/compose.ts itself.
+  'platform/services.ts': ['api'],
+};
+
+const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+// A relative specifier that climbs to the top-level folder. `(\.\./)+` does not count the levels,
+// so a same-named subfolder (domain/notes/api/) would match too: top-level folder names are not
+// reused below it.
+const upwardImport = (folder, message, extra = {}) => ({ regex: `^(\\.\\./)+${escape(folder)}(/|$)`, message, ...extra });
+
+const layerPatterns = (layer, allowed = []) =>
+  layers[layer]
+    .filter((folder) => !allowed.includes(folder))
+    .map((folder) => upwardImport(folder, `${layer}/ is below ${folder}/: it may not import from it (docs/architecture.md, "Layers").`));
+
+// The Temporal sandbox: no Node builtins, no I/O, no clients; shared by workflows/ and the
+// workflow-safe domain modules.
+const sandboxPatterns = [
+  { group: ['node:*'], message: 'Workflows are deterministic: no Node builtins.' },
+  { group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity'], message: 'Workflows import only @temporalio/workflow (and types).', allowTypeImports: true },
+  { group: ['slonik', 'pg', 'fastify', 'fs', 'path', 'crypto', 'http', 'https', 'net', 'child_process'], message: 'No I/O inside workflows.' },
+];
+
+const httpPatterns = [{ group: ['fastify', 'fastify-*', '@fastify/*'], message: 'HTTP belongs to api/: the domain and the database know nothing of it.' }];
+
+const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
+
+/** Specifier from one repository file to another, as written in an import. */
+const specifierBetween = (from, to) => {
+  const relative = posix.relative(posix.dirname(from), to);
+  return relative.startsWith('.') ? relative : `./${relative}`;
+};
+
+const layerBlocks = Object.keys(layers).map((layer) => {
+  const patterns = [...layerPatterns(layer)];
+  if (layer === 'db' || layer === 'domain') patterns.push(...httpPatterns);
+  if (layer === 'workflows') {
+    const safe = workflowSafeDomainModules.map((file) => escape(posix.relative('domain', file)));
+    patterns.push(
+      ...sandboxPatterns,
+      upwardImport('activities', 'Import activities with `import type` only (proxyActivities).', { allowTypeImports: true }),
+      {
+        regex: `^(\\.\\./)+domain/${safe.length ? `(?!(${safe.join('|')})$)` : ''}`,
+        message: 'Workflows import domain modules by type only, except the workflow-safe ones listed in eslint.config.js.',
+        allowTypeImports: true,
+      },
+    );
+  }
+  return { files: [`${layer}/**/*.ts`], ignores: Object.keys(layerExceptions).filter((file) => file.startsWith(`${layer}/`)), rules: restrict(patterns) };
+});
+
+const exceptionBlocks = Object.entries(layerExceptions).map(([file, allowed]) => {
+  const layer = file.split('/')[0];
+  const patterns = [...layerPatterns(layer, allowed)];
+  if (layer === 'db' || layer === 'domain') patterns.push(...httpPatterns);
+  return { files: [file], rules: restrict(patterns) };
+});
+
+const workflowSafeBlocks = workflowSafeDomainModules.map((file) => {
+  const others = workflowSafeDomainModules.filter((other) => other !== file).map((other) => escape(specifierBetween(file, other)));
+  return {
+    files: [file],
+    rules: restrict([
+      ...layerPatterns('domain'),
+      ...httpPatterns,
+      ...sandboxPatterns,
+      {
+        regex: `^${others.length ? `(?!(${others.join('|')})$)` : ''}\\.{1,2}/`,
+        message: 'A workflow-safe module imports by value only the other workflow-safe modules (eslint.config.js).',
+        allowTypeImports: true,
+      },
+    ]),
+  };
+});
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.data/**', '.tools/**', 'coverage/**'] },
@@ -17,20 +125,8 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
-  {
-    files: ['workflows/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['node:*'], message: 'Workflows are deterministic: no Node builtins.' },
-            { group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity'], message: 'Workflows import only @temporalio/workflow (and types).', allowTypeImports: true },
-            { group: ['../activities', '../activities/*', '../../activities/*'], message: 'Import activities with `import type` only (proxyActivities).', allowTypeImports: true },
-            { group: ['slonik', 'pg', 'fastify', 'fs', 'path', 'crypto', 'http', 'https', 'net', 'child_process'], message: 'No I/O inside workflows.' },
-          ],
-        },
-      ],
-    },
-  },
+  // One no-restricted-imports block per file: a later block would replace, not extend, an earlier one.
+  ...layerBlocks,
+  ...exceptionBlocks,
+  ...workflowSafeBlocks,
 );
