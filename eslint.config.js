@@ -9,11 +9,12 @@ import tseslint from 'typescript-eslint';
 // test/ are outside the layering.
 //
 //   scripts/
-//   api/  workers/     interfaces and their composition roots (compose.ts, main.ts)
-//   platform/          process plumbing: configuration, logging, signals, the local stack
-//   workflows/  ──type only──▶  activities/
+//   api/       workers/                          interfaces, composition roots (compose.ts, main.ts)
+//   platform/  workflows/ ──type only──▶ activities/
 //   domain/
 //   db/
+//
+// Within a row only along the arrow; workflows/ also imports nothing from db/.
 const layers = {
   db: ['domain', 'activities', 'workflows', 'platform', 'api', 'workers', 'scripts'],
   domain: ['activities', 'workflows', 'platform', 'api', 'workers', 'scripts'],
@@ -48,7 +49,7 @@ const upwardImport = (folder, message, extra = {}) => ({ regex: `^(\\.\\./)+${es
 const layerPatterns = (layer, allowed = []) =>
   layers[layer]
     .filter((folder) => !allowed.includes(folder))
-    .map((folder) => upwardImport(folder, `${layer}/ is below ${folder}/: it may not import from it (docs/architecture.md, "Layers").`));
+    .map((folder) => upwardImport(folder, `${layer}/ may not import from ${folder}/ (docs/architecture.md, "Layers").`));
 
 // The Temporal sandbox: no Node builtins, no I/O, no clients; shared by workflows/ and the
 // workflow-safe domain modules.

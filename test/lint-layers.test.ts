@@ -32,15 +32,15 @@ async function restrictions(filePath: string, code: string): Promise<string[]> {
 
 describe('an upward import fails lint', () => {
   it.each([
-    ['domain/probe.ts', 'domain/ is below api/', "import { buildApp } from '../api/app.ts';\nexport const probe = buildApp;\n"],
-    ['domain/notes/probe.ts', 'domain/ is below platform/', "import type { Config } from '../../platform/config.ts';\nexport type Probe = Config;\n"],
-    ['domain/automation/probe.ts', 'domain/ is below workflows/', "import { proposalReview } from '../../workflows/proposal-review.ts';\nexport const probe = proposalReview;\n"],
-    ['db/probe.ts', 'db/ is below domain/', "export { AppError } from '../domain/errors.ts';\n"],
-    ['db/probe.ts', 'db/ is below platform/', "import { projectRoot } from '../platform/project-root.ts';\nexport const probe = projectRoot;\n"],
-    ['platform/local-stack/probe.ts', 'platform/ is below api/', "import { startApi } from '../../api/compose.ts';\nexport const probe = startApi;\n"],
-    ['api/routes/dev/probe.ts', 'api/ is below workers/', "import { startWorker } from '../../../workers/compose.ts';\nexport const probe = startWorker;\n"],
-    ['api/probe.ts', 'api/ is below scripts/', "import '../scripts/ops.ts';\n"],
-    ['workflows/probe.ts', 'workflows/ is below workers/', "import { createPlatformWorker } from '../workers/worker.ts';\nexport const probe = createPlatformWorker;\n"],
+    ['domain/probe.ts', 'domain/ may not import from api/', "import { buildApp } from '../api/app.ts';\nexport const probe = buildApp;\n"],
+    ['domain/notes/probe.ts', 'domain/ may not import from platform/', "import type { Config } from '../../platform/config.ts';\nexport type Probe = Config;\n"],
+    ['domain/automation/probe.ts', 'domain/ may not import from workflows/', "import { proposalReview } from '../../workflows/proposal-review.ts';\nexport const probe = proposalReview;\n"],
+    ['db/probe.ts', 'db/ may not import from domain/', "export { AppError } from '../domain/errors.ts';\n"],
+    ['db/probe.ts', 'db/ may not import from platform/', "import { projectRoot } from '../platform/project-root.ts';\nexport const probe = projectRoot;\n"],
+    ['platform/local-stack/probe.ts', 'platform/ may not import from api/', "import { startApi } from '../../api/compose.ts';\nexport const probe = startApi;\n"],
+    ['api/routes/dev/probe.ts', 'api/ may not import from workers/', "import { startWorker } from '../../../workers/compose.ts';\nexport const probe = startWorker;\n"],
+    ['api/probe.ts', 'api/ may not import from scripts/', "import '../scripts/ops.ts';\n"],
+    ['workflows/probe.ts', 'workflows/ may not import from workers/', "import { createPlatformWorker } from '../workers/worker.ts';\nexport const probe = createPlatformWorker;\n"],
     ['domain/probe.ts', 'HTTP belongs to api/', "import type { FastifyRequest } from 'fastify';\nexport type Probe = FastifyRequest;\n"],
   ])('%s: %s', async (filePath, expected, code) => {
     const messages = await restrictions(filePath, code);
@@ -102,7 +102,7 @@ it('allows the intended direction', async () => {
 it('excuses a listed exception only the import it names', async () => {
   // db/migrate-cli.ts may still read the project root from platform/ until it moves to scripts/.
   expect(await restrictions('db/migrate-cli.ts', "import { projectRoot } from '../platform/project-root.ts';\nexport const probe = projectRoot;\n")).toEqual([]);
-  expect(await restrictions('db/migrate-cli.ts', "import { AppError } from '../domain/errors.ts';\nexport const probe = AppError;\n")).toEqual([expect.stringContaining('db/ is below domain/')]);
+  expect(await restrictions('db/migrate-cli.ts', "import { AppError } from '../domain/errors.ts';\nexport const probe = AppError;\n")).toEqual([expect.stringContaining('db/ may not import from domain/')]);
 });
 
 it('holds for the real tree', { timeout: 120_000 }, async () => {
