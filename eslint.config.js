@@ -32,9 +32,6 @@ const workflowSafeDomainModules = [];
 
 // Exceptions to the layering, each with the change that removes it.
 const layerExceptions = {
-  // An entry point that reads the local stack's state file through platform/project-root.ts; it
-  // belongs beside the other local-stack entry points in scripts/ (reported, not yet moved).
-  'db/migrate-cli.ts': ['platform'],
   // A re-export of api/compose.ts kept for bench/serve.ts until it imports api/compose.ts itself.
   'platform/services.ts': ['api'],
 };

@@ -1,8 +1,8 @@
 // `npm run migrate`: applies pending migrations to DATABASE_URL (or the running local stack).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { migrate } from '../db/migrate.ts';
 import { projectRoot } from '../platform/project-root.ts';
-import { migrate } from './migrate.ts';
 
 const stateFile = join(projectRoot, '.data', 'local-stack.json');
 const url =
