@@ -19,6 +19,7 @@ import { deriveNote, unifiedDiff } from './markdown.ts';
 import type { DerivedNote } from './markdown.ts';
 import { assertContentSize, contentBytes, noteLimits, pathKey, validateNotePath } from './paths.ts';
 import {
+  deferIndexMerges,
   findCaseCollisions,
   findNote,
   findNotes,
@@ -26,6 +27,7 @@ import {
   findTrashItem,
   lockVault,
   markTrashRestored,
+  mergeDeferredIndexEntries,
   moveNoteToTrash,
   recordEvent,
   recordEvents,
@@ -622,9 +624,11 @@ export async function applyImportBatch(
       operation: j.operation === 'kept' ? 'unchanged' : j.operation,
       beforeRevision: j.beforeRevision,
     }));
-    const changes = writes.some((w) => w.operation !== 'unchanged');
-    const transactionId = changes ? randomUUID() : null;
-    const eventIds = transactionId ? await writeMany(tx, target, writes, provenance, transactionId) : writes.map(() => null);
+    if (writes.every((w) => w.operation === 'unchanged')) return { transactionId: null, results: judged.map((j) => ({ ...j, eventId: null })) };
+    const transactionId = randomUUID();
+    const deferred = await deferIndexMerges(tx);
+    const eventIds = await writeMany(tx, target, writes, provenance, transactionId);
+    if (deferred) await mergeDeferredIndexEntries(tx);
     return { transactionId, results: judged.map((j, i) => ({ ...j, eventId: eventIds[i]! })) };
   });
 }
