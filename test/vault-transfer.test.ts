@@ -14,6 +14,7 @@ import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
 import { searchNotes } from '../domain/notes/discovery.ts';
 import { queryGraphRelations } from '../domain/notes/graph.ts';
 import { applyImportBatch, applyWrite } from '../domain/notes/knowledge.ts';
+import { listNoteFiles } from '../domain/notes/store.ts';
 import type { Provenance } from '../domain/notes/store.ts';
 import { exportVault, importVault, TransferError } from '../domain/notes/vault-transfer.ts';
 import type { ImportReport } from '../domain/notes/vault-transfer.ts';
@@ -304,6 +305,22 @@ describe('refusals', () => {
     const full = await makeFolder({ 'keep.txt': 'mine' });
     expect((await refusal(exportVault(db.pool, { folder: full, mappingId: target.mappingId, accountId }))).code).toBe('folder_not_empty');
     expect(await readFile(join(full, 'keep.txt'), 'utf8')).toBe('mine');
+  });
+});
+
+describe('export paging', () => {
+  it('bounds a page by notes and by content bytes, always taking at least one note', async () => {
+    const target = await personalMapping(db.pool, accountId);
+    const sizes = { 'a.md': 10, 'b.md': 30, 'c.md': 5, 'd.md': 50, 'e.md': 1 };
+    await importVault(db.pool, { folder: await makeFolder(Object.fromEntries(Object.entries(sizes).map(([p, n]) => [p, 'x'.repeat(n)]))), mappingId: target.mappingId, accountId });
+    const pages: string[][] = [];
+    for (let after: string | null = null; ; ) {
+      const page = await listNoteFiles(db.pool, target.vaultId, { limit: 3, maxBytes: 40, after });
+      if (page.length === 0) break;
+      pages.push(page.map((n) => n.path));
+      after = page.at(-1)!.path;
+    }
+    expect(pages).toEqual([['a.md', 'b.md'], ['c.md'], ['d.md'], ['e.md']]);
   });
 });
 

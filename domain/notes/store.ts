@@ -224,12 +224,22 @@ export async function countNotes(db: Db, vaultId: string): Promise<number> {
 const noteFileSchema = z.object({ path: z.string(), content: z.string(), updatedAt: isoTimestamp });
 export type NoteFile = z.infer<typeof noteFileSchema>;
 
-/** Notes with their content in path order, after `after` (keyset paging for exports). */
-export async function listNoteFiles(db: Db, vaultId: string, options: { limit: number; after: string | null }): Promise<readonly NoteFile[]> {
-  return db.any(sql.type(noteFileSchema)`
-    SELECT n.path, n.content, n.updated_at AS "updatedAt" FROM notes n
+/**
+ * Notes with their content in path order after `after` (keyset paging for exports): at most `limit`
+ * notes and, past the first, at most `maxBytes` of content, so a page of large notes stays small.
+ */
+export async function listNoteFiles(db: Db, vaultId: string, options: { limit: number; maxBytes: number; after: string | null }): Promise<readonly NoteFile[]> {
+  const sizes = await db.any(sql.type(z.object({ path: z.string(), size: z.number() }))`
+    SELECT n.path, n.size_bytes AS size FROM notes n
      WHERE n.vault_id = ${vaultId} AND n.path > ${options.after ?? ''}
      ORDER BY n.path LIMIT ${options.limit}`);
+  if (sizes.length === 0) return [];
+  let last = 0;
+  for (let total = sizes[0]!.size; last + 1 < sizes.length && total + sizes[last + 1]!.size <= options.maxBytes; ) total += sizes[++last]!.size;
+  return db.any(sql.type(noteFileSchema)`
+    SELECT n.path, n.content, n.updated_at AS "updatedAt" FROM notes n
+     WHERE n.vault_id = ${vaultId} AND n.path >= ${sizes[0]!.path} AND n.path <= ${sizes[last]!.path}
+     ORDER BY n.path`);
 }
 
 export type EventType = 'note.created' | 'note.replaced' | 'note.deleted' | 'note.restored';

@@ -282,7 +282,8 @@ function batchDetails(report: ImportReport, written: number) {
 export type ExportOptions = { folder: string; mappingId: string; accountId: string };
 export type ExportReport = { folder: string; mappingId: string; vaultId: string; notes: number; bytes: number; seconds: number };
 
-const EXPORT_PAGE = 1000;
+/** Notes and content bytes held in memory at once while exporting. */
+const EXPORT_PAGE = { limit: 1000, maxBytes: 32 * 1_048_576 };
 
 /** The folder must be new or empty: an export never overwrites or mixes with other files. */
 async function prepareExportFolder(folder: string): Promise<void> {
@@ -314,7 +315,7 @@ export async function exportVault(db: DatabasePool, options: ExportOptions, onPr
     const total = await countNotes(tx, mapping.vaultId);
     onProgress({ phase: 'write', done: 0, total });
     for (let after: string | null = null; ; ) {
-      const page = await listNoteFiles(tx, mapping.vaultId, { limit: EXPORT_PAGE, after });
+      const page = await listNoteFiles(tx, mapping.vaultId, { ...EXPORT_PAGE, after });
       if (page.length === 0) break;
       // Folders first (one mkdir each), then the files of the page in parallel.
       for (const dir of new Set(page.map((note) => dirname(join(folder, note.path))))) {
