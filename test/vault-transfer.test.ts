@@ -2,6 +2,7 @@
 // the byte-exact round trip, idempotent re-runs, refusals with their codes and nothing partial,
 // provenance events, the same derived columns as an API write, and tenancy.
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -297,6 +298,27 @@ describe('refusals', () => {
     const applied = await applyImportBatch(db.pool, target, batch, provenance, 'replace');
     expect(applied.results.map((r) => r.operation)).toEqual(['create', 'create', 'replace']);
     expect(await count('note_events', target.vaultId)).toBe(4);
+  });
+
+  it('a file that changes while the import writes refuses its batch; committed batches stay and a re-run completes', async () => {
+    const target = await personalMapping(db.pool, accountId);
+    const folder = await makeFolder({ 'A.md': '# a\n', 'B.md': '# b\n', 'C.md': '# c\n', 'D.md': '# d\n' });
+    // After the first batch (A, B) commits, D becomes Latin-1 on disk (written synchronously, so
+    // before the second batch re-reads its files).
+    const refused = await refusal(
+      importVault(db.pool, { folder, mappingId: target.mappingId, accountId, batchSize: 2 }, ({ phase, done }) => {
+        if (phase === 'write' && done === 2) writeFileSync(join(folder, 'D.md'), Buffer.from([0x64, 0xe9]));
+      }),
+    );
+    expect(refused.code).toBe('invalid_utf8');
+    expect(refused.details).toMatchObject({ committedBatches: 1, committedNotes: 2 });
+    const paths = () => db.pool.anyFirst(sql.type(z.object({ path: z.string() }))`SELECT path FROM notes WHERE vault_id = ${target.vaultId} ORDER BY path`);
+    // A and B stay; C, in the refused batch with D, is not there.
+    expect(await paths()).toEqual(['A.md', 'B.md']);
+    await writeFile(join(folder, 'D.md'), '# d again\n');
+    const again = await importVault(db.pool, { folder, mappingId: target.mappingId, accountId });
+    expect(again.notes).toMatchObject({ created: 2, unchanged: 2 });
+    expect(await paths()).toEqual(['A.md', 'B.md', 'C.md', 'D.md']);
   });
 
   it('refuses a missing folder, and an export into a folder that is not empty', async () => {
