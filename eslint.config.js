@@ -30,12 +30,6 @@ const layers = {
 // workflow pulls in stays free of Node, I/O and the database.
 const workflowSafeDomainModules = [];
 
-// Exceptions to the layering, each with the change that removes it.
-const layerExceptions = {
-  // A re-export of api/compose.ts kept for bench/serve.ts until it imports api/compose.ts itself.
-  'platform/services.ts': ['api'],
-};
-
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // A relative specifier that climbs to the top-level folder. `(\.\./)+` does not count the levels,
@@ -43,10 +37,8 @@ const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 // reused below it.
 const upwardImport = (folder, message, extra = {}) => ({ regex: `^(\\.\\./)+${escape(folder)}(/|$)`, message, ...extra });
 
-const layerPatterns = (layer, allowed = []) =>
-  layers[layer]
-    .filter((folder) => !allowed.includes(folder))
-    .map((folder) => upwardImport(folder, `${layer}/ may not import from ${folder}/ (docs/architecture.md, "Layers").`));
+const layerPatterns = (layer) =>
+  layers[layer].map((folder) => upwardImport(folder, `${layer}/ may not import from ${folder}/ (docs/architecture.md, "Layers").`));
 
 // The Temporal sandbox: no Node builtins, no I/O, no clients; shared by workflows/ and the
 // workflow-safe domain modules.
@@ -81,14 +73,7 @@ const layerBlocks = Object.keys(layers).map((layer) => {
       },
     );
   }
-  return { files: [`${layer}/**/*.ts`], ignores: Object.keys(layerExceptions).filter((file) => file.startsWith(`${layer}/`)), rules: restrict(patterns) };
-});
-
-const exceptionBlocks = Object.entries(layerExceptions).map(([file, allowed]) => {
-  const layer = file.split('/')[0];
-  const patterns = [...layerPatterns(layer, allowed)];
-  if (layer === 'db' || layer === 'domain') patterns.push(...httpPatterns);
-  return { files: [file], rules: restrict(patterns) };
+  return { files: [`${layer}/**/*.ts`], rules: restrict(patterns) };
 });
 
 const workflowSafeBlocks = workflowSafeDomainModules.map((file) => {
@@ -125,6 +110,5 @@ export default tseslint.config(
   },
   // One no-restricted-imports block per file: a later block would replace, not extend, an earlier one.
   ...layerBlocks,
-  ...exceptionBlocks,
   ...workflowSafeBlocks,
 );

@@ -11,8 +11,13 @@ import { buildApp } from './app.ts';
 
 export type RunningApi = { app: FastifyInstance; url: string; close: () => Promise<void> };
 
-export async function startApi(config: Config, databaseUrl: string, temporalAddress: string): Promise<RunningApi> {
-  const db = await createDatabasePool(databaseUrl, { maxPoolSize: config.DATABASE_POOL_SIZE, statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS });
+/** `parseResults: false` is for the benchmark that prices row parsing only (db/pool.ts). */
+export async function startApi(config: Config, databaseUrl: string, temporalAddress: string, options: { parseResults?: boolean } = {}): Promise<RunningApi> {
+  const db = await createDatabasePool(databaseUrl, {
+    maxPoolSize: config.DATABASE_POOL_SIZE,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    ...(options.parseResults === false ? { parseResults: false } : {}),
+  });
   const connection = lazyTemporalConnection(temporalAddress);
   const app = await buildApp({
     db,

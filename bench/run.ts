@@ -40,9 +40,11 @@ const duration = Number(args.duration);
 const connections = Number(args.connections);
 const noteCount = Number(args.notes);
 
+type ServerKind = 'app' | 'app-unparsed' | 'baseline';
+
 type Scenario = {
   name: string;
-  server: 'app' | 'baseline';
+  server: ServerKind;
   request: (base: string) => autocannon.Options;
 };
 
@@ -50,7 +52,7 @@ type Result = { name: string; rps: number; p50: number; p99: number; errors: num
 
 const serveScript = fileURLToPath(new URL('./serve.ts', import.meta.url));
 
-async function startServer(kind: 'app' | 'baseline', env: NodeJS.ProcessEnv): Promise<{ url: string; child: ChildProcess }> {
+async function startServer(kind: ServerKind, env: NodeJS.ProcessEnv): Promise<{ url: string; child: ChildProcess }> {
   // BENCH_NODE_ARGS (e.g. --cpu-prof) lets a profiler run inside the server process.
   const nodeArgs = process.env['BENCH_NODE_ARGS']?.split(' ').filter(Boolean) ?? [];
   const child = spawn(process.execPath, [...nodeArgs, serveScript, kind], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -247,6 +249,12 @@ async function main() {
       { name: 'baseline: bare Fastify + pg, same SELECT, no auth', server: 'baseline', request: (b) => ({ url: `${b}/baseline/${vault.id}/${encoded}` }) },
       { name: 'healthz: GET /healthz (no auth, no database)', server: 'app', request: (b) => ({ url: `${b}/healthz` }) },
       { name: 'read: GET /api/dev/notes/:category/:filename', server: 'app', request: (b) => ({ url: `${b}/api/dev/notes/${encoded}?mappingId=${mappingId}`, headers: auth }) },
+      // The same read with the pool's result parser off: what parsing every row with its zod schema costs.
+      {
+        name: 'read, rows not parsed (pool without the result parser)',
+        server: 'app-unparsed',
+        request: (b) => ({ url: `${b}/api/dev/notes/${encoded}?mappingId=${mappingId}`, headers: auth }),
+      },
       { name: 'inventory: GET /api/dev/notes (1,000 per page)', server: 'app', request: (b) => ({ url: `${b}/api/dev/notes?mappingId=${mappingId}`, headers: auth }) },
       {
         name: 'preview: POST /api/dev/notes (dryRun, replace)',
@@ -287,7 +295,8 @@ async function main() {
     const selected = scenarios.filter((s) => s.server === 'baseline' || !wanted || wanted.some((w) => s.name.startsWith(w)));
     const env = serverEnv(databaseUrl);
     const results: Result[] = [];
-    for (const kind of ['baseline', 'app'] as const) {
+    for (const kind of ['baseline', 'app', 'app-unparsed'] as const) {
+      if (!selected.some((s) => s.server === kind)) continue;
       const server = await startServer(kind, env);
       try {
         for (const scenario of selected.filter((s) => s.server === kind)) {

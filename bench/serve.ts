@@ -1,18 +1,19 @@
 // A server process for the benchmark, so the load generator (bench/run.ts) does not share its
 // event loop. `app` is the real platform API; `baseline` is a bare Fastify route doing the same
-// single-row SELECT through a plain pg pool, with no auth, no allowance and no validation.
+// single-row SELECT through a plain pg pool, with no auth, no allowance and no validation;
+// `app-unparsed` is the real API with the pool's result parser switched off, to price row parsing.
 import Fastify from 'fastify';
 import pg from 'pg';
 import { loadConfig } from '../platform/config.ts';
-import { startApi } from '../platform/services.ts';
+import { startApi } from '../api/compose.ts';
 
 const mode = process.argv[2];
 const databaseUrl = process.env['DATABASE_URL'];
 if (!databaseUrl) throw new Error('DATABASE_URL is required');
 
-if (mode === 'app') {
+if (mode === 'app' || mode === 'app-unparsed') {
   const config = loadConfig({ ...process.env, PORT: '0', LOG_LEVEL: 'warn' });
-  const api = await startApi(config, databaseUrl, process.env['TEMPORAL_ADDRESS'] ?? '127.0.0.1:7233');
+  const api = await startApi(config, databaseUrl, process.env['TEMPORAL_ADDRESS'] ?? '127.0.0.1:7233', { parseResults: mode === 'app' });
   process.stdout.write(`listening ${api.url}\n`);
   process.on('SIGTERM', () => void api.close().then(() => process.exit(0)));
 } else if (mode === 'baseline') {
@@ -29,5 +30,5 @@ if (mode === 'app') {
   process.stdout.write(`listening ${url}\n`);
   process.on('SIGTERM', () => void app.close().then(() => pool.end()).then(() => process.exit(0)));
 } else {
-  throw new Error('usage: node bench/serve.ts app|baseline');
+  throw new Error('usage: node bench/serve.ts app|app-unparsed|baseline');
 }

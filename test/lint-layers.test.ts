@@ -99,12 +99,6 @@ it('allows the intended direction', async () => {
   for (const [filePath, code] of cases) expect(await restrictions(filePath, code), filePath).toEqual([]);
 });
 
-it('excuses a listed exception only the import it names', async () => {
-  // platform/services.ts may re-export api/compose.ts until bench/serve.ts imports it directly.
-  expect(await restrictions('platform/services.ts', "export { startApi } from '../api/compose.ts';\n")).toEqual([]);
-  expect(await restrictions('platform/services.ts', "import { startWorker } from '../workers/compose.ts';\nexport const probe = startWorker;\n")).toEqual([expect.stringContaining('platform/ may not import from workers/')]);
-});
-
 it('holds for the real tree', { timeout: 120_000 }, async () => {
   const results = await eslint.lintFiles(['.']);
   const violations = results.flatMap((r) => r.messages.map((m) => `${r.filePath.slice(projectRoot.length)}:${m.line} ${m.message}`));
