@@ -15,6 +15,7 @@ import { pingDatabase } from '../db/pool.ts';
 import { AllowanceLeases } from '../domain/allowance-lease.ts';
 import { defaultAllowances } from '../domain/usage.ts';
 import type { Allowances } from '../domain/usage.ts';
+import type { Entitlements } from '../domain/identity/plans.ts';
 import type { EgressPolicy } from '../domain/automation/network.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import { loggerOptions } from '../platform/logger.ts';
@@ -35,6 +36,8 @@ export type AppDeps = {
   publicBaseUrl?: string;
   /** REST and MCP allowances; defaults from domain/usage.ts. */
   allowances?: Allowances;
+  /** Which plans include each interface; defaults to domain/identity/plans.ts. */
+  entitlements?: Entitlements;
   /** How long an unreviewed action proposal waits before it expires (default 7 days). */
   proposalExpirySeconds?: number;
   /** Seals webhook secrets (SECRETS_ENCRYPTION_KEYS); webhook endpoints are unavailable without it. */
@@ -96,7 +99,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const allowances = deps.allowances ?? defaultAllowances;
   // REST allowance leases belong to this app instance; unused reservations go back on close.
-  const leases = new AllowanceLeases(deps.db, allowances);
+  const leases = new AllowanceLeases(deps.db, allowances, deps.entitlements);
   app.addHook('onClose', async () => {
     await leases.releaseAll().catch((error: unknown) => app.log.warn({ err: error }, 'returning allowance leases failed'));
   });

@@ -50,24 +50,25 @@ export async function withChallenge<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** Authenticates and checks the plan for `iface`; counts nothing (MCP counts per operation). */
-export async function authenticateRequest(db: DatabasePool, request: FastifyRequest, iface: Interface): Promise<Principal> {
+export async function authenticateRequest(db: DatabasePool, leases: AllowanceLeases, request: FastifyRequest, iface: Interface): Promise<Principal> {
   const raw = presentedToken(request);
   const principal = await withChallenge(() => authenticateAccessToken(db, raw));
-  assertEntitled(principal.account, iface);
+  assertEntitled(principal.account, iface, leases.entitlements);
   request.principal = principal;
   return principal;
 }
 
 /**
  * onRequest hook of interfaces that count every request (REST, automation): authenticates (one
- * round trip), checks the plan, charges the allowance through the process's leases (in memory but
- * for a periodic block reservation), and publishes the RateLimit headers.
+ * round trip), checks the plan's entitlement to `iface`, charges the allowance `iface` counts
+ * against through the process's leases (in memory but for a periodic block reservation), and
+ * publishes the RateLimit headers.
  */
-export function requireAccessTokenAndAllowance(db: DatabasePool, leases: AllowanceLeases): onRequestAsyncHookHandler {
+export function requireAccessTokenAndAllowance(db: DatabasePool, leases: AllowanceLeases, iface: 'rest' | 'automation'): onRequestAsyncHookHandler {
   return async (request, reply) => {
     const raw = presentedToken(request);
     if (request.routeOptions.config.authenticatesInHandler) return;
-    const { usage, ...principal } = await withChallenge(() => authenticateWithLease(db, raw, 'rest', leases));
+    const { usage, ...principal } = await withChallenge(() => authenticateWithLease(db, raw, iface, leases));
     acceptCharged(request, reply, principal, usage);
   };
 }

@@ -12,10 +12,10 @@ import { z } from 'zod';
 import { AppError } from './errors.ts';
 import { touchToken } from './identity/accounts.ts';
 import type { Principal } from './identity/accounts.ts';
-import { assertEntitled } from './identity/plans.ts';
-import type { Interface, Plan } from './identity/plans.ts';
+import { assertEntitled, interfaceEntitlements } from './identity/plans.ts';
+import type { Entitlements, Interface, Plan } from './identity/plans.ts';
 import { looksLikeSecret, secretPrefixes } from './secrets.ts';
-import { chargedColumns, chargedSchema, refusal, uncountedCtes } from './usage.ts';
+import { allowanceOf, chargedColumns, chargedSchema, refusal, uncountedCtes } from './usage.ts';
 import type { Allowances, ChargedRow, UsageSnapshot } from './usage.ts';
 import { emptyRow } from '../db/row-schemas.ts';
 
@@ -33,10 +33,13 @@ export class AllowanceLeases {
   private readonly waiting = new Map<string, number>();
   private readonly db: DatabasePool;
   private readonly allowances: Allowances;
+  /** The plans that include each interface, checked before anything is charged. */
+  readonly entitlements: Entitlements;
 
-  constructor(db: DatabasePool, allowances: Allowances) {
+  constructor(db: DatabasePool, allowances: Allowances, entitlements: Entitlements = interfaceEntitlements) {
     this.db = db;
     this.allowances = allowances;
+    this.entitlements = entitlements;
   }
 
   /** Counts one request, or throws 429 (rate_limited / monthly_limit_exceeded) and counts nothing. */
@@ -128,22 +131,23 @@ export class AllowanceLeases {
 
 /**
  * Judges a row of `WITH ${uncountedCtes} SELECT ${chargedColumns}` in the usual order (invalid token,
- * inactive account, entitlement) and then charges the request through the leases.
+ * inactive account, entitlement to `iface`) and then charges the request through the leases,
+ * against the allowance `iface` counts against (allowanceOf).
  */
-export async function settleWithLease(db: CommonQueryMethods, row: ChargedRow | null, iface: keyof Allowances & Interface, leases: AllowanceLeases): Promise<Principal & { usage: UsageSnapshot }> {
+export async function settleWithLease(db: CommonQueryMethods, row: ChargedRow | null, iface: Interface, leases: AllowanceLeases): Promise<Principal & { usage: UsageSnapshot }> {
   if (!row) throw new AppError('invalid_token');
   const { tokenId, tokenLastUsedAt, monthLimit: _m, monthCount: _c, minuteCount: _n, ...account } = row;
-  assertEntitled(account, iface);
-  const usage = await leases.charge(account, iface);
+  assertEntitled(account, iface, leases.entitlements);
+  const usage = await leases.charge(account, allowanceOf[iface]);
   await touchToken(db, tokenId, tokenLastUsedAt);
   return { tokenId, account, usage };
 }
 
 /** Authenticates a token (one prepared statement) and charges the request through the leases. */
-export async function authenticateWithLease(db: CommonQueryMethods, rawToken: string, iface: keyof Allowances & Interface, leases: AllowanceLeases): Promise<Principal & { usage: UsageSnapshot }> {
+export async function authenticateWithLease(db: CommonQueryMethods, rawToken: string, iface: Interface, leases: AllowanceLeases): Promise<Principal & { usage: UsageSnapshot }> {
   if (!looksLikeSecret(rawToken, secretPrefixes.accessToken)) throw new AppError('invalid_token');
   const row = await db.maybeOne(sql.prepared('authenticate_uncounted', chargedSchema)`
-    WITH ${uncountedCtes(rawToken, iface)}
+    WITH ${uncountedCtes(rawToken, iface, leases.entitlements)}
     SELECT ${chargedColumns} FROM principal p`);
   return settleWithLease(db, row, iface, leases);
 }

@@ -6,11 +6,17 @@ import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { AppError } from './errors.ts';
 import { authenticatedSchema, livePrincipalQuery } from './identity/accounts.ts';
-import { interfaceEntitlements } from './identity/plans.ts';
-import type { Interface, Plan } from './identity/plans.ts';
+import type { Entitlements, Interface, Plan } from './identity/plans.ts';
 
 export type Allowance = { perMinute: number; perMonth: Partial<Record<Plan, number>> };
 export type Allowances = { rest: Allowance; mcp: Allowance };
+
+/**
+ * The allowance each interface's requests count against. The spec gives the automation gateway
+ * no allowance of its own (its limits are "not shown"), so automation counts against REST's; its
+ * entitlement is still its own (plans.ts).
+ */
+export const allowanceOf = { rest: 'rest', mcp: 'mcp', automation: 'rest' } as const satisfies Record<Interface, keyof Allowances>;
 
 /** Defaults; each can be overridden by environment variables (README, "Configuration"). */
 export const defaultAllowances: Allowances = {
@@ -73,12 +79,12 @@ export type ChargedRow = z.infer<typeof chargedSchema>;
  * entitled to `iface`) and an empty `counted`, for statements that authenticate; the request is then
  * charged through AllowanceLeases (allowance-lease.ts). Select `chargedColumns` from `principal p`.
  */
-export function uncountedCtes(rawToken: string, iface: keyof Allowances & Interface) {
+export function uncountedCtes(rawToken: string, iface: Interface, entitlements: Entitlements) {
   return sql.fragment`
     principal AS (${livePrincipalQuery(rawToken)}),
     chargeable AS (
       SELECT p.id AS account_id, 0 AS month_limit FROM principal p
-       WHERE p.status = 'active' AND p.plan = ANY (${sql.array([...interfaceEntitlements[iface]], 'text')})
+       WHERE p.status = 'active' AND p.plan = ANY (${sql.array([...entitlements[iface]], 'text')})
     ),
     counted AS (SELECT NULL::int AS month_count, NULL::int AS minute_count WHERE false)`;
 }

@@ -20,18 +20,21 @@ export const interfaceEntitlements = {
 
 export type Interface = keyof typeof interfaceEntitlements;
 
-export function planIncludes(plan: Plan, iface: Interface): boolean {
-  return (interfaceEntitlements[iface] as readonly Plan[]).includes(plan);
+/** Which plans include each interface: `interfaceEntitlements` unless the app is built with another table. */
+export type Entitlements = Readonly<Record<Interface, readonly Plan[]>>;
+
+export function planIncludes(plan: Plan, iface: Interface, entitlements: Entitlements = interfaceEntitlements): boolean {
+  return entitlements[iface].includes(plan);
 }
 
-export function assertEntitled(account: { plan: Plan; status: AccountStatus }, iface: Interface): void {
+export function assertEntitled(account: { plan: Plan; status: AccountStatus }, iface: Interface, entitlements: Entitlements = interfaceEntitlements): void {
   if (account.status !== 'active') {
     throw new AppError('account_inactive', `The account is ${account.status}.`);
   }
-  if (!planIncludes(account.plan, iface)) {
-    const needed = interfaceEntitlements[iface].join(', ');
+  if (!planIncludes(account.plan, iface, entitlements)) {
+    const needed = entitlements[iface].join(', ');
     throw new AppError('entitlement_required', `The ${account.plan} plan does not include the ${iface} interface (needs one of: ${needed}).`, {
-      extensions: { plan: account.plan, requiredPlans: interfaceEntitlements[iface] },
+      extensions: { plan: account.plan, requiredPlans: entitlements[iface] },
     });
   }
 }

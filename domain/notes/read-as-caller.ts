@@ -34,7 +34,7 @@ export async function readNoteAsCaller(
 ): Promise<CallerRead> {
   if (!looksLikeSecret(input.rawToken, secretPrefixes.accessToken)) throw new AppError('invalid_token');
   const row = await db.maybeOne(sql.prepared('read_note_as_caller', rowSchema)`
-    WITH ${uncountedCtes(input.rawToken, input.iface)},
+    WITH ${uncountedCtes(input.rawToken, input.iface, input.leases.entitlements)},
     mapping AS (${mappingAccessQuery(input.mappingId, sql.fragment`(SELECT account_id FROM chargeable)`)})
     SELECT ${chargedColumns},
            (SELECT to_jsonb(mapping) FROM mapping) AS mapping,

@@ -1,5 +1,6 @@
-// Automation gateway (/api/dev/automation): Developer entitlement plus workspace permissions on
-// every request; counted against the REST allowance. Proposals → review → Forge run on Temporal.
+// Automation gateway (/api/dev/automation): the automation entitlement (plans.ts; the spec's
+// Developer entitlement) plus workspace permissions on every request; counted against the REST
+// allowance, since the spec names no automation allowance. Proposals → review → Forge run on Temporal.
 import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
@@ -27,7 +28,7 @@ export type AutomationDeps = {
 };
 
 export const automationGateway: FastifyPluginAsyncZod<AutomationDeps> = async (app, deps) => {
-  app.addHook('onRequest', requireAccessTokenAndAllowance(deps.db, deps.leases));
+  app.addHook('onRequest', requireAccessTokenAndAllowance(deps.db, deps.leases, 'automation'));
 
   app.get(
     '/catalog',

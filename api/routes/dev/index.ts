@@ -21,7 +21,7 @@ const meSchema = z
 
 export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; leases: AllowanceLeases }> = async (app, { db, leases }) => {
   // Authentication and entitlement failures are refused before anything is counted.
-  app.addHook('onRequest', requireAccessTokenAndAllowance(db, leases));
+  app.addHook('onRequest', requireAccessTokenAndAllowance(db, leases, 'rest'));
 
   app.get(
     '/me',
@@ -38,9 +38,9 @@ export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allowance
     async (request) => {
       const { account, tokenId } = principalOf(request);
       const entitlements = {
-        rest: planIncludes(account.plan, 'rest'),
-        mcp: planIncludes(account.plan, 'mcp'),
-        automation: planIncludes(account.plan, 'automation'),
+        rest: planIncludes(account.plan, 'rest', leases.entitlements),
+        mcp: planIncludes(account.plan, 'mcp', leases.entitlements),
+        automation: planIncludes(account.plan, 'automation', leases.entitlements),
       } satisfies Record<Interface, boolean>;
       return { account, tokenId, entitlements };
     },

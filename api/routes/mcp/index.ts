@@ -79,7 +79,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
     // A refusal of the body (415, 413) is an answer too: it goes only to an authenticated caller.
     if (request.method === 'POST' && !request.principal && appError.status < 500 && appError.status !== 401) {
       try {
-        await authenticateRequest(db, request, 'mcp');
+        await authenticateRequest(db, leases, request, 'mcp');
       } catch (authError) {
         if (isAppError(authError)) appError = authError;
         else throw authError;
@@ -122,7 +122,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
       // Exits that consume nothing still answer only an authenticated, entitled caller.
       const unchargedAnswer = async (id: RpcId, answer: () => FastifyReply) => {
         try {
-          await authenticateRequest(db, request, 'mcp');
+          await authenticateRequest(db, leases, request, 'mcp');
         } catch (error) {
           return refuse(id, error);
         }
