@@ -10,13 +10,13 @@ import { sql } from 'slonik';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { AppError } from './errors.ts';
-import { touchToken } from './identity/accounts.ts';
-import type { Principal } from './identity/accounts.ts';
+import { authenticatedSchema, livePrincipalQuery, touchToken } from './identity/accounts.ts';
+import type { AuthenticatedRow, Principal } from './identity/accounts.ts';
 import { assertEntitled, interfaceEntitlements } from './identity/plans.ts';
 import type { Entitlements, Interface, Plan } from './identity/plans.ts';
 import { looksLikeSecret, secretPrefixes } from './secrets.ts';
-import { allowanceOf, chargedColumns, chargedSchema, refusal, uncountedCtes } from './usage.ts';
-import type { Allowances, ChargedRow, UsageSnapshot } from './usage.ts';
+import { allowanceOf, refusal } from './usage.ts';
+import type { Allowances, UsageSnapshot } from './usage.ts';
 import { emptyRow } from '../db/row-schemas.ts';
 
 type Lease = { minute: number; monthStart: string | null; available: number; monthUsed: number; minuteUsed: number };
@@ -130,13 +130,13 @@ export class AllowanceLeases {
 }
 
 /**
- * Judges a row of `WITH ${uncountedCtes} SELECT ${chargedColumns}` in the usual order (invalid token,
- * inactive account, entitlement to `iface`) and then charges the request through the leases,
- * against the allowance `iface` counts against (allowanceOf).
+ * Judges a row of authenticatedSchema (livePrincipalQuery, alone or as the `principal` CTE of
+ * principalCtes) in the usual order (invalid token, inactive account, entitlement to `iface`),
+ * then charges the request through the leases against the allowance `iface` counts against.
  */
-export async function settleWithLease(db: CommonQueryMethods, row: ChargedRow | null, iface: Interface, leases: AllowanceLeases): Promise<Principal & { usage: UsageSnapshot }> {
+export async function settleWithLease(db: CommonQueryMethods, row: AuthenticatedRow | null, iface: Interface, leases: AllowanceLeases): Promise<Principal & { usage: UsageSnapshot }> {
   if (!row) throw new AppError('invalid_token');
-  const { tokenId, tokenLastUsedAt, monthLimit: _m, monthCount: _c, minuteCount: _n, ...account } = row;
+  const { tokenId, tokenLastUsedAt, ...account } = row;
   assertEntitled(account, iface, leases.entitlements);
   const usage = await leases.charge(account, allowanceOf[iface]);
   await touchToken(db, tokenId, tokenLastUsedAt);
@@ -146,8 +146,6 @@ export async function settleWithLease(db: CommonQueryMethods, row: ChargedRow | 
 /** Authenticates a token (one prepared statement) and charges the request through the leases. */
 export async function authenticateWithLease(db: CommonQueryMethods, rawToken: string, iface: Interface, leases: AllowanceLeases): Promise<Principal & { usage: UsageSnapshot }> {
   if (!looksLikeSecret(rawToken, secretPrefixes.accessToken)) throw new AppError('invalid_token');
-  const row = await db.maybeOne(sql.prepared('authenticate_uncounted', chargedSchema)`
-    WITH ${uncountedCtes(rawToken, iface, leases.entitlements)}
-    SELECT ${chargedColumns} FROM principal p`);
+  const row = await db.maybeOne(sql.prepared('authenticate_uncounted', authenticatedSchema)`${livePrincipalQuery(rawToken)}`);
   return settleWithLease(db, row, iface, leases);
 }

@@ -5,7 +5,7 @@ import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { AppError } from './errors.ts';
-import { authenticatedSchema, livePrincipalQuery } from './identity/accounts.ts';
+import { livePrincipalQuery } from './identity/accounts.ts';
 import type { Entitlements, Interface, Plan } from './identity/plans.ts';
 
 export type Allowance = { perMinute: number; perMonth: Partial<Record<Plan, number>> };
@@ -71,26 +71,19 @@ export async function refusal(db: CommonQueryMethods, accountId: string, plan: P
   });
 }
 
-export const chargedSchema = authenticatedSchema.extend({ monthLimit: z.number().nullable(), monthCount: z.number().nullable(), minuteCount: z.number().nullable() });
-export type ChargedRow = z.infer<typeof chargedSchema>;
-
 /**
- * The CTEs `principal` (the live token's account), `chargeable` (that account, if active and
- * entitled to `iface`) and an empty `counted`, for statements that authenticate; the request is then
- * charged through AllowanceLeases (allowance-lease.ts). Select `chargedColumns` from `principal p`.
+ * The CTEs `principal` (the live token's account) and `chargeable` (that account's id, if active and
+ * entitled to `iface`), for statements that authenticate; select `p.*` (authenticatedSchema) from
+ * `principal p`. The request is then charged through AllowanceLeases (allowance-lease.ts).
  */
-export function uncountedCtes(rawToken: string, iface: Interface, entitlements: Entitlements) {
+export function principalCtes(rawToken: string, iface: Interface, entitlements: Entitlements) {
   return sql.fragment`
     principal AS (${livePrincipalQuery(rawToken)}),
     chargeable AS (
-      SELECT p.id AS account_id, 0 AS month_limit FROM principal p
+      SELECT p.id AS account_id FROM principal p
        WHERE p.status = 'active' AND p.plan = ANY (${sql.array([...entitlements[iface]], 'text')})
-    ),
-    counted AS (SELECT NULL::int AS month_count, NULL::int AS minute_count WHERE false)`;
+    )`;
 }
-
-export const chargedColumns = sql.fragment`p.*, (SELECT month_limit FROM chargeable) AS "monthLimit",
-  (SELECT month_count FROM counted) AS "monthCount", (SELECT minute_count FROM counted) AS "minuteCount"`;
 
 /** The refusals of authentication and charging: the MCP gateway answers these as protocol errors, not tool results. */
 export const chargeRefusalCodes: ReadonlySet<string> = new Set([

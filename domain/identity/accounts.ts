@@ -119,6 +119,7 @@ export async function rotateAccessToken(db: Db, tokenId: string): Promise<Issued
 }
 
 export const authenticatedSchema = accountSchema.extend({ tokenId: z.uuid(), tokenLastUsedAt: isoTimestamp.nullable() });
+export type AuthenticatedRow = z.infer<typeof authenticatedSchema>;
 
 export type Principal = { tokenId: string; account: Account };
 

@@ -1,11 +1,12 @@
 // The single-note read (REST, and MCP get_note_content) in ONE round trip: authenticate the token, charge the allowance, check the
 // caller's access to the mapping and fetch the note, as one statement composed from the same
-// fragments the separate steps use (uncountedCtes, mappingAccessQuery) and judged by the same
+// fragments the separate steps use (principalCtes, mappingAccessQuery) and judged by the same
 // functions, in the same order. On this 2-core machine a Postgres round trip costs about as much
 // as all the rest of a request, so the hot read keeps to one (bench/README.md has the figures).
 import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { AppError } from '../errors.ts';
+import { authenticatedSchema } from '../identity/accounts.ts';
 import type { Principal } from '../identity/accounts.ts';
 import { judgeMappingAccess, mappingAccessSchema } from '../identity/vaults.ts';
 import { mappingAccessQuery } from '../identity/vaults.ts';
@@ -13,14 +14,14 @@ import type { ResolvedMapping } from '../identity/vaults.ts';
 import { looksLikeSecret, secretPrefixes } from '../secrets.ts';
 import { settleWithLease } from '../allowance-lease.ts';
 import type { AllowanceLeases } from '../allowance-lease.ts';
-import { chargedColumns, chargedSchema, uncountedCtes } from '../usage.ts';
+import { principalCtes } from '../usage.ts';
 import type { UsageSnapshot } from '../usage.ts';
 import { noteRowSchema } from './store.ts';
 import type { NoteRow } from './store.ts';
 
 // The note travels as one JSON column so its names cannot clash with the account's. Its JSON
 // timestamps are Postgres text; noteRowSchema's isoTimestamp gives them the bytes the other reads return.
-const rowSchema = chargedSchema.extend({
+const rowSchema = authenticatedSchema.extend({
   mapping: mappingAccessSchema.nullable(),
   note: noteRowSchema.nullable(),
 });
@@ -34,9 +35,9 @@ export async function readNoteAsCaller(
 ): Promise<CallerRead> {
   if (!looksLikeSecret(input.rawToken, secretPrefixes.accessToken)) throw new AppError('invalid_token');
   const row = await db.maybeOne(sql.prepared('read_note_as_caller', rowSchema)`
-    WITH ${uncountedCtes(input.rawToken, input.iface, input.leases.entitlements)},
+    WITH ${principalCtes(input.rawToken, input.iface, input.leases.entitlements)},
     mapping AS (${mappingAccessQuery(input.mappingId, sql.fragment`(SELECT account_id FROM chargeable)`)})
-    SELECT ${chargedColumns},
+    SELECT p.*,
            (SELECT to_jsonb(mapping) FROM mapping) AS mapping,
            (SELECT json_build_object('path', n.path, 'title', n.title, 'content', n.content, 'revision', n.revision,
                                      'size', n.size_bytes, 'frontmatter', n.frontmatter, 'links', n.links,

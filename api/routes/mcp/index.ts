@@ -1,7 +1,7 @@
 // MCP tool gateway, POST /api/mcp. Order of a request: a bearer token must be present → parse the
 // body with the edge's JSON rules (U+0000, depth) → JSON-RPC → check headers against the body and
 // classify the era → for a recognized request, authenticate (any of the four plans; plan read now)
-// and reserve one MCP operation in one statement → run. Any other answer is given only after
+// and reserve one MCP operation through the allowance leases → run. Any other answer is given only after
 // authenticating, and consumes nothing. A U+0000 in tool arguments is the tool's invalid argument.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -170,7 +170,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
         if (args === null || typeof args !== 'object' || Array.isArray(args)) {
           return unchargedAnswer(id, () => sendRpcError(reply, id, new RpcError(rpcCodes.invalidParams, 'params.arguments must be an object.')));
         }
-        // The hot path: authentication, the operation's reservation and the tool's work in one statement.
+        // The hot path: authentication and the tool's work in one statement, then the operation's reservation.
         const parsedArgs = argumentRefusal ? undefined : tool.input.safeParse(args);
         if (tool.fused && parsedArgs?.success && tool.fused.canFuse(parsedArgs.data as never)) {
           let outcome: Awaited<ReturnType<typeof tool.fused.run>>;
@@ -186,7 +186,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
         }
       }
 
-      // A recognized operation: authenticate and reserve one operation in one statement, then run it.
+      // A recognized operation: authenticate, reserve one operation, then run it.
       try {
         const { usage, ...principal } = await withChallenge(() => authenticateWithLease(db, presentedToken(request), 'mcp', leases));
         request.principal = principal;
