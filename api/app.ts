@@ -15,6 +15,7 @@ import { pingDatabase } from '../db/pool.ts';
 import { AllowanceLeases } from '../domain/allowance-lease.ts';
 import { defaultAllowances } from '../domain/usage.ts';
 import type { Allowances } from '../domain/usage.ts';
+import { interfaceEntitlements } from '../domain/identity/plans.ts';
 import type { Entitlements } from '../domain/identity/plans.ts';
 import type { EgressPolicy } from '../domain/automation/network.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
@@ -36,7 +37,7 @@ export type AppDeps = {
   publicBaseUrl?: string;
   /** REST and MCP allowances; defaults from domain/usage.ts. */
   allowances?: Allowances;
-  /** Which plans include each interface; defaults to domain/identity/plans.ts. */
+  /** Which plans include each interface; defaults to the spec's table (domain/identity/plans.ts). */
   entitlements?: Entitlements;
   /** How long an unreviewed action proposal waits before it expires (default 7 days). */
   proposalExpirySeconds?: number;
@@ -97,9 +98,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
     },
   });
-  const allowances = deps.allowances ?? defaultAllowances;
-  // REST allowance leases belong to this app instance; unused reservations go back on close.
-  const leases = new AllowanceLeases(deps.db, allowances, deps.entitlements);
+  // Admission (domain/principals/admission.ts) charges through this app's allowance leases, which
+  // carry the plans table it judges by; unused reservations go back on close.
+  const leases = new AllowanceLeases(deps.db, deps.allowances ?? defaultAllowances, deps.entitlements ?? interfaceEntitlements);
   app.addHook('onClose', async () => {
     await leases.releaseAll().catch((error: unknown) => app.log.warn({ err: error }, 'returning allowance leases failed'));
   });

@@ -1,14 +1,14 @@
-// Bearer authentication for the personal-access-token interfaces (REST, MCP, automation). The
-// account's plan and status are read from Postgres on every request.
+// The HTTP side of admission (domain/principals/admission.ts) for the interfaces a personal access
+// token reaches (REST, MCP, automation): the bearer header and its challenge, admitting a request
+// and recording what was admitted, the hook of the interfaces that charge every request, and where
+// a handler finds its principal.
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { DatabasePool } from 'slonik';
 import { AppError } from '../domain/errors.ts';
-import { authenticateAccessToken } from '../domain/identity/accounts.ts';
 import type { Principal } from '../domain/identity/accounts.ts';
-import { assertEntitled } from '../domain/identity/plans.ts';
 import type { Interface } from '../domain/identity/plans.ts';
-import { authenticateWithLease } from '../domain/allowance-lease.ts';
 import type { AllowanceLeases } from '../domain/allowance-lease.ts';
+import { admitAccessToken } from '../domain/principals/admission.ts';
 import { rateLimitHeaders } from '../domain/usage.ts';
 import type { UsageSnapshot } from '../domain/usage.ts';
 
@@ -18,12 +18,15 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     /**
-     * The handler authenticates and charges the request itself, fused into its own query (the hot
-     * single-note read); the interface hook then only checks that a bearer token is present.
+     * The handler admits the request itself, fused into its own statement (the hot single-note
+     * read); the interface hook then only checks that a bearer token is present.
      */
     authenticatesInHandler?: boolean;
   }
 }
+
+/** What an interface admits with: the app's pool and its allowance leases (with the plans table). */
+export type AdmissionDeps = { db: DatabasePool; leases: AllowanceLeases };
 
 export function bearerToken(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
@@ -40,6 +43,7 @@ export function presentedToken(request: FastifyRequest): string {
   return raw;
 }
 
+/** Adds the Bearer challenge to an `invalid_token` refusal (RFC 6750). */
 export async function withChallenge<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
@@ -49,37 +53,43 @@ export async function withChallenge<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Authenticates and checks the plan for `iface`; counts nothing (MCP counts per operation). */
-export async function authenticateRequest(db: DatabasePool, leases: AllowanceLeases, request: FastifyRequest, iface: Interface): Promise<Principal> {
-  const raw = presentedToken(request);
-  const principal = await withChallenge(() => authenticateAccessToken(db, raw));
-  assertEntitled(principal.account, iface, leases.entitlements);
-  request.principal = principal;
-  return principal;
+/**
+ * Admits the request's bearer token to `iface` and records it: charged (one request, RateLimit
+ * headers published) unless `charge: false`, for an answer that consumes nothing.
+ */
+export async function admitRequest(request: FastifyRequest, reply: FastifyReply, deps: AdmissionDeps, iface: Interface, options: { charge?: boolean } = {}): Promise<void> {
+  const token = presentedToken(request);
+  const admission = { token, iface, leases: deps.leases };
+  if (options.charge === false) {
+    request.principal = await withChallenge(() => admitAccessToken(deps.db, { ...admission, charge: false }));
+    return;
+  }
+  const { usage, ...principal } = await withChallenge(() => admitAccessToken(deps.db, admission));
+  acceptCharged(request, reply, principal, usage);
 }
 
 /**
- * onRequest hook of interfaces that count every request (REST, automation): authenticates (one
- * round trip), checks the plan's entitlement to `iface`, charges the allowance `iface` counts
- * against through the process's leases (in memory but for a periodic block reservation), and
- * publishes the RateLimit headers.
+ * onRequest hook of the interfaces that charge every request (REST `rest`, the automation gateway
+ * `automation`). A route whose handler admits fused (`authenticatesInHandler`) is only checked for
+ * a bearer token here.
  */
-export function requireAccessTokenAndAllowance(db: DatabasePool, leases: AllowanceLeases, iface: 'rest' | 'automation'): onRequestAsyncHookHandler {
+export function admitEveryRequest(deps: AdmissionDeps, iface: 'rest' | 'automation'): onRequestAsyncHookHandler {
   return async (request, reply) => {
-    const raw = presentedToken(request);
-    if (request.routeOptions.config.authenticatesInHandler) return;
-    const { usage, ...principal } = await withChallenge(() => authenticateWithLease(db, raw, iface, leases));
-    acceptCharged(request, reply, principal, usage);
+    if (request.routeOptions.config.authenticatesInHandler) {
+      presentedToken(request);
+      return;
+    }
+    await admitRequest(request, reply, deps, iface);
   };
 }
 
-/** Records the authenticated principal and publishes the RateLimit and RateLimit-Policy headers. */
+/** Records a charged admission: the principal, and the RateLimit and RateLimit-Policy headers. */
 export function acceptCharged(request: FastifyRequest, reply: FastifyReply, principal: Principal, usage: UsageSnapshot): void {
   request.principal = principal;
   reply.headers(rateLimitHeaders(usage));
 }
 
-/** The authenticated principal inside a handler of an interface that authenticates in its hook. */
+/** The admitted principal inside a handler. */
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new AppError('authentication_required');
   return request.principal;

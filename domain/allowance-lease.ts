@@ -1,25 +1,21 @@
-// REST allowance leases. Counting every request on one Postgres row serialises an account's
-// requests on that row's lock (bench/README.md: it cost the single-note read a fifth of its
-// throughput). Instead, an API process reserves requests atomically in Postgres for all of an
-// account's requests that are waiting at that moment (one row lock for the lot), then hands them
-// out in memory. Nothing is served without a reservation, so no process can overshoot, and a
-// reservation is never larger than the requests waiting for it, so the count in Postgres is what
-// was served. (Were a reservation left over — it cannot be by construction, but a crash between
-// reserving and serving could — it is given back at the next minute or on shutdown.)
+// Allowance leases, for every allowance (REST, MCP). Counting every request on one Postgres row
+// serialises an account's requests on that row's lock (bench/README.md: it cost the single-note
+// read a fifth of its throughput). Instead, an API process reserves requests atomically in Postgres
+// for all of an account's requests that are waiting at that moment (one row lock for the lot), then
+// hands them out in memory. Nothing is served without a reservation, so no process can overshoot,
+// and a reservation is never larger than the requests waiting for it, so the count in Postgres is
+// what was served. (Were a reservation left over — it cannot be by construction, but a crash
+// between reserving and serving could — it is given back at the next minute or on shutdown.)
 import { sql } from 'slonik';
-import type { CommonQueryMethods, DatabasePool } from 'slonik';
+import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { AppError } from './errors.ts';
-import { authenticatedSchema, livePrincipalQuery, touchToken } from './identity/accounts.ts';
-import type { AuthenticatedRow, Principal } from './identity/accounts.ts';
-import { assertEntitled, interfaceEntitlements } from './identity/plans.ts';
-import type { Entitlements, Interface, Plan } from './identity/plans.ts';
-import { looksLikeSecret, secretPrefixes } from './secrets.ts';
-import { allowanceOf, refusal } from './usage.ts';
+import type { Entitlements, Plan } from './identity/plans.ts';
+import { refusal } from './usage.ts';
 import type { Allowances, UsageSnapshot } from './usage.ts';
 import { emptyRow } from '../db/row-schemas.ts';
 
-type Lease = { minute: number; monthStart: string | null; available: number; monthUsed: number; minuteUsed: number };
+/** A reservation being handed out: `available` of it left, taken in `minute` of the month starting `monthStart`. */
+type Lease = { minute: number; monthStart: string; available: number; monthUsed: number; minuteUsed: number };
 
 /** The largest reservation: bounds what a crashed process can leave counted but unserved. */
 const MAX_BLOCK = 64;
@@ -33,10 +29,14 @@ export class AllowanceLeases {
   private readonly waiting = new Map<string, number>();
   private readonly db: DatabasePool;
   private readonly allowances: Allowances;
-  /** The plans that include each interface, checked before anything is charged. */
+  /**
+   * The plans table the app was built with (which plans include each interface). Admission judges
+   * by it (domain/principals/admission.ts); it travels with the leases so that every admission of
+   * the app, the fused read's included, judges by the same table.
+   */
   readonly entitlements: Entitlements;
 
-  constructor(db: DatabasePool, allowances: Allowances, entitlements: Entitlements = interfaceEntitlements) {
+  constructor(db: DatabasePool, allowances: Allowances, entitlements: Entitlements) {
     this.db = db;
     this.allowances = allowances;
     this.entitlements = entitlements;
@@ -66,16 +66,17 @@ export class AllowanceLeases {
     const minuteLimit = this.allowances[iface].perMinute;
     const minute = Math.floor(Date.now() / 60_000) * 60_000;
     let lease = this.leases.get(key);
-    if (!lease || lease.minute !== minute) {
-      if (lease && lease.available > 0 && lease.monthStart) await this.giveBack(account.id, iface, lease.monthStart, lease.available);
-      lease = { minute, monthStart: null, available: 0, monthUsed: 0, minuteUsed: 0 };
-      this.leases.set(key, lease);
+    if (lease && lease.minute !== minute) {
+      if (lease.available > 0) await this.giveBack(account.id, iface, lease.monthStart, lease.available);
+      this.leases.delete(key);
+      lease = undefined;
     }
-    if (lease.available === 0) {
+    if (!lease || lease.available === 0) {
       const want = Math.min(MAX_BLOCK, Math.max(1, this.waiting.get(key) ?? 1));
       const granted = await this.reserve(account.id, iface, want, monthLimit, minuteLimit);
       if (granted.count === 0) throw await refusal(this.db, account.id, account.plan, iface, monthLimit, minuteLimit);
-      Object.assign(lease, { available: granted.count, monthStart: granted.monthStart, monthUsed: granted.monthUsedBefore, minuteUsed: granted.minuteUsedBefore });
+      lease = { minute, monthStart: granted.monthStart, available: granted.count, monthUsed: granted.monthUsedBefore, minuteUsed: granted.minuteUsedBefore };
+      this.leases.set(key, lease);
     }
     lease.available -= 1;
     lease.monthUsed += 1;
@@ -86,7 +87,8 @@ export class AllowanceLeases {
   /** Reserves up to `want` requests of this minute and month, atomically; returns how many. */
   private async reserve(accountId: string, iface: keyof Allowances, want: number, monthLimit: number, minuteLimit: number) {
     return this.db.transaction(async (tx) => {
-      // The counter row is hot: its commits need not wait for a WAL flush (see usage.ts).
+      // The counter row is hot: its commits need not wait for a WAL flush. A Postgres crash can then
+      // forget the last moments' reservations (a few requests uncounted), never serve one unreserved.
       await tx.query(sql.type(emptyRow)`SELECT set_config('synchronous_commit', 'off', true)`);
       await tx.query(sql.type(emptyRow)`
         INSERT INTO usage_counters (account_id, interface, month_start, month_count, minute_start, minute_count)
@@ -123,29 +125,8 @@ export class AllowanceLeases {
     await Promise.all([...this.queues.values()]);
     for (const [key, lease] of this.leases) {
       const [iface, accountId] = key.split(':') as [keyof Allowances, string];
-      if (lease.available > 0 && lease.monthStart) await this.giveBack(accountId, iface, lease.monthStart, lease.available);
+      if (lease.available > 0) await this.giveBack(accountId, iface, lease.monthStart, lease.available);
     }
     this.leases.clear();
   }
-}
-
-/**
- * Judges a row of authenticatedSchema (livePrincipalQuery, alone or as the `principal` CTE of
- * principalCtes) in the usual order (invalid token, inactive account, entitlement to `iface`),
- * then charges the request through the leases against the allowance `iface` counts against.
- */
-export async function settleWithLease(db: CommonQueryMethods, row: AuthenticatedRow | null, iface: Interface, leases: AllowanceLeases): Promise<Principal & { usage: UsageSnapshot }> {
-  if (!row) throw new AppError('invalid_token');
-  const { tokenId, tokenLastUsedAt, ...account } = row;
-  assertEntitled(account, iface, leases.entitlements);
-  const usage = await leases.charge(account, allowanceOf[iface]);
-  await touchToken(db, tokenId, tokenLastUsedAt);
-  return { tokenId, account, usage };
-}
-
-/** Authenticates a token (one prepared statement) and charges the request through the leases. */
-export async function authenticateWithLease(db: CommonQueryMethods, rawToken: string, iface: Interface, leases: AllowanceLeases): Promise<Principal & { usage: UsageSnapshot }> {
-  if (!looksLikeSecret(rawToken, secretPrefixes.accessToken)) throw new AppError('invalid_token');
-  const row = await db.maybeOne(sql.prepared('authenticate_uncounted', authenticatedSchema)`${livePrincipalQuery(rawToken)}`);
-  return settleWithLease(db, row, iface, leases);
 }

@@ -1,22 +1,15 @@
 // Request allowances: a monthly allowance per plan and a requests-per-minute boundary, per account
-// and interface, counted atomically in Postgres by AllowanceLeases (allowance-lease.ts); a rejected
-// request counts nothing. This module holds the limits, the authenticating SQL and the refusals.
+// and allowance (REST, MCP), counted atomically in Postgres by AllowanceLeases (allowance-lease.ts);
+// a rejected request counts nothing. This module holds the limits, the RateLimit fields and the
+// refusals; which interface counts against which allowance is domain/principals/admission.ts.
 import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { AppError } from './errors.ts';
-import { livePrincipalQuery } from './identity/accounts.ts';
-import type { Entitlements, Interface, Plan } from './identity/plans.ts';
+import type { Plan } from './identity/plans.ts';
 
 export type Allowance = { perMinute: number; perMonth: Partial<Record<Plan, number>> };
 export type Allowances = { rest: Allowance; mcp: Allowance };
-
-/**
- * The allowance each interface's requests count against. The spec gives the automation gateway
- * no allowance of its own (its limits are "not shown"), so automation counts against REST's; its
- * entitlement is still its own (plans.ts).
- */
-export const allowanceOf = { rest: 'rest', mcp: 'mcp', automation: 'rest' } as const satisfies Record<Interface, keyof Allowances>;
 
 /** Defaults; each can be overridden by environment variables (README, "Configuration"). */
 export const defaultAllowances: Allowances = {
@@ -70,27 +63,3 @@ export async function refusal(db: CommonQueryMethods, accountId: string, plan: P
     extensions: { ...limits, interface: iface },
   });
 }
-
-/**
- * The CTEs `principal` (the live token's account) and `chargeable` (that account's id, if active and
- * entitled to `iface`), for statements that authenticate; select `p.*` (authenticatedSchema) from
- * `principal p`. The request is then charged through AllowanceLeases (allowance-lease.ts).
- */
-export function principalCtes(rawToken: string, iface: Interface, entitlements: Entitlements) {
-  return sql.fragment`
-    principal AS (${livePrincipalQuery(rawToken)}),
-    chargeable AS (
-      SELECT p.id AS account_id FROM principal p
-       WHERE p.status = 'active' AND p.plan = ANY (${sql.array([...entitlements[iface]], 'text')})
-    )`;
-}
-
-/** The refusals of authentication and charging: the MCP gateway answers these as protocol errors, not tool results. */
-export const chargeRefusalCodes: ReadonlySet<string> = new Set([
-  'authentication_required',
-  'invalid_token',
-  'account_inactive',
-  'entitlement_required',
-  'rate_limited',
-  'monthly_limit_exceeded',
-]);

@@ -118,14 +118,19 @@ export async function rotateAccessToken(db: Db, tokenId: string): Promise<Issued
   });
 }
 
+// What a presented token resolves to. Requests are admitted by domain/principals/admission.ts,
+// which composes these (resolve, then judge, charge and touch); they live here, with the tables.
+
+/** A live token's row: its account's columns, the token id and when the token was last used. */
 export const authenticatedSchema = accountSchema.extend({ tokenId: z.uuid(), tokenLastUsedAt: isoTimestamp.nullable() });
 export type AuthenticatedRow = z.infer<typeof authenticatedSchema>;
 
+/** A personal access token's principal: the account acting through one of its tokens. */
 export type Principal = { tokenId: string; account: Account };
 
 /**
- * The live token with this hash and its account, as the CTE body `principal` (columns of
- * authenticatedSchema). Unknown, expired, revoked and rotated-away tokens give no row.
+ * The live token with this hash and its account (columns of authenticatedSchema), usable alone or
+ * as the CTE `principal`. Unknown, expired, revoked and rotated-away tokens give no row.
  */
 export function livePrincipalQuery(rawToken: string) {
   return sql.fragment`
@@ -146,13 +151,13 @@ export async function touchToken(db: Db, tokenId: string, lastUsedAt: string | n
 }
 
 /**
- * Resolves a bearer token to its account. Unknown, expired, revoked and rotated-away tokens are
- * all `invalid_token`: the caller learns nothing about which. Entitlement is checked separately
- * (plans.ts) because it depends on the interface.
+ * Whose live token this is, outside any request (the local stack checks its saved demo token with
+ * it): no interface, so nothing is judged or charged. Unknown, expired, revoked and rotated-away
+ * tokens are all `invalid_token`.
  */
 export async function authenticateAccessToken(db: Db, rawToken: string): Promise<Principal> {
   if (!looksLikeSecret(rawToken, secretPrefixes.accessToken)) throw new AppError('invalid_token');
-  const row = await db.maybeOne(sql.prepared('authenticate_token', authenticatedSchema)`${livePrincipalQuery(rawToken)}`);
+  const row = await db.maybeOne(sql.type(authenticatedSchema)`${livePrincipalQuery(rawToken)}`);
   if (!row) throw new AppError('invalid_token');
   const { tokenId, tokenLastUsedAt, ...account } = row;
   await touchToken(db, tokenId, tokenLastUsedAt);

@@ -1,6 +1,7 @@
-// Automation gateway (/api/dev/automation): the automation entitlement (plans.ts; the spec's
-// Developer entitlement) plus workspace permissions on every request; counted against the REST
-// allowance, since the spec names no automation allowance. Proposals → review → Forge run on Temporal.
+// Automation gateway (/api/dev/automation): every request is admitted to `automation`
+// (domain/principals/admission.ts: its own entitlement, the spec's Developer entitlement; counted
+// against the REST allowance, the spec naming no automation allowance), then workspace permissions
+// per route. Proposals → review → Forge run on Temporal.
 import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
@@ -8,7 +9,7 @@ import { z } from 'zod';
 import { actionKinds } from '../../../domain/automation/proposals.ts';
 import { proposalStates } from '../../../domain/automation/proposals.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
-import { requireAccessTokenAndAllowance } from '../../auth.ts';
+import { admitEveryRequest } from '../../auth.ts';
 import { discoveryRoutes } from './discovery.ts';
 import { eventRoutes } from './events.ts';
 import { proposalRoutes } from './proposals.ts';
@@ -28,7 +29,7 @@ export type AutomationDeps = {
 };
 
 export const automationGateway: FastifyPluginAsyncZod<AutomationDeps> = async (app, deps) => {
-  app.addHook('onRequest', requireAccessTokenAndAllowance(deps.db, deps.leases, 'automation'));
+  app.addHook('onRequest', admitEveryRequest({ db: deps.db, leases: deps.leases }, 'automation'));
 
   app.get(
     '/catalog',

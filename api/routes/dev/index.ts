@@ -1,5 +1,6 @@
-// Developer REST API (/api/dev): personal access tokens of accounts with the Developer
-// entitlement (developer_agent or team plan), checked on every request, then the REST allowance.
+// Developer REST API (/api/dev): every request is admitted to `rest` (domain/principals/admission.ts:
+// a personal access token of an active account whose plan has the Developer entitlement, then one
+// request of the REST allowance), then served.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
@@ -7,7 +8,7 @@ import { accountSchema } from '../../../domain/identity/accounts.ts';
 import { planIncludes } from '../../../domain/identity/plans.ts';
 import type { Interface } from '../../../domain/identity/plans.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
-import { principalOf, requireAccessTokenAndAllowance } from '../../auth.ts';
+import { admitEveryRequest, principalOf } from '../../auth.ts';
 import { notesRoutes } from './notes.ts';
 import { workspacesRoutes } from './workspaces.ts';
 
@@ -20,8 +21,7 @@ const meSchema = z
   .meta({ id: 'CurrentAccount' });
 
 export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; leases: AllowanceLeases }> = async (app, { db, leases }) => {
-  // Authentication and entitlement failures are refused before anything is counted.
-  app.addHook('onRequest', requireAccessTokenAndAllowance(db, leases, 'rest'));
+  app.addHook('onRequest', admitEveryRequest({ db, leases }, 'rest'));
 
   app.get(
     '/me',

@@ -1,18 +1,19 @@
 // MCP tool gateway, POST /api/mcp. Order of a request: a bearer token must be present → parse the
 // body with the edge's JSON rules (U+0000, depth) → JSON-RPC → check headers against the body and
-// classify the era → for a recognized request, authenticate (any of the four plans; plan read now)
-// and reserve one MCP operation through the allowance leases → run. Any other answer is given only after
-// authenticating, and consumes nothing. A U+0000 in tool arguments is the tool's invalid argument.
+// classify the era → admit the caller (domain/principals/admission.ts; any of the four plans, plan
+// read now) → run. A recognized request is admitted charged, one MCP operation; every other answer
+// goes only to a caller admitted uncharged, and consumes nothing. A fusable get_note_content is
+// admitted by the fused variant (one statement with the read). A U+0000 in tool arguments is the
+// tool's invalid argument.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { AppError, isAppError } from '../../../domain/errors.ts';
 import type { ErrorPointer } from '../../../domain/errors.ts';
-import { authenticateWithLease } from '../../../domain/allowance-lease.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
-import { chargeRefusalCodes, rateLimitHeaders } from '../../../domain/usage.ts';
-import { authenticateRequest, presentedToken, principalOf, withChallenge } from '../../auth.ts';
+import { admissionRefusalCodes } from '../../../domain/principals/admission.ts';
+import { acceptCharged, admitRequest, presentedToken, principalOf, withChallenge } from '../../auth.ts';
 import { toAppError } from '../../problems.ts';
 import {
   CACHE_TTL_MS,
@@ -53,7 +54,8 @@ function sendRpcError(reply: FastifyReply, id: RpcId, error: RpcError) {
 
 type Deps = { db: DatabasePool; leases: AllowanceLeases };
 
-export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases }) => {
+export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
+  const { db, leases } = deps;
   // The raw body is parsed here, not by Fastify, so malformed JSON becomes JSON-RPC -32700.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/json', 'application/json; charset=utf-8'], { parseAs: 'string', bodyLimit: 16 * 1_048_576 }, (_request, body, done) => {
@@ -66,9 +68,8 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
   app.addHook('onSend', async (_request, reply) => {
     reply.header('mcp-protocol-version', MODERN_VERSION);
   });
-  // Without a bearer token nothing else is looked at. With one, authentication happens once per
-  // request in the handler: charged together with the operation when it is recognized, or on its
-  // own (consuming nothing) before any other answer.
+  // Without a bearer token nothing else is looked at. With one, the caller is admitted once per
+  // request, in the handler: charged when the operation is recognized, uncharged before any other answer.
   app.addHook('onRequest', async (request) => {
     if (request.method === 'POST') presentedToken(request);
   });
@@ -79,7 +80,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
     // A refusal of the body (415, 413) is an answer too: it goes only to an authenticated caller.
     if (request.method === 'POST' && !request.principal && appError.status < 500 && appError.status !== 401) {
       try {
-        await authenticateRequest(db, leases, request, 'mcp');
+        await admitRequest(request, reply, deps, 'mcp', { charge: false });
       } catch (authError) {
         if (isAppError(authError)) appError = authError;
         else throw authError;
@@ -119,15 +120,18 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
         for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
         return sendRpcError(reply, id, rpcErrorFromAppError(error, request.id));
       };
-      // Exits that consume nothing still answer only an authenticated, entitled caller.
-      const unchargedAnswer = async (id: RpcId, answer: () => FastifyReply) => {
+      // Every answer goes to an admitted caller (domain/principals/admission.ts): charged one MCP
+      // operation for a recognized request, uncharged for any other answer. A refused admission is
+      // the answer instead (null: admitted).
+      const admit = async (id: RpcId, charge: boolean): Promise<FastifyReply | null> => {
         try {
-          await authenticateRequest(db, leases, request, 'mcp');
+          await admitRequest(request, reply, deps, 'mcp', { charge });
+          return null;
         } catch (error) {
           return refuse(id, error);
         }
-        return answer();
       };
+      const unchargedAnswer = async (id: RpcId, answer: () => FastifyReply) => (await admit(id, false)) ?? answer();
 
       // One JSON parser for every interface (api/edge.ts): no U+0000, bounded depth.
       const body = readBody(String(request.body ?? ''), request.id);
@@ -170,30 +174,26 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, { db, leases 
         if (args === null || typeof args !== 'object' || Array.isArray(args)) {
           return unchargedAnswer(id, () => sendRpcError(reply, id, new RpcError(rpcCodes.invalidParams, 'params.arguments must be an object.')));
         }
-        // The hot path: authentication and the tool's work in one statement, then the operation's reservation.
+        // The fused variant of the same charged admission (the hot read): the tool's read rides in
+        // admission's statement, so admission, the operation's charge and the read are one round trip.
         const parsedArgs = argumentRefusal ? undefined : tool.input.safeParse(args);
         if (tool.fused && parsedArgs?.success && tool.fused.canFuse(parsedArgs.data as never)) {
           let outcome: Awaited<ReturnType<typeof tool.fused.run>>;
           try {
             outcome = await withChallenge(() => tool.fused!.run({ db, rawToken: presentedToken(request), leases }, parsedArgs.data as never));
           } catch (error) {
-            if (isAppError(error) && !chargeRefusalCodes.has(error.code)) return respond(toolErrorResult(error, request.id));
+            // Admission's refusals are protocol errors, as on the unfused path; the read's are the tool's.
+            if (isAppError(error) && !admissionRefusalCodes.has(error.code)) return respond(toolErrorResult(error, request.id));
             return refuse(id, error);
           }
-          request.principal = outcome.principal;
-          reply.headers(rateLimitHeaders(outcome.usage));
+          acceptCharged(request, reply, outcome.principal, outcome.usage);
           return respond(isAppError(outcome.data) ? toolErrorResult(outcome.data, request.id) : toolResult(outcome.data));
         }
       }
 
-      // A recognized operation: authenticate, reserve one operation, then run it.
-      try {
-        const { usage, ...principal } = await withChallenge(() => authenticateWithLease(db, presentedToken(request), 'mcp', leases));
-        request.principal = principal;
-        reply.headers(rateLimitHeaders(usage));
-      } catch (error) {
-        return refuse(id, error);
-      }
+      // A recognized operation: admitted charged (one MCP operation), then run.
+      const refused = await admit(id, true);
+      if (refused) return refused;
       return respond(await run(message, era, request, argumentRefusal));
     },
   );

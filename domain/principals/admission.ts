@@ -1,0 +1,158 @@
+// Admission: who is calling, whether they may use this interface, and the request charged to its
+// allowance. Every authenticated request of REST, MCP and the automation gateway passes here, in
+// this order; a refusal at any step ends the request there, having counted nothing:
+//
+//   1. resolve  the presented credential to its principal, in one statement. Unknown, expired,
+//               revoked and rotated-away credentials are all `invalid_token`: the caller learns
+//               nothing about which.
+//   2. judge    the principal: its account `active` (else `account_inactive`), its plan entitled to
+//               the interface (else `entitlement_required`). The plans table is identity/plans.ts,
+//               or the one the app was built with; it travels with the leases.
+//   3. charge   one request against the allowance the interface counts against (`allowanceOf`)
+//               through the process's allowance leases, or refuse with 429 `rate_limited` /
+//               `monthly_limit_exceeded` (allowance-lease.ts; limits and refusals in usage.ts).
+//               Answers that consume nothing (MCP's parse errors, notifications, unknown methods and
+//               tools) are admitted with `charge: false` and skip this step.
+//   4. touch    the credential's last use, at most once a minute.
+//
+// The fused variant: the hot single-note read (notes/read-as-caller.ts) takes exactly these steps
+// with its own work fused into step 1's statement (a `Fusion`), so authentication, charging, the
+// mapping access check and the fetch cost one Postgres round trip (bench/README.md). Its extra
+// columns are read with the principal and judged by the caller only once steps 2-4 have passed.
+//
+// There is one entry per kind of principal (`PrincipalKind`): `admitAccessToken` below.
+// api/auth.ts is the HTTP side: the bearer header, the challenge, the interfaces' hooks.
+import { sql } from 'slonik';
+import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
+import type { z } from 'zod';
+import { AppError } from '../errors.ts';
+import type { ErrorCode } from '../errors.ts';
+import { authenticatedSchema, livePrincipalQuery, touchToken } from '../identity/accounts.ts';
+import type { Account, AuthenticatedRow, Principal } from '../identity/accounts.ts';
+import { planIncludes } from '../identity/plans.ts';
+import type { AccountStatus, Entitlements, Interface, Plan } from '../identity/plans.ts';
+import type { AllowanceLeases } from '../allowance-lease.ts';
+import type { Allowances, UsageSnapshot } from '../usage.ts';
+import { looksLikeSecret, secretPrefixes } from '../secrets.ts';
+
+/**
+ * The kinds of principal admitted here, each with its own entry in this file and the prefix that
+ * marks its credentials:
+ *
+ * - `personal_access_token`: an account acting through one of its tokens (`hnp_pat_…`) on REST, MCP
+ *   or the automation gateway; judged by the account's status and plan, charged per account and
+ *   allowance. Entry: `admitAccessToken`.
+ *
+ * Next, the Product Runtime's `service_principal`: an installation acting through its credential
+ * (`hnp_svc_…`, secrets.ts), resolved and judged link by link by checkProductRuntimeChain
+ * (product-runtime/chain.ts) and charged against its organization's `apiOperationsPerMonth`. It
+ * joins this union (the compiler then asks for its prefix below) and its entry,
+ * `admitServicePrincipal`, goes beside admitAccessToken, taking the same four steps.
+ */
+export type PrincipalKind = 'personal_access_token';
+
+const credentialPrefix: Record<PrincipalKind, string> = { personal_access_token: secretPrefixes.accessToken };
+
+/**
+ * The allowance each interface's requests count against. The spec gives MCP its own allowance and
+ * names none for the automation gateway (it "requires the Developer entitlement", the REST API's,
+ * and its limits are "not shown"), so automation counts against REST's; its entitlement is still
+ * judged on its own (step 2).
+ */
+export const allowanceOf = { rest: 'rest', mcp: 'mcp', automation: 'rest' } as const satisfies Record<Interface, keyof Allowances>;
+
+/**
+ * The refusals admission gives (and `authentication_required`, the edge's when no bearer token is
+ * sent): the MCP gateway answers these as protocol errors, never as tool results.
+ */
+export const admissionRefusalCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'authentication_required',
+  'invalid_token',
+  'account_inactive',
+  'entitlement_required',
+  'rate_limited',
+  'monthly_limit_exceeded',
+]);
+
+/**
+ * Work fused into step 1's statement: `ctes` follow the `principal` CTE (they read the account id
+ * as `(SELECT id FROM principal)`), `columns` are selected beside the principal's `p.*`, and the
+ * row is parsed by `schema`, the principal's columns plus the fused ones (build it once, at module
+ * level, with `fusedRowSchema`). `name` names the prepared statement: one per fused shape.
+ */
+export type Fusion<T> = {
+  name: string;
+  schema: z.ZodType<AuthenticatedRow & T>;
+  ctes: FragmentSqlToken;
+  columns: FragmentSqlToken;
+};
+
+/** The row schema of a fusion: the principal's columns and `shape`'s. */
+export function fusedRowSchema<S extends z.ZodRawShape>(shape: S) {
+  return authenticatedSchema.extend(shape);
+}
+
+/** A presented personal access token and where it is presented. */
+export type AccessTokenRequest = {
+  token: string;
+  iface: Interface;
+  /** The process's allowance leases, which carry the plans table the app was built with. */
+  leases: AllowanceLeases;
+  /** false: an answer that consumes nothing (steps 1, 2 and 4 only). */
+  charge?: boolean;
+};
+
+/** An admitted, charged request: who, and the allowance left after it (for the RateLimit fields). */
+export type Admitted = Principal & { usage: UsageSnapshot };
+
+/**
+ * Personal access tokens: steps 1-4 (1, 2 and 4 with `charge: false`). With a `fusion`, its
+ * columns are read in step 1's statement and returned as `fused` once the request is admitted.
+ */
+export async function admitAccessToken(db: CommonQueryMethods, request: AccessTokenRequest & { charge: false }): Promise<Principal>;
+export async function admitAccessToken(db: CommonQueryMethods, request: AccessTokenRequest & { charge?: true }): Promise<Admitted>;
+export async function admitAccessToken<T>(db: CommonQueryMethods, request: AccessTokenRequest & { charge?: true }, fusion: Fusion<T>): Promise<Admitted & { fused: T }>;
+export async function admitAccessToken<T>(db: CommonQueryMethods, request: AccessTokenRequest, fusion?: Fusion<T>): Promise<Principal | Admitted | (Admitted & { fused: T })> {
+  // 1. resolve
+  const row = await resolveAccessToken(db, request.token, fusion);
+  const { tokenId, tokenLastUsedAt, id, email, displayName, plan, status, createdAt, updatedAt } = row;
+  const account: Account = { id, email, displayName, plan, status, createdAt, updatedAt };
+  // 2. judge
+  judge(account, request.iface, request.leases.entitlements);
+  if (request.charge === false) {
+    // 4. touch
+    await touchToken(db, tokenId, tokenLastUsedAt);
+    return { tokenId, account };
+  }
+  // 3. charge
+  const usage = await request.leases.charge(account, allowanceOf[request.iface]);
+  // 4. touch
+  await touchToken(db, tokenId, tokenLastUsedAt);
+  return fusion ? { tokenId, account, usage, fused: row } : { tokenId, account, usage };
+}
+
+/** Step 1 for a personal access token: the live token and its account, and a fusion's columns. */
+async function resolveAccessToken<T>(db: CommonQueryMethods, token: string, fusion?: Fusion<T>): Promise<AuthenticatedRow & T> {
+  if (!looksLikeSecret(token, credentialPrefix.personal_access_token)) throw new AppError('invalid_token');
+  const row = fusion
+    ? await db.maybeOne(sql.prepared(fusion.name, fusion.schema)`
+        WITH principal AS (${livePrincipalQuery(token)}), ${fusion.ctes}
+        SELECT p.*, ${fusion.columns} FROM principal p`)
+    : await db.maybeOne(sql.prepared('admit_access_token', authenticatedSchema)`${livePrincipalQuery(token)}`);
+  if (!row) throw new AppError('invalid_token');
+  // Without a fusion there are no further columns: T is then the empty row.
+  return row as AuthenticatedRow & T;
+}
+
+/** Step 2: the account is active and its plan includes the interface. */
+function judge(account: { plan: Plan; status: AccountStatus }, iface: Interface, entitlements: Entitlements): void {
+  if (account.status !== 'active') {
+    throw new AppError('account_inactive', `The account is ${account.status}.`);
+  }
+  if (!planIncludes(account.plan, iface, entitlements)) {
+    const needed = entitlements[iface].join(', ');
+    throw new AppError('entitlement_required', `The ${account.plan} plan does not include the ${iface} interface (needs one of: ${needed}).`, {
+      extensions: { plan: account.plan, requiredPlans: entitlements[iface] },
+    });
+  }
+}
