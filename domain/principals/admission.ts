@@ -119,15 +119,12 @@ export async function admitAccessToken<T>(db: CommonQueryMethods, request: Acces
   const account: Account = { id, email, displayName, plan, status, createdAt, updatedAt };
   // 2. judge
   judge(account, request.iface, request.leases.entitlements);
-  if (request.charge === false) {
-    // 4. touch
-    await touchToken(db, tokenId, tokenLastUsedAt);
-    return { tokenId, account };
-  }
-  // 3. charge
-  const usage = await request.leases.charge(account, allowanceOf[request.iface]);
+  // 3. charge, unless the answer consumes nothing
+  const usage = request.charge === false ? null : await request.leases.charge(account, allowanceOf[request.iface]);
   // 4. touch
   await touchToken(db, tokenId, tokenLastUsedAt);
+
+  if (!usage) return { tokenId, account };
   return fusion ? { tokenId, account, usage, fused: row } : { tokenId, account, usage };
 }
 
