@@ -70,7 +70,11 @@ export function createActivities(deps: ActivityDeps) {
     async deliverWebhook(input: { endpointId: string; messageId: string; eventId: string; attempt: number }): Promise<AttemptOutcome> {
       const event = await getEvent(db, input.eventId);
       if (!event) return 'skipped';
-      return attemptDelivery(db, requireSecretBox(deps.secretBox ?? null), deps.egress ?? { allowList: [] }, { ...input, event }).catch(final);
+      // Inside the chain, so a missing secret box (not_ready) is final like every domain refusal:
+      // retrying cannot configure the server.
+      return Promise.resolve()
+        .then(() => attemptDelivery(db, requireSecretBox(deps.secretBox ?? null), deps.egress ?? { allowList: [] }, { ...input, event }))
+        .catch(final);
     },
     async recordFailedDelivery(endpointId: string): Promise<void> {
       await recordFailedDelivery(db, endpointId);

@@ -1,6 +1,8 @@
 // Automation benchmark: proposal create → approve → executed receipt, end to end through the API,
-// the review workflow and the Forge execution, for N proposals; and in the same run the bare cost
-// of starting and completing a one-activity workflow (scheduledTriggerFire) with the Temporal client.
+// the review workflow and the Forge execution, for N proposals, split into its two halves (create →
+// pending_review, approve → executed receipt); and in the same run the bare cost of starting and
+// completing a one-activity workflow (scheduledTriggerFire) with the Temporal client. Targets: the
+// first half within 1.5×, the second within 2× of the bare workflow at p50.
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import type { DatabasePool } from '../db/pool.ts';
@@ -44,6 +46,8 @@ export async function automationSuite(input: { db: DatabasePool; baseUrl: string
     }
   };
 
+  const toPending: number[] = [];
+  const toReceipt: number[] = [];
   const one = async (i: number) => {
     const started = performance.now();
     const created = await json(
@@ -55,10 +59,14 @@ export async function automationSuite(input: { db: DatabasePool; baseUrl: string
     );
     const id = created['id'] as string;
     await wait(id, ['pending_review']);
+    const reviewable = performance.now();
+    toPending.push(reviewable - started);
     await json(await fetch(`${proposalUrl(id)}/approve`, { method: 'POST', headers: headers(reviewerToken), body: '{}' }));
     const done = await wait(id, ['executed', 'failed']);
     if (done['state'] !== 'executed') throw new Error(`proposal ${id} ${String(done['state'])}`);
-    return performance.now() - started;
+    const finished = performance.now();
+    toReceipt.push(finished - reviewable);
+    return finished - started;
   };
 
   const endToEnd: number[] = [];
@@ -83,5 +91,17 @@ export async function automationSuite(input: { db: DatabasePool; baseUrl: string
     }),
   );
   await connection.close();
-  return [percentiles('proposal create → approve → executed receipt', endToEnd), percentiles('bare one-activity workflow (start → result)', bare)];
+  const stats = [
+    percentiles('proposal create → approve → executed receipt', endToEnd),
+    percentiles('bare one-activity workflow (start → result)', bare),
+    percentiles('proposal create → pending_review', toPending),
+    percentiles('proposal approve → executed receipt', toReceipt),
+  ];
+  const [, base, pending, receipt] = stats as [Percentiles, Percentiles, Percentiles, Percentiles];
+  const ratio = (of: Percentiles, key: 'p50' | 'p95') => (of[key] / base[key]).toFixed(2);
+  console.log(
+    `automation (n=${input.proposals}) vs bare workflow: create → pending_review p50 ${ratio(pending, 'p50')}x, p95 ${ratio(pending, 'p95')}x (target 1.5x); ` +
+      `approve → receipt p50 ${ratio(receipt, 'p50')}x, p95 ${ratio(receipt, 'p95')}x (target 2x)`,
+  );
+  return stats;
 }

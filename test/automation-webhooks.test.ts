@@ -1,14 +1,16 @@
 // Webhook endpoints and deliveries against a real local receiver that verifies signatures with the
 // `standardwebhooks` library; retries, 410, disabling, and SSRF refusals.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
 import { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { createActivities } from '../activities/index.ts';
 import { addressProblem, checkWebhookUrl, postJson } from '../domain/automation/network.ts';
 import { createWorkspace } from '../domain/identity/workspaces.ts';
 import { createSecretBox } from '../domain/secret-box.ts';
@@ -150,6 +152,16 @@ describe('webhook endpoints', () => {
       if (failed < 3) await new Promise((r) => setTimeout(r, 100));
     }
     expect(failed).toBe(3);
+  });
+});
+
+describe('a worker without a secret box', () => {
+  it('fails the delivery attempt as final (not_ready), not as a transient error to retry', async () => {
+    const posted = await postEvent('box.missing', {});
+    const activities = createActivities({ db: db.pool, secretBox: null });
+    const error = await activities.deliverWebhook({ endpointId: randomUUID(), messageId: `msg_${randomUUID()}`, eventId: posted.data.event.id as string, attempt: 1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApplicationFailure);
+    expect(error).toMatchObject({ type: 'not_ready', nonRetryable: true });
   });
 });
 

@@ -14,6 +14,7 @@ import type { TransactionAction } from '../notes/knowledge.ts';
 import { contentBytes, noteLimits, validateNotePath } from '../notes/paths.ts';
 import { findNotes } from '../notes/store.ts';
 import { emptyRow, idRow, isoTimestamp } from '../../db/row-schemas.ts';
+import { forgeIdempotencyKey, reviewWorkflowId } from './workflow-ids.ts';
 
 type Db = CommonQueryMethods;
 
@@ -59,9 +60,6 @@ const proposalColumns = sql.fragment`p.id, p.workspace_id AS "workspaceId", p.pr
   p.acting_for_account_id AS "actingForAccountId", p.bridge, p.action_kind AS "actionKind", p.action, p.summary, p.state,
   p.reviewer_account_id AS "reviewerAccountId", p.decision_reason AS "decisionReason", p.expires_at AS "expiresAt",
   p.workflow_id AS "workflowId", p.created_at AS "createdAt", p.updated_at AS "updatedAt"`;
-
-export const reviewWorkflowId = (proposalId: string) => `proposal-review-${proposalId}`;
-export const forgeWorkflowId = (proposalId: string, kind: 'apply' | 'undo') => `forge-${kind}-${proposalId}`;
 
 export async function insertProposal(
   tx: Db,
@@ -243,7 +241,7 @@ export async function executeForgeStep(db: DatabasePool, proposalId: string, kin
   if (!proposal) throw new AppError('not_found', `No proposal ${proposalId}.`);
   const action = actionSchema.parse(proposal.action);
   const target = await targetOf(db, action);
-  const key = forgeWorkflowId(proposalId, kind);
+  const key = forgeIdempotencyKey(proposalId, kind);
   const provenance = { actor: { type: 'forge' as const, id: proposalId }, source: 'forge' as const, requestId: null, idempotencyKey: key };
   const idempotency = (suffix: string) => ({ accountId: proposal.proposerAccountId, route: 'forge', scope: target.mappingId, key: `${key}${suffix}`, fingerprint: `${key}${suffix}` });
   let writes: TransactionAction[];

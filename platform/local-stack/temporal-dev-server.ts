@@ -3,15 +3,23 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
+import type { SearchAttributeType } from '@temporalio/common';
+import { searchAttributeKeys } from '../../domain/automation/search-attributes.ts';
 import { freePort } from './ports.ts';
 
-/** Search attributes the platform's workflows use; the dev server must know them up front. */
-export const searchAttributes: Record<string, 'Keyword' | 'Text' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList'> = {
-  WorkspaceId: 'Keyword',
-  ProposalState: 'Keyword',
-  ActionKind: 'Keyword',
-  AccountId: 'Keyword',
+/** How `temporal server start-dev --search-attribute Name=Type` spells each type. */
+const cliTypeName: Record<SearchAttributeType, string> = {
+  KEYWORD: 'Keyword',
+  TEXT: 'Text',
+  INT: 'Int',
+  DOUBLE: 'Double',
+  BOOL: 'Bool',
+  DATETIME: 'Datetime',
+  KEYWORD_LIST: 'KeywordList',
 };
+
+/** Search attributes the platform's workflows use (their one definition); the dev server must know them up front. */
+export const searchAttributes: Record<string, string> = Object.fromEntries(searchAttributeKeys.map((key) => [key.name, cliTypeName[key.type]]));
 
 export type DevServer = { address: string; uiUrl: string | null; process: ChildProcess; stop: () => Promise<void> };
 

@@ -10,7 +10,6 @@ import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import {
   actionSchema,
-  forgeWorkflowId,
   claimUndo,
   releaseUndo,
   undoAttempts,
@@ -26,13 +25,16 @@ import {
 } from '../../../domain/automation/proposals.ts';
 import type { Proposal } from '../../../domain/automation/proposals.ts';
 import { AppError } from '../../../domain/errors.ts';
-import { claimIdempotencyKey, fingerprintOf, requireIdempotencyKey, storeIdempotentResponse } from '../../../domain/idempotency.ts';
+import { claimIdempotencyKey, storeIdempotentResponse } from '../../../domain/idempotency.ts';
 import { authorizeInWorkspace, memberPermissions, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
 import type { Permission } from '../../../domain/identity/workspaces.ts';
 import { forgeExecution } from '../../../workflows/forge.ts';
 import { decideUpdate, decisionRefusal, proposalReview } from '../../../workflows/proposal-review.ts';
-import { ActionKind, ProposalState, WorkspaceId } from '../../../workflows/search-attributes.ts';
+import { AccountId, ActionKind, ProposalState, WorkspaceId } from '../../../domain/automation/search-attributes.ts';
+import { undoWorkflowId } from '../../../domain/automation/workflow-ids.ts';
 import { principalOf } from '../../auth.ts';
+import { idempotencyKeyHeader } from '../shared/headers.ts';
+import { idempotencyScope, restCaller } from '../shared/vault-calls.ts';
 import { decodeCursor, encodeCursor } from '../../../domain/cursor.ts';
 
 export type ProposalDeps = { db: DatabasePool; temporal: Client; taskQueue: string; defaultExpirySeconds: number };
@@ -83,6 +85,8 @@ export async function startReview(temporal: Client, taskQueue: string, proposal:
       { key: WorkspaceId, value: proposal.workspaceId },
       { key: ActionKind, value: proposal.actionKind },
       { key: ProposalState, value: proposal.state },
+      // The review acts for its proposer.
+      { key: AccountId, value: proposal.proposerAccountId },
     ],
   })
     .catch((error: unknown) => {
@@ -116,11 +120,10 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
       if (body.actingForAccountId && !(await memberPermissions(db, body.workspaceId, body.actingForAccountId))) {
         throw new AppError('invalid_request', 'actingForAccountId must be a member of the workspace.', { extensions: { errors: [{ pointer: '/body/actingForAccountId', message: 'not a member' }] } });
       }
-      const key = requireIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
-      const idempotency = { accountId: account.id, route: 'POST /api/dev/automation/proposals', scope: body.workspaceId, key, fingerprint: fingerprintOf(body) };
+      const idempotency = idempotencyScope(restCaller(request), 'POST /api/dev/automation/proposals', body.workspaceId, idempotencyKeyHeader(request), body);
       const result = await db.transaction(async (tx) => {
         const stored = await claimIdempotencyKey(tx, idempotency);
-        if (stored) return { proposal: stored.body as Proposal, replayed: true };
+        if (stored) return { proposal: proposalSchema.parse(stored.body), replayed: true };
         const proposal = await insertProposal(tx, {
           id: randomUUID(),
           workspaceId: body.workspaceId,
@@ -263,7 +266,7 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
         throw new AppError('proposal_not_executed', `The proposal is ${proposal.state}.`, { extensions: { state: proposal.state } });
       }
       // Each claimed undo gets its own workflow id, so a failed undo can be tried again.
-      const workflowId = `${forgeWorkflowId(proposal.id, 'undo')}-${await undoAttempts(db, proposal.id)}`;
+      const workflowId = undoWorkflowId(proposal.id, await undoAttempts(db, proposal.id));
       try {
         await temporal.workflow.start(forgeExecution, {
           taskQueue,
@@ -275,6 +278,8 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
             { key: WorkspaceId, value: proposal.workspaceId },
             { key: ActionKind, value: proposal.actionKind },
             { key: ProposalState, value: 'undoing' },
+            // The undo acts for the reviewer who asked for it.
+            { key: AccountId, value: account.id },
           ],
         });
       } catch (error) {

@@ -23,7 +23,8 @@ import { AppError } from '../../../domain/errors.ts';
 import { authorizeInWorkspace, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
 import type { SecretBox } from '../../../domain/secret-box.ts';
 import { webhookDelivery } from '../../../workflows/webhook-delivery.ts';
-import { WorkspaceId } from '../../../workflows/search-attributes.ts';
+import { WorkspaceId } from '../../../domain/automation/search-attributes.ts';
+import { deliveryWorkflowId } from '../../../domain/automation/workflow-ids.ts';
 import { principalOf } from '../../auth.ts';
 
 export type WebhookDeps = { db: DatabasePool; temporal: Client; taskQueue: string; secretBox: SecretBox | null; egress: EgressPolicy; retryBaseMs: number };
@@ -38,7 +39,7 @@ export async function startDeliveries(deps: Pick<WebhookDeps, 'db' | 'temporal' 
     const messageId = `msg_${createHash('sha256').update(`${event.id}:${endpointId}`).digest('hex').slice(0, 26)}`;
     await deps.temporal.workflow.start(webhookDelivery, {
       taskQueue: deps.taskQueue,
-      workflowId: `webhook-${messageId}`,
+      workflowId: deliveryWorkflowId(messageId),
       workflowIdConflictPolicy: 'USE_EXISTING',
       args: [{ endpointId, messageId, eventId: event.id, maxAttempts: MAX_DELIVERY_ATTEMPTS, baseDelayMs: deps.retryBaseMs }],
       typedSearchAttributes: [{ key: WorkspaceId, value: event.workspaceId }],
