@@ -3,15 +3,8 @@
 // activity is idempotent: Temporal may run one again after a timeout or a worker crash.
 import { ApplicationFailure } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
-import {
-  checkPolicy,
-  executeForgeStep,
-  getProposal,
-  recordForgeFailure,
-  recordUndoPlan,
-  transitionProposal,
-} from '../domain/automation/proposals.ts';
-import type { ProposalState, Receipt } from '../domain/automation/proposals.ts';
+import { openReview, recordForgeFailure, runForgeExecution, transitionProposal } from '../domain/automation/proposals.ts';
+import type { ProposalState } from '../domain/automation/proposals.ts';
 import { getEvent, recordScheduledRun } from '../domain/automation/events.ts';
 import type { EgressPolicy } from '../domain/automation/network.ts';
 import { attemptDelivery, recordFailedDelivery, requireSecretBox } from '../domain/automation/webhooks.ts';
@@ -26,7 +19,7 @@ export type ActivityDeps = {
   /** Which private addresses webhooks may reach (none by default). */
   egress?: EgressPolicy;
   /**
-   * Called inside the Forge apply step after the write committed and before the step reports back:
+   * Called inside a Forge execution step after the write committed and before the step reports back:
    * the worst moment for a worker to die (tests crash a worker here).
    */
   afterForgeWrite?: (proposalId: string) => Promise<void>;
@@ -45,24 +38,20 @@ function final(error: unknown): never {
 export function createActivities(deps: ActivityDeps) {
   const { db } = deps;
   return {
-    async checkProposalPolicy(proposalId: string): Promise<{ ok: boolean; reason?: string }> {
-      const proposal = await getProposal(db, proposalId);
-      if (!proposal) return { ok: false, reason: 'The proposal no longer exists.' };
-      return checkPolicy(db, proposal);
+    // Short state writes: the review runs them as local activities (no round trip through the server).
+    async openReview(proposalId: string): Promise<{ state: 'pending_review' } | { state: 'rejected'; reason: string }> {
+      return openReview(db, proposalId);
     },
     async transitionProposal(input: { proposalId: string; state: ProposalState; actorAccountId?: string | null; detail?: Record<string, unknown>; reason?: string | null }): Promise<void> {
       await transitionProposal(db, input);
     },
-    async recordUndoPlan(proposalId: string): Promise<void> {
-      await recordUndoPlan(db, proposalId).catch(final);
+    async recordForgeFailure(input: { proposalId: string; kind: 'apply' | 'undo'; code: string; message: string }): Promise<ProposalState> {
+      return recordForgeFailure(db, input);
     },
-    async forgeApply(proposalId: string): Promise<Receipt> {
-      const receipt = await executeForgeStep(db, proposalId, 'apply').catch(final);
-      await deps.afterForgeWrite?.(proposalId);
-      return receipt;
-    },
-    async forgeUndo(proposalId: string): Promise<Receipt> {
-      return executeForgeStep(db, proposalId, 'undo').catch(final);
+    /** One Forge execution, all of it one idempotent step (domain/automation/proposals.ts runForgeExecution). */
+    async executeForge(input: { proposalId: string; kind: 'apply' | 'undo'; actorAccountId: string | null }): Promise<{ transactionId: string | null }> {
+      const receipt = await runForgeExecution(db, input, deps.afterForgeWrite).catch(final);
+      return { transactionId: receipt.transactionId };
     },
     async fireScheduledTrigger(triggerId: string, fireKey: string): Promise<string | null> {
       return recordScheduledRun(db, triggerId, fireKey);
@@ -78,9 +67,6 @@ export function createActivities(deps: ActivityDeps) {
     },
     async recordFailedDelivery(endpointId: string): Promise<void> {
       await recordFailedDelivery(db, endpointId);
-    },
-    async recordForgeFailure(input: { proposalId: string; kind: 'apply' | 'undo'; code: string; message: string }): Promise<void> {
-      await recordForgeFailure(db, input.proposalId, input.kind, { code: input.code, message: input.message });
     },
   };
 }

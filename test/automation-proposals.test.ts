@@ -112,17 +112,27 @@ describe('review', () => {
     expect((await stranger.request('GET', `/api/dev/automation/proposals?workspaceId=${workspaceId}`)).data.code).toBe('workspace_not_found');
   });
 
-  it('expires an unreviewed proposal, and a retried POST does not revive it', async () => {
-    const body = { workspaceId, bridge: 'test-bridge', action: { kind: 'note.write', mappingId, path: 'Auto/Late.md', content: 'late' }, expiresInSeconds: 2 };
+  // Expiry itself (in skipped time) is in test/workflows/proposal-review.test.ts.
+  it('does not revive a decided proposal when its POST is retried', async () => {
+    const body = { workspaceId, bridge: 'test-bridge', action: { kind: 'note.write', mappingId, path: 'Auto/Late.md', content: 'late' } };
     const created = await proposer.request('POST', '/api/dev/automation/proposals', { body, headers: { 'idempotency-key': 'late-1' } });
-    const expired = await waitForState(created.data.id as string, ['expired']);
-    expect(expired.history.map((h: { state: string }) => h.state)).toEqual(['proposed', 'pending_review', 'expired']);
+    const id = created.data.id as string;
+    await waitForState(id, ['pending_review']);
+    expect((await reviewer.request('POST', `/api/dev/automation/proposals/${id}/reject`, { body: {} })).data.state).toBe('rejected');
+    await waitForState(id, ['rejected']);
+    const client = new Client({ connection: clientConnection, namespace: 'default' });
+    expect(await client.workflow.getHandle(`proposal-review-${id}`).result()).toBe('rejected');
+
     const retried = await proposer.request('POST', '/api/dev/automation/proposals', { body, headers: { 'idempotency-key': 'late-1' } });
     expect(retried.headers['idempotent-replayed']).toBe('true');
-    await new Promise((r) => setTimeout(r, 500));
-    const after = await waitForState(created.data.id as string, ['expired', 'pending_review']);
-    expect(after.state).toBe('expired');
-    expect((await reviewer.request('POST', `/api/dev/automation/proposals/${created.data.id}/approve`, { body: {} })).data.code).toBe('proposal_not_pending');
+    expect(retried.data.id).toBe(id);
+    // No second review started: the closed one is the only run, and the proposal stays rejected.
+    const runs: string[] = [];
+    for await (const wf of client.workflow.list({ query: `WorkflowId = "proposal-review-${id}"` })) runs.push(wf.runId);
+    expect(runs).toHaveLength(1);
+    const after = (await proposer.request('GET', `/api/dev/automation/proposals/${id}`)).data;
+    expect(after.history.map((h: { state: string }) => h.state)).toEqual(['proposed', 'pending_review', 'rejected']);
+    expect((await reviewer.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: {} })).data.code).toBe('proposal_not_pending');
   });
 
   it('lets policy reject a target outside the workspace before review', async () => {
@@ -161,7 +171,7 @@ describe('operations', () => {
     expect(ids).toContain(`proposal-review-${created.data.id}`);
   });
 
-  it('shows a failed Forge apply as Failed in the workflow history, after recording the failed state', async () => {
+  it('shows a failed Forge apply as Failed in the workflow history and the visibility API, after recording the failed state', async () => {
     const base = await proposer.apply({ mappingId, path: 'Auto/Stale.md', content: 'one' });
     const created = await propose({ kind: 'note.write', mappingId, path: 'Auto/Stale.md', content: 'from forge', expectedHash: base.data.afterRevision });
     const id = created.data.id as string;
@@ -173,12 +183,19 @@ describe('operations', () => {
     expect(failed.state).toBe('failed');
     expect((await proposer.read(mappingId, 'Auto/Stale.md')).data.content).toBe('two');
 
+    // The apply runs in the review workflow, which recorded the failed state and then failed itself.
     const client = new Client({ connection: clientConnection, namespace: 'default' });
-    const forge = await client.workflow.getHandle(`forge-apply-${id}`).describe();
-    expect(forge.status.name).toBe('FAILED');
-    await expect(client.workflow.getHandle(`forge-apply-${id}`).result()).rejects.toMatchObject({ cause: { type: 'revision_conflict' } });
-    // The review did its part and completes, saying how the proposal ended.
-    expect(await client.workflow.getHandle(`proposal-review-${id}`).result()).toBe('failed');
+    const review = client.workflow.getHandle(`proposal-review-${id}`);
+    await expect(review.result()).rejects.toMatchObject({ cause: { type: 'revision_conflict' } });
+    expect((await review.describe()).status.name).toBe('FAILED');
+    // And an operator finds it through the visibility API as Failed, with its proposal's state.
+    let listed: string[] = [];
+    for (let i = 0; i < 100 && !listed.includes(`proposal-review-${id}`); i++) {
+      listed = [];
+      for await (const wf of client.workflow.list({ query: `WorkspaceId = "${workspaceId}" AND ExecutionStatus = "Failed" AND ProposalState = "failed"` })) listed.push(wf.workflowId);
+      if (!listed.includes(`proposal-review-${id}`)) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(listed).toContain(`proposal-review-${id}`);
   });
 });
 

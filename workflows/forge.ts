@@ -1,43 +1,48 @@
-// The Forge executor: one bounded execution of an approved action (or its undo). Its workflow id
-// is `forge-<kind>-<proposalId>` and the API never starts a second one, so a proposal executes once;
-// each step is an idempotent activity (the write replays under its idempotency key), so retries and
-// worker crashes cannot write twice.
-import { ApplicationFailure, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+// The Forge executor: one bounded execution of an approved action (or its undo). The apply runs
+// inside the proposal's review workflow (no child workflow: one workflow per proposal); each undo is
+// a workflow of its own (`forge-undo-<proposalId>-<n>`, started by the API once per claimed undo).
+// The execution is one idempotent activity (domain runForgeExecution: the write replays under its
+// idempotency key), so retries and worker crashes cannot write twice.
+import { ApplicationFailure, proxyActivities, proxyLocalActivities, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import { ProposalState } from './search-attributes.ts';
 
-// Bounded steps: a note write takes milliseconds, so a worker that vanished mid-step is noticed
-// (and the step retried elsewhere) within 10 s.
-const steps = proxyActivities<Activities>({
+// Bounded: a note write takes milliseconds, so a worker that vanished mid-step is noticed (and the
+// step retried elsewhere) within 10 s.
+const { executeForge } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds', maximumAttempts: 10 },
 });
+// A short state write, run in the worker without a round trip through the server.
+const { recordForgeFailure } = proxyLocalActivities<Activities>({ startToCloseTimeout: '10 seconds', retry: { maximumInterval: '10 seconds' } });
 
 export type ForgeInput = { proposalId: string; kind: 'apply' | 'undo'; actorAccountId: string | null };
 /** A Forge execution either completes with this, or fails with an ApplicationFailure whose type is the stable code. */
 export type ForgeResult = { ok: true; transactionId: string | null };
 
-export async function forgeExecution(input: ForgeInput): Promise<ForgeResult> {
-  const running = input.kind === 'apply' ? 'executing' : 'undoing';
-  const done = input.kind === 'apply' ? 'executed' : 'undone';
-  await steps.transitionProposal({ proposalId: input.proposalId, state: running, actorAccountId: input.actorAccountId });
-  upsertSearchAttributes([{ key: ProposalState, value: running }]);
+/**
+ * Runs one execution in the calling workflow. On failure the domain state is recorded first, then
+ * the workflow fails (ApplicationFailure, the stable code as its type), so an operator reading
+ * workflow history sees Failed, not Completed.
+ */
+export async function runForge(input: ForgeInput): Promise<ForgeResult> {
+  upsertSearchAttributes([{ key: ProposalState, value: input.kind === 'apply' ? 'executing' : 'undoing' }]);
   try {
-    if (input.kind === 'apply') await steps.recordUndoPlan(input.proposalId);
-    const receipt = input.kind === 'apply' ? await steps.forgeApply(input.proposalId) : await steps.forgeUndo(input.proposalId);
-    await steps.transitionProposal({ proposalId: input.proposalId, state: done, detail: { transactionId: receipt.transactionId } });
-    upsertSearchAttributes([{ key: ProposalState, value: done }]);
-    return { ok: true, transactionId: receipt.transactionId };
+    const { transactionId } = await executeForge(input);
+    upsertSearchAttributes([{ key: ProposalState, value: input.kind === 'apply' ? 'executed' : 'undone' }]);
+    return { ok: true, transactionId };
   } catch (error) {
     const cause = error instanceof Error && 'cause' in error && error.cause instanceof ApplicationFailure ? error.cause : null;
     const code = cause?.type ?? 'forge_failed';
     const message = cause?.message ?? (error instanceof Error ? error.message : String(error));
-    await steps.recordForgeFailure({ proposalId: input.proposalId, kind: input.kind, code, message });
-    // A failed undo leaves the applied change in place: the proposal stays executed.
-    await steps.transitionProposal({ proposalId: input.proposalId, state: input.kind === 'apply' ? 'failed' : 'executed', detail: { code, message, kind: input.kind } });
-    upsertSearchAttributes([{ key: ProposalState, value: input.kind === 'apply' ? 'failed' : 'executed' }]);
-    // The domain state is recorded; now the execution itself fails, so an operator reading workflow
-    // history sees Failed (with the stable code as its type), not Completed.
+    // A failed undo leaves the applied change in place: the proposal is executed again.
+    const state = await recordForgeFailure({ proposalId: input.proposalId, kind: input.kind, code, message });
+    upsertSearchAttributes([{ key: ProposalState, value: state }]);
     throw ApplicationFailure.nonRetryable(message, code, { proposalId: input.proposalId, kind: input.kind });
   }
+}
+
+/** An undo, started by the API as its own workflow. */
+export async function forgeExecution(input: ForgeInput): Promise<ForgeResult> {
+  return runForge(input);
 }

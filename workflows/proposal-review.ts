@@ -1,12 +1,15 @@
 // Review of one action proposal: policy check, then a reviewer's decision as a Workflow Update
-// with a synchronous validator, or expiry; an approval starts the Forge execution as a child.
-// Message definitions live here and are imported by the API.
-import { ApplicationFailure, ChildWorkflowFailure, condition, defineQuery, defineUpdate, executeChild, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+// with a synchronous validator, or expiry; an approval runs the Forge execution here, in the same
+// workflow (a failed apply fails this workflow: visible as Failed). Message definitions live here
+// and are imported by the API.
+import { ApplicationFailure, condition, defineQuery, defineUpdate, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
-import { forgeExecution } from './forge.ts';
+import { runForge } from './forge.ts';
 import { ProposalState } from './search-attributes.ts';
 
-const activities = proxyActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: { maximumInterval: '10 seconds' } });
+// The review's own steps are short state writes (a compare-and-set each, safe to repeat): local
+// activities, run in the worker without a round trip through the server.
+const stateWrites = proxyLocalActivities<Activities>({ startToCloseTimeout: '10 seconds', retry: { maximumInterval: '10 seconds' } });
 
 export type ReviewInput = { proposalId: string; proposerAccountId: string; actingForAccountId: string | null; expiresInMs: number };
 
@@ -56,16 +59,16 @@ export async function proposalReview(input: ReviewInput): Promise<string> {
   );
   const move = async (next: string, extra: { actorAccountId?: string | null; detail?: Record<string, unknown>; reason?: string | null } = {}) => {
     state = next;
-    await activities.transitionProposal({ proposalId: input.proposalId, state: next as never, ...extra });
+    await stateWrites.transitionProposal({ proposalId: input.proposalId, state: next as never, ...extra });
     upsertSearchAttributes([{ key: ProposalState, value: next }]);
   };
 
-  const policy = await activities.checkProposalPolicy(input.proposalId);
-  if (!policy.ok) {
-    await move('rejected', { detail: { by: 'policy', reason: policy.reason }, reason: policy.reason ?? null });
-    return 'rejected';
-  }
-  await move('pending_review');
+  // Policy, then pending_review (or rejected by policy), in one step.
+  const opened = await stateWrites.openReview(input.proposalId);
+  state = opened.state;
+  upsertSearchAttributes([{ key: ProposalState, value: state }]);
+  if (opened.state === 'rejected') return state;
+
   const decided = await condition(() => decision !== null, input.expiresInMs);
   const made = decision as Decision | null;
   if (!decided || !made) {
@@ -77,20 +80,12 @@ export async function proposalReview(input: ReviewInput): Promise<string> {
     return 'rejected';
   }
   await move('approved', { actorAccountId: made.reviewer.accountId, reason: made.reason, detail: { by: 'reviewer' } });
+  state = 'executing';
   try {
-    await executeChild(forgeExecution, {
-      workflowId: `forge-apply-${input.proposalId}`,
-      // One execution per proposal, ever.
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      args: [{ proposalId: input.proposalId, kind: 'apply', actorAccountId: made.reviewer.accountId }],
-    });
+    await runForge({ proposalId: input.proposalId, kind: 'apply', actorAccountId: made.reviewer.accountId });
   } catch (error) {
-    // The Forge execution recorded the failure and failed itself; the review, which did its part,
-    // completes and says how the proposal ended.
-    if (error instanceof ChildWorkflowFailure) {
-      state = 'failed';
-      return state;
-    }
+    // The failure is recorded (proposal failed); the review fails with its typed ApplicationFailure.
+    state = 'failed';
     throw error;
   }
   state = 'executed';

@@ -155,6 +155,21 @@ export async function claimUndo(db: Db, proposalId: string, actorAccountId: stri
   return row !== null;
 }
 
+/**
+ * Opens the review of a proposal: policy first, so a refused proposal is rejected before anyone
+ * reviews it; otherwise it is pending review. One short step (the review runs it as a local activity).
+ */
+export async function openReview(db: DatabasePool, proposalId: string): Promise<{ state: 'pending_review' } | { state: 'rejected'; reason: string }> {
+  const proposal = await getProposal(db, proposalId);
+  const verdict: PolicyVerdict = proposal ? await checkPolicy(db, proposal) : { ok: false, reason: 'The proposal no longer exists.' };
+  if (!verdict.ok) {
+    await transitionProposal(db, { proposalId, state: 'rejected', detail: { by: 'policy', reason: verdict.reason }, reason: verdict.reason });
+    return { state: 'rejected', reason: verdict.reason };
+  }
+  await transitionProposal(db, { proposalId, state: 'pending_review' });
+  return { state: 'pending_review' };
+}
+
 export type PolicyVerdict = { ok: true } | { ok: false; reason: string };
 
 /** Policy before review: the kind is in the catalog, the targets lie in the workspace's vaults, sizes are bounded. */
@@ -273,10 +288,41 @@ export async function executeForgeStep(db: DatabasePool, proposalId: string, kin
   return (await db.one(sql.type(z.object({ receipt: z.unknown() }))`SELECT receipt FROM forge_executions WHERE proposal_id = ${proposalId} AND kind = ${kind}`)).receipt as Receipt;
 }
 
-export async function recordForgeFailure(db: Db, proposalId: string, kind: 'apply' | 'undo', error: { code: string; message: string }): Promise<void> {
-  await db.query(sql.type(emptyRow)`
-    INSERT INTO forge_executions (proposal_id, kind, state, error, finished_at) VALUES (${proposalId}, ${kind}, 'failed', ${sql.jsonb(error as never)}, now())
-    ON CONFLICT (proposal_id, kind) DO UPDATE SET state = 'failed', error = excluded.error, finished_at = now()`);
+/**
+ * One Forge execution (apply or undo) as one step: mark it running, record the undo plan (apply),
+ * write through the knowledge core and keep the receipt, mark it done. Every part is idempotent (a
+ * compare-and-set move, a plan written once, a write replayed under its key, a receipt kept once),
+ * so a step retried after a worker died anywhere in it writes nothing twice.
+ * `afterWrite` runs once the write committed, before the step reports back (tests crash a worker there).
+ */
+export async function runForgeExecution(
+  db: DatabasePool,
+  input: { proposalId: string; kind: 'apply' | 'undo'; actorAccountId: string | null },
+  afterWrite?: (proposalId: string) => Promise<void>,
+): Promise<Receipt> {
+  const { proposalId, kind } = input;
+  await transitionProposal(db, { proposalId, state: kind === 'apply' ? 'executing' : 'undoing', actorAccountId: input.actorAccountId });
+  if (kind === 'apply') await recordUndoPlan(db, proposalId);
+  const receipt = await executeForgeStep(db, proposalId, kind);
+  await afterWrite?.(proposalId);
+  await transitionProposal(db, { proposalId, state: kind === 'apply' ? 'executed' : 'undone', detail: { transactionId: receipt.transactionId } });
+  return receipt;
+}
+
+/**
+ * Records a failed Forge execution and where it leaves the proposal: a failed apply is failed; a
+ * failed undo leaves the applied change in place, so the proposal is executed again.
+ */
+export async function recordForgeFailure(db: DatabasePool, input: { proposalId: string; kind: 'apply' | 'undo'; code: string; message: string }): Promise<ProposalState> {
+  const state: ProposalState = input.kind === 'apply' ? 'failed' : 'executed';
+  const error = { code: input.code, message: input.message };
+  await db.transaction(async (tx) => {
+    await tx.query(sql.type(emptyRow)`
+      INSERT INTO forge_executions (proposal_id, kind, state, error, finished_at) VALUES (${input.proposalId}, ${input.kind}, 'failed', ${sql.jsonb(error)}, now())
+      ON CONFLICT (proposal_id, kind) DO UPDATE SET state = 'failed', error = excluded.error, finished_at = now()`);
+    await transitionProposal(tx, { proposalId: input.proposalId, state, detail: { ...error, kind: input.kind } });
+  });
+  return state;
 }
 
 export const executionSchema = z.object({
