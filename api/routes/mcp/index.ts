@@ -77,7 +77,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
     // The same mapping every interface uses (api/problems.ts): Fastify's 413/415/4xx keep their status.
     let appError = toAppError(error);
     if (appError.status >= 500) request.log.error({ err: error }, 'mcp request failed');
-    // A refusal of the body (415, 413) is an answer too: it goes only to an authenticated caller.
+    // A refusal of the body (415, 413) is an answer too: it goes only to an admitted caller (uncharged).
     if (request.method === 'POST' && !request.principal && appError.status < 500 && appError.status !== 401) {
       try {
         await admitRequest(request, reply, deps, 'mcp', { charge: false });
