@@ -3,8 +3,10 @@
 // activity is idempotent: Temporal may run one again after a timeout or a worker crash.
 import { ApplicationFailure } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
-import { openReview, recordForgeFailure, runForgeExecution, transitionProposal } from '../domain/automation/proposals.ts';
-import type { ProposalState } from '../domain/automation/proposals.ts';
+import { recordForgeFailure, runForgeExecution } from '../domain/automation/forge.ts';
+import { openReview } from '../domain/automation/policy.ts';
+import { transitionProposal } from '../domain/automation/proposal-states.ts';
+import type { ProposalState, Transition } from '../domain/automation/proposal-states.ts';
 import { getEvent, recordScheduledRun } from '../domain/automation/events.ts';
 import type { EgressPolicy } from '../domain/automation/network.ts';
 import { attemptDelivery, recordFailedDelivery, requireSecretBox } from '../domain/automation/webhooks.ts';
@@ -42,13 +44,13 @@ export function createActivities(deps: ActivityDeps) {
     async openReview(proposalId: string): Promise<{ state: 'pending_review' } | { state: 'rejected'; reason: string }> {
       return openReview(db, proposalId);
     },
-    async transitionProposal(input: { proposalId: string; state: ProposalState; actorAccountId?: string | null; detail?: Record<string, unknown>; reason?: string | null }): Promise<void> {
+    async transitionProposal(input: Transition): Promise<void> {
       await transitionProposal(db, input);
     },
     async recordForgeFailure(input: { proposalId: string; kind: 'apply' | 'undo'; code: string; message: string }): Promise<ProposalState> {
       return recordForgeFailure(db, input);
     },
-    /** One Forge execution, all of it one idempotent step (domain/automation/proposals.ts runForgeExecution). */
+    /** One Forge execution, all of it one idempotent step (domain/automation/forge.ts runForgeExecution). */
     async executeForge(input: { proposalId: string; kind: 'apply' | 'undo'; actorAccountId: string | null }): Promise<{ transactionId: string | null }> {
       const receipt = await runForgeExecution(db, input, deps.afterForgeWrite).catch(final);
       return { transactionId: receipt.transactionId };

@@ -4,6 +4,12 @@
 // and are imported by the API.
 import { ApplicationFailure, condition, defineQuery, defineUpdate, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
+import type { ProposalState as State } from '../domain/automation/proposal-states.ts';
+// The decision rule is the domain's (pure, shared with the API's pre-check). It waits to be listed in
+// `workflowSafeDomainModules` in eslint.config.js; until then this one value import is allowed by name.
+// eslint-disable-next-line no-restricted-imports
+import { decisionRefusal } from '../domain/automation/review-rules.ts';
+import type { Reviewer } from '../domain/automation/review-rules.ts';
 import { runForge } from './forge.ts';
 import { ProposalState } from './search-attributes.ts';
 
@@ -13,34 +19,15 @@ const stateWrites = proxyLocalActivities<Activities>({ startToCloseTimeout: '10 
 
 export type ReviewInput = { proposalId: string; proposerAccountId: string; actingForAccountId: string | null; expiresInMs: number };
 
-export type Reviewer = {
-  accountId: string;
-  /** The person an agent reviewer acts for, if any. */
-  actingForAccountId: string | null;
-  /** The reviewer's permissions in the proposal's workspace, as the API resolved them. */
-  permissions: string[];
-};
+export type { Reviewer };
 export type Decision = { decision: 'approve' | 'reject'; reviewer: Reviewer; reason: string | null };
 export type DecisionOutcome = { state: 'approved' | 'rejected' };
 
 export const decideUpdate = defineUpdate<DecisionOutcome, [Decision]>('decide');
 export const stateQuery = defineQuery<string>('state');
 
-/**
- * Whether `reviewer` may decide on a proposal. Pure and synchronous: it is the Update validator
- * (async validators are ignored) and the API's pre-check, so both refuse the same things.
- */
-export function decisionRefusal(input: Pick<ReviewInput, 'proposerAccountId' | 'actingForAccountId'>, reviewer: Reviewer): { code: string; message: string } | null {
-  const parties = new Set([input.proposerAccountId, input.actingForAccountId].filter((id): id is string => !!id));
-  if (parties.has(reviewer.accountId) || (reviewer.actingForAccountId && parties.has(reviewer.actingForAccountId))) {
-    return { code: 'self_approval_forbidden', message: 'The proposer, or anyone acting for or on behalf of them, cannot decide on this proposal.' };
-  }
-  if (!reviewer.permissions.includes('automation.review')) return { code: 'permission_denied', message: 'Deciding needs the automation.review permission.' };
-  return null;
-}
-
 export async function proposalReview(input: ReviewInput): Promise<string> {
-  let state = 'proposed';
+  let state: State = 'proposed';
   let decision: Decision | null = null;
   setHandler(stateQuery, () => state);
   setHandler(
@@ -57,9 +44,9 @@ export async function proposalReview(input: ReviewInput): Promise<string> {
       },
     },
   );
-  const move = async (next: string, extra: { actorAccountId?: string | null; detail?: Record<string, unknown>; reason?: string | null } = {}) => {
+  const move = async (next: State, extra: { actorAccountId?: string | null; detail?: Record<string, unknown>; reason?: string | null } = {}) => {
     state = next;
-    await stateWrites.transitionProposal({ proposalId: input.proposalId, state: next as never, ...extra });
+    await stateWrites.transitionProposal({ proposalId: input.proposalId, state: next, ...extra });
     upsertSearchAttributes([{ key: ProposalState, value: next }]);
   };
 

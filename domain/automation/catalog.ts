@@ -1,5 +1,31 @@
-// What the automation gateway tells a bridge about itself: adapters (bridges) and templates.
-// Templates are versioned configuration input; downloading one grants nothing.
+// What the automation gateway tells a bridge about itself: the action kinds Forge can execute,
+// adapters (bridges) and templates. Templates are versioned configuration input; downloading one
+// grants nothing.
+import { z } from 'zod';
+import type { TransactionAction } from '../notes/knowledge.ts';
+import { noteLimits } from '../notes/paths.ts';
+
+const writeNote = z.strictObject({
+  type: z.literal('write-note'),
+  path: z.string().min(1).max(4096),
+  content: z.string(),
+  expectedHash: z.string().optional(),
+});
+
+/** The catalog of action kinds Forge can execute, version 1. */
+export const actionSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('note.write'), mappingId: z.uuid(), path: z.string().min(1).max(4096), content: z.string(), expectedHash: z.string().optional() }),
+  z.strictObject({ kind: z.literal('note.transaction'), mappingId: z.uuid(), actions: z.array(writeNote).min(1).max(noteLimits.maxTransactionActions) }),
+]);
+export type ProposedAction = z.infer<typeof actionSchema>;
+export const actionKinds = ['note.write', 'note.transaction'] as const;
+
+/** The knowledge-core writes an action stands for (paths in NFC, as the core stores them). */
+export function toTransaction(action: ProposedAction): TransactionAction[] {
+  return action.kind === 'note.write'
+    ? [{ type: 'write-note', path: action.path.normalize('NFC'), content: action.content, expectedHash: action.expectedHash }]
+    : action.actions.map((a) => ({ ...a, path: a.path.normalize('NFC') }));
+}
 
 export type Adapter = {
   bridge: string;

@@ -2,7 +2,7 @@
 // asked of them, and starts the way the API starts these workflows (api/routes/automation/proposals.ts).
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { ProposalState as State } from '../../domain/automation/proposals.ts';
+import type { ProposalState as State } from '../../domain/automation/proposal-states.ts';
 import { reviewWorkflowId, undoWorkflowId } from '../../domain/automation/workflow-ids.ts';
 import { AccountId, ActionKind, ProposalState, WorkspaceId } from '../../workflows/search-attributes.ts';
 import { forgeExecution } from '../../workflows/forge.ts';

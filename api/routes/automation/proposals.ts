@@ -1,6 +1,7 @@
 // Action proposals: propose, list, read with history, approve/reject (a Workflow Update), undo.
-// Proposal state lives in Postgres (written by the workflows' activities); decisions go to the
-// proposal's review workflow, whose validator repeats the API's checks.
+// Proposal state lives in Postgres and is written only through domain/automation/proposal-states.ts
+// (by the workflows' activities, and the undo claim here); decisions go to the proposal's review
+// workflow, whose validator applies the same rule as the pre-check here (review-rules.ts).
 import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
@@ -8,30 +9,19 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
-import {
-  actionSchema,
-  claimUndo,
-  releaseUndo,
-  undoAttempts,
-  getProposal,
-  insertProposal,
-  listProposals,
-  proposalExecutions,
-  proposalHistory,
-  proposalSchema,
-  proposalStateSchema,
-  historyEntrySchema,
-  executionSchema,
-} from '../../../domain/automation/proposals.ts';
+import { actionSchema } from '../../../domain/automation/catalog.ts';
+import { executionSchema, proposalExecutions } from '../../../domain/automation/forge.ts';
+import { claimUndo, proposalStateSchema, releaseUndo } from '../../../domain/automation/proposal-states.ts';
+import { getProposal, historyEntrySchema, insertProposal, listProposals, proposalHistory, proposalSchema } from '../../../domain/automation/proposals.ts';
 import type { Proposal } from '../../../domain/automation/proposals.ts';
+import { decisionRefusal } from '../../../domain/automation/review-rules.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { claimIdempotencyKey, storeIdempotentResponse } from '../../../domain/idempotency.ts';
 import { authorizeInWorkspace, memberPermissions, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
 import type { Permission } from '../../../domain/identity/workspaces.ts';
 import { forgeExecution } from '../../../workflows/forge.ts';
-import { decideUpdate, decisionRefusal, proposalReview } from '../../../workflows/proposal-review.ts';
+import { decideUpdate, proposalReview } from '../../../workflows/proposal-review.ts';
 import { AccountId, ActionKind, ProposalState, WorkspaceId } from '../../../domain/automation/search-attributes.ts';
-import { undoWorkflowId } from '../../../domain/automation/workflow-ids.ts';
 import { principalOf } from '../../auth.ts';
 import { idempotencyKeyHeader } from '../shared/headers.ts';
 import { idempotencyScope, restCaller } from '../shared/vault-calls.ts';
@@ -220,7 +210,7 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
         const { object: proposal, permissions } = await visibleProposal(db, request.params.id, account.id, 'automation.view');
         const reviewer = { accountId: account.id, actingForAccountId: request.body.actingForAccountId ?? null, permissions };
         const refusal = decisionRefusal(proposal, reviewer);
-        if (refusal) throw new AppError(refusal.code as 'self_approval_forbidden' | 'permission_denied', refusal.message);
+        if (refusal) throw new AppError(refusal.code, refusal.message);
         if (proposal.state !== 'pending_review') throw new AppError('proposal_not_pending', `The proposal is ${proposal.state}.`, { extensions: { state: proposal.state } });
         try {
           const outcome = await temporal.workflow
@@ -260,13 +250,11 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
       const { object: proposal, permissions } = await visibleProposal(db, request.params.id, account.id, 'automation.review');
       // Undoing is a decision too: never the proposer or anyone acting for them.
       const refusal = decisionRefusal(proposal, { accountId: account.id, actingForAccountId: null, permissions });
-      if (refusal) throw new AppError(refusal.code as 'self_approval_forbidden' | 'permission_denied', refusal.message);
-      // Claimed in Postgres first, so two undo requests cannot both start one, and readers see undoing at once.
-      if (!(await claimUndo(db, proposal.id, account.id))) {
-        throw new AppError('proposal_not_executed', `The proposal is ${proposal.state}.`, { extensions: { state: proposal.state } });
-      }
-      // Each claimed undo gets its own workflow id, so a failed undo can be tried again.
-      const workflowId = undoWorkflowId(proposal.id, await undoAttempts(db, proposal.id));
+      if (refusal) throw new AppError(refusal.code, refusal.message);
+      // Claimed in Postgres first (the domain's compare-and-set), so two undo requests cannot both
+      // start one, and readers see undoing at once; each claim names its own undo workflow.
+      const workflowId = await claimUndo(db, proposal.id, account.id);
+      if (!workflowId) throw new AppError('proposal_not_executed', `The proposal is ${proposal.state}.`, { extensions: { state: proposal.state } });
       try {
         await temporal.workflow.start(forgeExecution, {
           taskQueue,

@@ -1,0 +1,165 @@
+// The Forge executor's steps: an approved action applied through the knowledge core, recording an
+// undo plan first and a receipt after; an undo is a new compensating write from that plan, never a
+// database rollback. The plan and the receipt are stored as JSON and parsed with their schemas
+// whenever they are read back.
+import { sql } from 'slonik';
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { emptyRow, isoTimestamp } from '../../db/row-schemas.ts';
+import { AppError } from '../errors.ts';
+import { applyTransaction } from '../notes/knowledge.ts';
+import type { TransactionAction } from '../notes/knowledge.ts';
+import { findNotes } from '../notes/store.ts';
+import { actionSchema, toTransaction } from './catalog.ts';
+import type { ProposedAction } from './catalog.ts';
+import { transitionProposal } from './proposal-states.ts';
+import type { ProposalState } from './proposal-states.ts';
+import { getProposal } from './proposals.ts';
+import { forgeIdempotencyKey } from './workflow-ids.ts';
+
+type Db = CommonQueryMethods;
+
+/** What each target looked like before Forge acted (null: it did not exist). */
+export const undoPlanSchema = z.object({
+  mappingId: z.string(),
+  entries: z.array(z.object({ path: z.string(), before: z.object({ content: z.string(), revision: z.string() }).nullable() })),
+});
+export type UndoPlan = z.infer<typeof undoPlanSchema>;
+
+/** What an execution did: every change with its revisions and event, and the knowledge transaction. */
+export const receiptSchema = z.object({
+  proposalId: z.string(),
+  kind: z.enum(['apply', 'undo']),
+  transactionId: z.string().nullable(),
+  changes: z.array(z.object({ path: z.string(), operation: z.string(), beforeRevision: z.string().nullable(), afterRevision: z.string().nullable(), eventId: z.string().nullable() })),
+  completedAt: z.string(),
+});
+export type Receipt = z.infer<typeof receiptSchema>;
+
+async function targetOf(db: Db, action: ProposedAction) {
+  const row = await db.maybeOne(sql.type(z.object({ vaultId: z.uuid() }))`SELECT vault_id AS "vaultId" FROM vault_mappings WHERE id = ${action.mappingId} AND revoked_at IS NULL`);
+  if (!row) throw new AppError('mapping_not_found');
+  return { vaultId: row.vaultId, mappingId: action.mappingId };
+}
+
+/**
+ * Step 1 of an execution: record what every target looks like now, before acting. Written once;
+ * a retried step finds the plan already there and keeps it.
+ */
+export async function recordUndoPlan(db: DatabasePool, proposalId: string): Promise<UndoPlan> {
+  const proposal = await getProposal(db, proposalId);
+  if (!proposal) throw new AppError('not_found', `No proposal ${proposalId}.`);
+  const action = actionSchema.parse(proposal.action);
+  const existing = await db.maybeOne(sql.type(z.object({ plan: undoPlanSchema }))`
+    SELECT undo_plan AS plan FROM forge_executions WHERE proposal_id = ${proposalId} AND kind = 'apply' AND undo_plan IS NOT NULL`);
+  if (existing) return existing.plan;
+  const target = await targetOf(db, action);
+  const paths = toTransaction(action).map((a) => a.path);
+  const current = new Map((await findNotes(db, target.vaultId, paths)).map((n) => [n.path, n]));
+  const plan: UndoPlan = {
+    mappingId: target.mappingId,
+    entries: paths.map((path) => {
+      const note = current.get(path);
+      return { path, before: note ? { content: note.content, revision: note.revision } : null };
+    }),
+  };
+  await db.query(sql.type(emptyRow)`
+    INSERT INTO forge_executions (proposal_id, kind, undo_plan, attempts) VALUES (${proposalId}, 'apply', ${sql.jsonb(plan)}, 1)
+    ON CONFLICT (proposal_id, kind) DO UPDATE SET undo_plan = coalesce(forge_executions.undo_plan, excluded.undo_plan), attempts = forge_executions.attempts + 1`);
+  return plan;
+}
+
+/**
+ * Step 2: apply through the knowledge core under the idempotency key `forge-<kind>-<proposalId>`, so
+ * a retried or re-run step replays the first write instead of writing twice; then the receipt.
+ */
+export async function executeForgeStep(db: DatabasePool, proposalId: string, kind: 'apply' | 'undo'): Promise<Receipt> {
+  const proposal = await getProposal(db, proposalId);
+  if (!proposal) throw new AppError('not_found', `No proposal ${proposalId}.`);
+  const action = actionSchema.parse(proposal.action);
+  const target = await targetOf(db, action);
+  const key = forgeIdempotencyKey(proposalId, kind);
+  const provenance = { actor: { type: 'forge' as const, id: proposalId }, source: 'forge' as const, requestId: null, idempotencyKey: key };
+  const idempotency = (suffix: string) => ({ accountId: proposal.proposerAccountId, route: 'forge', scope: target.mappingId, key: `${key}${suffix}`, fingerprint: `${key}${suffix}` });
+  let writes: TransactionAction[];
+  const deletes: Array<{ path: string; ifMatch: string }> = [];
+  if (kind === 'apply') writes = toTransaction(action);
+  else {
+    const execution = await db.one(sql.type(z.object({ plan: undoPlanSchema.nullable(), receipt: receiptSchema.nullable() }))`
+      SELECT undo_plan AS plan, receipt FROM forge_executions WHERE proposal_id = ${proposalId} AND kind = 'apply'`);
+    const { plan, receipt: applied } = execution;
+    if (!plan || !applied) throw new AppError('conflict', 'Nothing was applied, so there is nothing to undo.');
+    // Restore each prior state, on condition that the note is still what Forge left: notes that
+    // existed get their old content back; notes Forge created go to the trash.
+    const afterOf = (path: string) => applied.changes.find((c) => c.path === path)?.afterRevision ?? undefined;
+    writes = plan.entries.flatMap((e) => (e.before ? [{ type: 'write-note' as const, path: e.path, content: e.before.content, expectedHash: afterOf(e.path) }] : []));
+    for (const e of plan.entries.filter((x) => !x.before)) deletes.push({ path: e.path, ifMatch: afterOf(e.path) ?? '' });
+  }
+  // One knowledge transaction: restoring writes and trashing deletes commit together or not at all.
+  const result = await applyTransaction(db, target, writes, provenance, idempotency(''), deletes.map((d) => ({ path: d.path, expectedHash: d.ifMatch })));
+  const transactionId: string | null = result.body.transactionId;
+  const changes: Receipt['changes'] = [
+    ...result.body.results.map((r) => ({ path: r.path, operation: r.operation as string, beforeRevision: r.beforeRevision, afterRevision: r.afterRevision, eventId: r.eventId })),
+    ...(result.body.deletions ?? []).map((d) => ({ path: d.path, operation: 'delete', beforeRevision: d.beforeRevision, afterRevision: null, eventId: d.eventId })),
+  ];
+  const receipt: Receipt = { proposalId, kind, transactionId, changes, completedAt: new Date().toISOString() };
+  await db.query(sql.type(emptyRow)`
+    INSERT INTO forge_executions (proposal_id, kind, state, receipt, finished_at, attempts) VALUES (${proposalId}, ${kind}, 'succeeded', ${sql.jsonb(receipt)}, now(), 1)
+    ON CONFLICT (proposal_id, kind) DO UPDATE SET state = 'succeeded', receipt = coalesce(forge_executions.receipt, excluded.receipt), finished_at = coalesce(forge_executions.finished_at, now())`);
+  // The receipt kept is the first one written (a re-run step finds it there).
+  return db.oneFirst(sql.type(z.object({ receipt: receiptSchema }))`SELECT receipt FROM forge_executions WHERE proposal_id = ${proposalId} AND kind = ${kind}`);
+}
+
+/**
+ * One Forge execution (apply or undo) as one step: mark it running, record the undo plan (apply),
+ * write through the knowledge core and keep the receipt, mark it done. Every part is idempotent (a
+ * compare-and-set move, a plan written once, a write replayed under its key, a receipt kept once),
+ * so a step retried after a worker died anywhere in it writes nothing twice.
+ * `afterWrite` runs once the write committed, before the step reports back (tests crash a worker there).
+ */
+export async function runForgeExecution(
+  db: DatabasePool,
+  input: { proposalId: string; kind: 'apply' | 'undo'; actorAccountId: string | null },
+  afterWrite?: (proposalId: string) => Promise<void>,
+): Promise<Receipt> {
+  const { proposalId, kind } = input;
+  await transitionProposal(db, { proposalId, state: kind === 'apply' ? 'executing' : 'undoing', actorAccountId: input.actorAccountId });
+  if (kind === 'apply') await recordUndoPlan(db, proposalId);
+  const receipt = await executeForgeStep(db, proposalId, kind);
+  await afterWrite?.(proposalId);
+  await transitionProposal(db, { proposalId, state: kind === 'apply' ? 'executed' : 'undone', detail: { transactionId: receipt.transactionId } });
+  return receipt;
+}
+
+/**
+ * Records a failed Forge execution and where it leaves the proposal: a failed apply is failed; a
+ * failed undo leaves the applied change in place, so the proposal is executed again.
+ */
+export async function recordForgeFailure(db: DatabasePool, input: { proposalId: string; kind: 'apply' | 'undo'; code: string; message: string }): Promise<ProposalState> {
+  const state: ProposalState = input.kind === 'apply' ? 'failed' : 'executed';
+  const error = { code: input.code, message: input.message };
+  await db.transaction(async (tx) => {
+    await tx.query(sql.type(emptyRow)`
+      INSERT INTO forge_executions (proposal_id, kind, state, error, finished_at) VALUES (${input.proposalId}, ${input.kind}, 'failed', ${sql.jsonb(error)}, now())
+      ON CONFLICT (proposal_id, kind) DO UPDATE SET state = 'failed', error = excluded.error, finished_at = now()`);
+    await transitionProposal(tx, { proposalId: input.proposalId, state, detail: { ...error, kind: input.kind } });
+  });
+  return state;
+}
+
+export const executionSchema = z.object({
+  kind: z.enum(['apply', 'undo']),
+  state: z.enum(['running', 'succeeded', 'failed']),
+  undoPlan: z.unknown(),
+  receipt: z.unknown(),
+  error: z.unknown(),
+  attempts: z.number(),
+  startedAt: isoTimestamp,
+  finishedAt: isoTimestamp.nullable(),
+});
+
+export async function proposalExecutions(db: Db, proposalId: string) {
+  return db.any(sql.type(executionSchema)`
+    SELECT kind, state, undo_plan AS "undoPlan", receipt, error, attempts, started_at AS "startedAt", finished_at AS "finishedAt"
+      FROM forge_executions WHERE proposal_id = ${proposalId} ORDER BY started_at`);
+}
