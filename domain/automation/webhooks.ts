@@ -1,7 +1,7 @@
 // Webhook endpoints and deliveries, signed per the Standard Webhooks spec: headers webhook-id,
 // webhook-timestamp and webhook-signature "v1,<base64 HMAC-SHA256 of id.timestamp.body>" keyed with
 // the base64 part of the whsec_ secret, so receivers verify with the `standardwebhooks` library.
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
@@ -74,6 +74,9 @@ export async function subscribedEndpoints(db: Db, event: AutomationEvent) {
     SELECT w.id FROM webhook_endpoints w
      WHERE w.workspace_id = ${event.workspaceId} AND w.status = 'active' AND (${event.type} = ANY (w.event_types) OR '*' = ANY (w.event_types))`);
 }
+
+/** The message id of one event's delivery to one endpoint (the webhook-id header): derived, so a retried start reuses it. */
+export const deliveryMessageId = (eventId: string, endpointId: string) => `msg_${createHash('sha256').update(`${eventId}:${endpointId}`).digest('hex').slice(0, 26)}`;
 
 export function sign(secret: string, messageId: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');

@@ -1,6 +1,5 @@
 // Webhook endpoints (create/list/delete) and their execution records. Creating an endpoint
 // permits nothing else: it only subscribes a URL to event types of the workspace.
-import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
@@ -10,6 +9,7 @@ import type { EgressPolicy } from '../../../domain/automation/network.ts';
 import {
   createEndpoint,
   deleteEndpoint,
+  deliveryMessageId,
   endpointSchema,
   executionRecordSchema,
   getEndpoint,
@@ -36,7 +36,7 @@ const security = [{ bearerAuth: [] }];
 export async function startDeliveries(deps: Pick<WebhookDeps, 'db' | 'temporal' | 'taskQueue' | 'retryBaseMs'>, event: AutomationEvent): Promise<number> {
   const endpoints = await subscribedEndpoints(deps.db, event);
   for (const endpointId of endpoints) {
-    const messageId = `msg_${createHash('sha256').update(`${event.id}:${endpointId}`).digest('hex').slice(0, 26)}`;
+    const messageId = deliveryMessageId(event.id, endpointId);
     await deps.temporal.workflow.start(webhookDelivery, {
       taskQueue: deps.taskQueue,
       workflowId: deliveryWorkflowId(messageId),
