@@ -28,7 +28,7 @@ const layers = {
 // Domain modules workflows may import by value: deterministic code only. Each is linted with the
 // workflow sandbox rules below and may import by value only the others listed here, so whatever a
 // workflow pulls in stays free of Node, I/O and the database.
-const workflowSafeDomainModules = [];
+const workflowSafeDomainModules = ['domain/automation/search-attributes.ts', 'domain/automation/review-rules.ts'];
 
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

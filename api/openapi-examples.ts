@@ -5,7 +5,8 @@
 // .ci/run lints the generated documents with redocly, which checks every example against its schema.
 import { adapters, templates } from '../domain/automation/catalog.ts';
 import { EVENT_CONTRACT, EVENT_CONTRACT_VERSION } from '../domain/automation/events.ts';
-import { actionKinds, proposalStates } from '../domain/automation/proposals.ts';
+import { actionKinds } from '../domain/automation/catalog.ts';
+import { proposalStates } from '../domain/automation/proposal-states.ts';
 import { encodeCursor } from '../domain/cursor.ts';
 import { errorCatalog } from '../domain/errors.ts';
 import type { ErrorCode } from '../domain/errors.ts';

@@ -5,9 +5,7 @@
 import { ApplicationFailure, condition, defineQuery, defineUpdate, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import type { ProposalState as State } from '../domain/automation/proposal-states.ts';
-// The decision rule is the domain's (pure, shared with the API's pre-check). It waits to be listed in
-// `workflowSafeDomainModules` in eslint.config.js; until then this one value import is allowed by name.
-// eslint-disable-next-line no-restricted-imports
+// The decision rule is the domain's (pure, shared with the API's pre-check; listed workflow-safe in eslint.config.js).
 import { decisionRefusal } from '../domain/automation/review-rules.ts';
 import type { Reviewer } from '../domain/automation/review-rules.ts';
 import { runForge } from './forge.ts';

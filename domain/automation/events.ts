@@ -8,7 +8,8 @@ import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { AppError } from '../errors.ts';
 import { fingerprintOf } from '../idempotency.ts';
-import { actionSchema, getProposal, insertProposal } from './proposals.ts';
+import { actionSchema } from './catalog.ts';
+import { getProposal, insertProposal } from './proposals.ts';
 import type { Proposal } from './proposals.ts';
 import { emptyRow, idRow, isoTimestamp } from '../../db/row-schemas.ts';
 

@@ -10,12 +10,6 @@ import { proposalStateSchema } from './proposal-states.ts';
 import type { ProposalState } from './proposal-states.ts';
 import { reviewWorkflowId } from './workflow-ids.ts';
 
-// Older importers reach the catalog and the states through this module.
-export { actionKinds, actionSchema } from './catalog.ts';
-export type { ProposedAction } from './catalog.ts';
-export { proposalStates, proposalStateSchema } from './proposal-states.ts';
-export type { ProposalState } from './proposal-states.ts';
-
 type Db = CommonQueryMethods;
 
 export const proposalSchema = z.object({

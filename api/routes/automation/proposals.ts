@@ -3,7 +3,7 @@
 // (by the workflows' activities, and the undo claim here); decisions go to the proposal's review
 // workflow, whose validator applies the same rule as the pre-check here (review-rules.ts).
 import { randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -13,17 +13,17 @@ import { actionSchema } from '../../../domain/automation/catalog.ts';
 import { executionSchema, proposalExecutions } from '../../../domain/automation/forge.ts';
 import { claimUndo, proposalStateSchema, releaseUndo } from '../../../domain/automation/proposal-states.ts';
 import { getProposal, historyEntrySchema, insertProposal, listProposals, proposalHistory, proposalSchema } from '../../../domain/automation/proposals.ts';
-import type { Proposal } from '../../../domain/automation/proposals.ts';
 import { decisionRefusal } from '../../../domain/automation/review-rules.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { claimIdempotencyKey, storeIdempotentResponse } from '../../../domain/idempotency.ts';
 import { authorizeInWorkspace, memberPermissions, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
 import type { Permission } from '../../../domain/identity/workspaces.ts';
 import { forgeExecution } from '../../../workflows/forge.ts';
-import { decideUpdate, proposalReview } from '../../../workflows/proposal-review.ts';
+import { decideUpdate } from '../../../workflows/proposal-review.ts';
 import { AccountId, ActionKind, ProposalState, WorkspaceId } from '../../../domain/automation/search-attributes.ts';
 import { principalOf } from '../../auth.ts';
 import { idempotencyKeyHeader } from '../shared/headers.ts';
+import { startReview } from './workflow-starts.ts';
 import { idempotencyScope, restCaller } from '../shared/vault-calls.ts';
 import { decodeCursor, encodeCursor } from '../../../domain/cursor.ts';
 
@@ -49,39 +49,6 @@ function visibleProposal(db: DatabasePool, id: string, accountId: string, permis
   return getProposal(db, id).then((proposal) =>
     authorizeInWorkspace(db, proposal, accountId, permission, () => new AppError('proposal_not_found', undefined, { extensions: { proposalId: id } })),
   );
-}
-
-/**
- * Starts the review workflow of a proposal, once: a running review is left be (USE_EXISTING), and a
- * closed one is never started again (REJECT_DUPLICATE), so a retried request cannot revive a
- * decided or expired proposal.
- */
-export async function startReview(temporal: Client, taskQueue: string, proposal: Proposal): Promise<void> {
-  await temporal.workflow
-    .start(proposalReview, {
-    taskQueue,
-    workflowId: proposal.workflowId,
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    args: [
-      {
-        proposalId: proposal.id,
-        proposerAccountId: proposal.proposerAccountId,
-        actingForAccountId: proposal.actingForAccountId,
-        expiresInMs: Math.max(0, Date.parse(proposal.expiresAt) - Date.parse(proposal.createdAt)),
-      },
-    ],
-    typedSearchAttributes: [
-      { key: WorkspaceId, value: proposal.workspaceId },
-      { key: ActionKind, value: proposal.actionKind },
-      { key: ProposalState, value: proposal.state },
-      // The review acts for its proposer.
-      { key: AccountId, value: proposal.proposerAccountId },
-    ],
-  })
-    .catch((error: unknown) => {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    });
 }
 
 export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, deps) => {

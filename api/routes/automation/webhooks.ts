@@ -4,12 +4,10 @@ import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
-import type { AutomationEvent } from '../../../domain/automation/events.ts';
 import type { EgressPolicy } from '../../../domain/automation/network.ts';
 import {
   createEndpoint,
   deleteEndpoint,
-  deliveryMessageId,
   endpointSchema,
   executionRecordSchema,
   getEndpoint,
@@ -17,36 +15,16 @@ import {
   listExecutions,
   MAX_DELIVERY_ATTEMPTS,
   requireSecretBox,
-  subscribedEndpoints,
 } from '../../../domain/automation/webhooks.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { authorizeInWorkspace, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
 import type { SecretBox } from '../../../domain/secret-box.ts';
-import { webhookDelivery } from '../../../workflows/webhook-delivery.ts';
-import { WorkspaceId } from '../../../domain/automation/search-attributes.ts';
-import { deliveryWorkflowId } from '../../../domain/automation/workflow-ids.ts';
 import { principalOf } from '../../auth.ts';
 
 export type WebhookDeps = { db: DatabasePool; temporal: Client; taskQueue: string; secretBox: SecretBox | null; egress: EgressPolicy; retryBaseMs: number };
 
 const tags = ['automation'];
 const security = [{ bearerAuth: [] }];
-
-/** Starts one delivery workflow per subscribed endpoint; ids derive from event and endpoint, so a retry starts nothing new. */
-export async function startDeliveries(deps: Pick<WebhookDeps, 'db' | 'temporal' | 'taskQueue' | 'retryBaseMs'>, event: AutomationEvent): Promise<number> {
-  const endpoints = await subscribedEndpoints(deps.db, event);
-  for (const endpointId of endpoints) {
-    const messageId = deliveryMessageId(event.id, endpointId);
-    await deps.temporal.workflow.start(webhookDelivery, {
-      taskQueue: deps.taskQueue,
-      workflowId: deliveryWorkflowId(messageId),
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      args: [{ endpointId, messageId, eventId: event.id, maxAttempts: MAX_DELIVERY_ATTEMPTS, baseDelayMs: deps.retryBaseMs }],
-      typedSearchAttributes: [{ key: WorkspaceId, value: event.workspaceId }],
-    });
-  }
-  return endpoints.length;
-}
 
 export const webhookRoutes: FastifyPluginAsyncZod<WebhookDeps> = async (app, deps) => {
   const { db } = deps;
