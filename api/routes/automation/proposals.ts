@@ -18,12 +18,10 @@ import { AppError } from '../../../domain/errors.ts';
 import { claimIdempotencyKey, storeIdempotentResponse } from '../../../domain/idempotency.ts';
 import { authorizeInWorkspace, memberPermissions, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
 import type { Permission } from '../../../domain/identity/workspaces.ts';
-import { forgeExecution } from '../../../workflows/forge.ts';
 import { decideUpdate } from '../../../workflows/proposal-review.ts';
-import { AccountId, ActionKind, ProposalState, WorkspaceId } from '../../../domain/automation/search-attributes.ts';
 import { principalOf } from '../../auth.ts';
 import { idempotencyKeyHeader } from '../shared/headers.ts';
-import { startReview } from './workflow-starts.ts';
+import { startReview, startUndo } from './workflow-starts.ts';
 import { idempotencyScope, restCaller } from '../shared/vault-calls.ts';
 import { decodeCursor, encodeCursor } from '../../../domain/cursor.ts';
 
@@ -223,20 +221,7 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
       const workflowId = await claimUndo(db, proposal.id, account.id);
       if (!workflowId) throw new AppError('proposal_not_executed', `The proposal is ${proposal.state}.`, { extensions: { state: proposal.state } });
       try {
-        await temporal.workflow.start(forgeExecution, {
-          taskQueue,
-          workflowId,
-          workflowIdConflictPolicy: 'FAIL',
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          args: [{ proposalId: proposal.id, kind: 'undo', actorAccountId: account.id }],
-          typedSearchAttributes: [
-            { key: WorkspaceId, value: proposal.workspaceId },
-            { key: ActionKind, value: proposal.actionKind },
-            { key: ProposalState, value: 'undoing' },
-            // The undo acts for the reviewer who asked for it.
-            { key: AccountId, value: account.id },
-          ],
-        });
+        await startUndo(temporal, taskQueue, proposal, workflowId, account.id);
       } catch (error) {
         await releaseUndo(db, proposal.id);
         throw error;

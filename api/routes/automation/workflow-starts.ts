@@ -1,5 +1,6 @@
-// Starting the automation workflows, shared by the routes that cause them (proposals and ingested
-// events start reviews; events start webhook deliveries), so no route file imports another.
+// Starting the automation workflows from HTTP, in one place and shared by the routes that cause
+// them (proposals and ingested events start reviews; undo starts a Forge undo; events start webhook
+// deliveries), so no route file imports another.
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
@@ -8,6 +9,7 @@ import type { Proposal } from '../../../domain/automation/proposals.ts';
 import { AccountId, ActionKind, ProposalState, WorkspaceId } from '../../../domain/automation/search-attributes.ts';
 import { deliveryMessageId, MAX_DELIVERY_ATTEMPTS, subscribedEndpoints } from '../../../domain/automation/webhooks.ts';
 import { deliveryWorkflowId } from '../../../domain/automation/workflow-ids.ts';
+import { forgeExecution } from '../../../workflows/forge.ts';
 import { proposalReview } from '../../../workflows/proposal-review.ts';
 import { webhookDelivery } from '../../../workflows/webhook-delivery.ts';
 
@@ -42,6 +44,27 @@ export async function startReview(temporal: Client, taskQueue: string, proposal:
     .catch((error: unknown) => {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     });
+}
+
+/**
+ * Starts the undo of a claimed proposal under the workflow id its claim named (each claim its own),
+ * never a second time (FAIL, REJECT_DUPLICATE).
+ */
+export async function startUndo(temporal: Client, taskQueue: string, proposal: Proposal, workflowId: string, actorAccountId: string): Promise<void> {
+  await temporal.workflow.start(forgeExecution, {
+    taskQueue,
+    workflowId,
+    workflowIdConflictPolicy: 'FAIL',
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    args: [{ proposalId: proposal.id, kind: 'undo', actorAccountId }],
+    typedSearchAttributes: [
+      { key: WorkspaceId, value: proposal.workspaceId },
+      { key: ActionKind, value: proposal.actionKind },
+      { key: ProposalState, value: 'undoing' },
+      // The undo acts for the reviewer who asked for it.
+      { key: AccountId, value: actorAccountId },
+    ],
+  });
 }
 
 /** Starts one delivery workflow per subscribed endpoint; ids derive from event and endpoint, so a retry starts nothing new. */
