@@ -18,8 +18,8 @@ import { toAppError } from '../../problems.ts';
 import {
   CACHE_TTL_MS,
   classify,
-  decodeHeaderValue,
   LEGACY_VERSION,
+  messageHeaders,
   MODERN_VERSION,
   parseEnvelope,
   readBody,
@@ -38,12 +38,6 @@ const capabilities = { tools: { listChanged: false } };
 
 /** Methods that count as one MCP operation once recognized. */
 const recognizedMethods = new Set(['initialize', 'ping', 'server/discover', 'tools/list', 'tools/call']);
-
-function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  const raw = Array.isArray(value) ? value[0] : value;
-  return raw === undefined ? undefined : decodeHeaderValue(raw);
-}
 
 function sendRpcError(reply: FastifyReply, id: RpcId, error: RpcError) {
   return reply
@@ -145,11 +139,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
       let era: Era;
       try {
         message = parseEnvelope(parsed);
-        era = classify(message, {
-          protocolVersion: header(request, 'mcp-protocol-version'),
-          method: header(request, 'mcp-method'),
-          name: header(request, 'mcp-name'),
-        });
+        era = classify(message, messageHeaders(request));
       } catch (error) {
         if (error instanceof RpcError) return unchargedAnswer(idOf(parsed), () => sendRpcError(reply, idOf(parsed), error));
         throw error;
