@@ -8,7 +8,24 @@ import { emptyRow, isoTimestamp } from '../../db/row-schemas.ts';
 
 type Db = CommonQueryMethods;
 
-export const scopes = ['intelligence.execute', 'media.write', 'media.read', 'connections.manage', 'connections.execute'] as const;
+/**
+ * Credential scopes. The spec names the first five; the rest are the core runtime operations' own
+ * (docs/product-runtime.md, "Scopes"). getRuntimeContext and getCapabilities need none: they
+ * describe the credential itself, including what it lacks.
+ */
+export const scopes = [
+  'intelligence.execute',
+  'media.write',
+  'media.read',
+  'connections.manage',
+  'connections.execute',
+  'runtime.read', // getWorkspace, getDomainComposition
+  'notes.read', // listNotes, readNote (with a read or write grant on the vault)
+  'notes.write', // publishNote (with a write grant on the vault)
+  'vaults.bind', // bindHostedVault: ask a person for a grant, read binding status
+  'scopes.read', // listAvailableScopes, getScopeContext, getEffectiveScopePolicy, getScopeIntelligence, getScopeMemory
+  'memory.propose', // createSharedMemoryCandidate
+] as const;
 export const scopeSchema = z.enum(scopes);
 export type Scope = z.infer<typeof scopeSchema>;
 
