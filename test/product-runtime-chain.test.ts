@@ -63,11 +63,12 @@ describe('Product Runtime chain', () => {
     const result = await check(chain);
     expect(result).toEqual({
       ok: true,
+      usage: null,
       context: expect.objectContaining({
         organizationId: chain.org.id,
         installationId: chain.installation.id,
         workspaceId: chain.workspace.id,
-        vault: { vaultId: chain.vault.id, access: 'write' },
+        vault: { vaultId: chain.vault.id, access: 'write', grantId: chain.grant.id },
       }),
     });
   });

@@ -244,8 +244,8 @@ export async function listNoteFiles(db: Db, vaultId: string, options: { limit: n
 
 export type EventType = 'note.created' | 'note.replaced' | 'note.deleted' | 'note.restored';
 export type Actor = { type: 'account' | 'service_principal' | 'forge'; id: string | null };
-/** Where a change came from: the REST API, an MCP tool (`mcp:<tool>`), the Forge executor, or System Operations. */
-export type Source = 'rest' | `mcp:${string}` | 'forge' | 'ops';
+/** Where a change came from: the REST API, an MCP tool (`mcp:<tool>`), the Forge executor, System Operations, or the Product Runtime. */
+export type Source = 'rest' | `mcp:${string}` | 'forge' | 'ops' | 'runtime';
 
 export type Provenance = { actor: Actor; source: Source; requestId: string | null; idempotencyKey: string | null };
 

@@ -20,8 +20,9 @@
 // mapping access check and the fetch cost one Postgres round trip (bench/README.md). Its extra
 // columns are read with the principal and judged by the caller only once steps 2-4 have passed.
 //
-// There is one entry per kind of principal (`PrincipalKind`): `admitAccessToken` below.
-// api/auth.ts is the HTTP side: the bearer header, the challenge, the interfaces' hooks.
+// There is one entry per kind of principal (`PrincipalKind`): `admitAccessToken` and
+// `admitServicePrincipal` below. api/auth.ts is the HTTP side of the first (the bearer header, the
+// challenge, the interfaces' hooks); api/routes/product/kit.ts of the second.
 import { sql } from 'slonik';
 import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
 import type { z } from 'zod';
@@ -34,6 +35,8 @@ import type { AccountStatus, Entitlements, Interface, Plan } from '../identity/p
 import type { AllowanceLeases } from '../allowance-lease.ts';
 import type { Allowances, UsageSnapshot } from '../usage.ts';
 import { looksLikeSecret, secretPrefixes } from '../secrets.ts';
+import { checkProductRuntimeChain } from '../product-runtime/chain.ts';
+import type { ChainRequest, OperationsUsage, RuntimeContext } from '../product-runtime/chain.ts';
 
 /**
  * The kinds of principal admitted here, each with its own entry in this file and the prefix that
@@ -43,15 +46,13 @@ import { looksLikeSecret, secretPrefixes } from '../secrets.ts';
  *   or the automation gateway; judged by the account's status and plan, charged per account and
  *   allowance. Entry: `admitAccessToken`.
  *
- * Next, the Product Runtime's `service_principal`: an installation acting through its credential
- * (`hnp_svc_…`, secrets.ts), resolved and judged link by link by checkProductRuntimeChain
- * (product-runtime/chain.ts) and charged against its organization's `apiOperationsPerMonth`. It
- * joins this union (the compiler then asks for its prefix below) and its entry,
- * `admitServicePrincipal`, goes beside admitAccessToken, taking the same four steps.
+ * - `service_principal`: a Product Runtime installation acting through its credential (`hnp_svc_…`):
+ *   resolved and judged link by link by the chain (product-runtime/chain.ts), charged against its
+ *   organization's `apiOperationsPerMonth`. Entry: `admitServicePrincipal`.
  */
-export type PrincipalKind = 'personal_access_token';
+export type PrincipalKind = 'personal_access_token' | 'service_principal';
 
-const credentialPrefix: Record<PrincipalKind, string> = { personal_access_token: secretPrefixes.accessToken };
+const credentialPrefix: Record<PrincipalKind, string> = { personal_access_token: secretPrefixes.accessToken, service_principal: secretPrefixes.serviceCredential };
 
 /**
  * The allowance each interface's requests count against. The spec gives MCP its own allowance and
@@ -152,4 +153,25 @@ function judge(account: { plan: Plan; status: AccountStatus }, iface: Interface,
       extensions: { plan: account.plan, requiredPlans: entitlements[iface] },
     });
   }
+}
+
+/** A presented service credential, the scope and vault grant the operation needs, and whether it is charged. */
+export type ServiceCredentialRequest = Omit<ChainRequest, 'charge'> & { charge?: boolean };
+
+/** An admitted runtime request: the resolved chain and, when charged, the organization's operations this month. */
+export type AdmittedService = RuntimeContext & { usage: OperationsUsage | null };
+
+/**
+ * Service principals: steps 1-4 in one statement (product-runtime/chain.ts): resolve the credential
+ * and its chain, judge every link (the refusal names the first that failed: `failedLink`), charge
+ * one operation of the organization's month (429 organization_quota_exhausted, counting nothing),
+ * touch the credential. A refusal at any link charges nothing.
+ */
+export async function admitServicePrincipal(db: CommonQueryMethods, request: ServiceCredentialRequest): Promise<AdmittedService> {
+  if (!looksLikeSecret(request.credential, credentialPrefix.service_principal)) {
+    throw new AppError('credential_invalid', 'Send Authorization: Bearer <service credential hnp_svc_…>.', { extensions: { failedLink: 'credential' } });
+  }
+  const result = await checkProductRuntimeChain(db, { ...request, charge: request.charge !== false });
+  if (!result.ok) throw new AppError(result.code, result.detail, { extensions: { failedLink: result.link } });
+  return { ...result.context, usage: result.usage };
 }

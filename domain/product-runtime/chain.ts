@@ -43,10 +43,19 @@ export type RuntimeContext = {
   organizationId: string;
   workspaceId: string;
   scopes: Scope[];
-  vault: { vaultId: string; access: 'read' | 'write' } | null;
+  /** The granted vault the operation named, with the grant it holds (its id names the grant in provenance). */
+  vault: { vaultId: string; access: 'read' | 'write'; grantId: string } | null;
 };
 
-export type ChainResult = { ok: true; context: RuntimeContext } | { ok: false; link: ChainLink; code: ErrorCode; detail: string };
+/** The organization's runtime operations this month, after a charged request. */
+export type OperationsUsage = { limit: number; used: number; resetsAt: string };
+
+export type ChainResult =
+  | { ok: true; context: RuntimeContext; usage: OperationsUsage | null }
+  | { ok: false; link: ChainLink; code: ErrorCode; detail: string };
+
+/** `apiOperationsPerMonth` when the organization's settings name none (the spec leaves the default to us). */
+export const DEFAULT_API_OPERATIONS_PER_MONTH = 100_000;
 
 const chainRowSchema = z.object({
   credentialId: z.uuid(),
@@ -62,23 +71,39 @@ const chainRowSchema = z.object({
   organizationId: z.uuid(),
   organizationStatus: z.string(),
   workspaceAssigned: z.boolean(),
+  grantId: z.uuid().nullable(),
   grantAccess: z.enum(['read', 'write']).nullable(),
+  admitted: z.boolean(),
+  operationsLimit: z.number(),
+  operationsUsed: z.number().nullable(),
+  monthStart: z.string(),
 });
 
 export type ChainRequest = {
   /** The raw secret presented by the product. */
   credential: string;
-  /** The scope the operation needs. */
-  scope: Scope;
+  /** The scope the operation needs; null for the operations that describe the credential itself. */
+  scope: Scope | null;
   /** The logical vault the operation touches, if any, and the access it needs. */
-  vault?: { vaultId: string; access: 'read' | 'write' };
+  vault?: { vaultId: string; access: 'read' | 'write' } | undefined;
+  /**
+   * Charge one operation against the organization's apiOperationsPerMonth when every link holds
+   * (and only then): same statement, so a refused request counts nothing.
+   */
+  charge?: boolean;
 };
 
-export async function checkProductRuntimeChain(db: CommonQueryMethods, request: ChainRequest): Promise<ChainResult> {
-  const refuse = (link: ChainLink, detail: string): ChainResult => ({ ok: false, link, code: linkErrorCode[link], detail });
-  if (!looksLikeSecret(request.credential, secretPrefixes.serviceCredential)) return refuse('credential', 'Unknown credential.');
-
-  const row = await db.maybeOne(sql.type(chainRowSchema)`
+/**
+ * The whole chain in one statement: the links' rows (`chain`), whether every one of them holds
+ * (`admitted`, the same judgement judgeChain makes below, link by link), and with `charge` the
+ * organization's operation counted by one conditional upsert, only when admitted and under the
+ * limit (a new month starts at 1). The credential's last use is touched at most once a minute.
+ */
+function chainStatement(request: ChainRequest, secretHash: string) {
+  const scope = request.scope;
+  const vaultId = request.vault?.vaultId ?? null;
+  const needsWrite = request.vault?.access === 'write';
+  const chain = sql.fragment`
     SELECT c.id AS "credentialId",
            (c.revoked_at IS NULL AND (c.expires_at IS NULL OR c.expires_at > now())) AS "credentialLive",
            c.scopes,
@@ -86,33 +111,92 @@ export async function checkProductRuntimeChain(db: CommonQueryMethods, request: 
            i.id AS "installationId", i.status AS "installationStatus", i.workspace_id AS "workspaceId",
            pd.id AS "productDefinitionId", pd.status AS "productStatus",
            o.id AS "organizationId", o.status AS "organizationStatus",
+           coalesce((o.settings #>> '{productRuntime,apiOperationsPerMonth}')::bigint, ${DEFAULT_API_OPERATIONS_PER_MONTH}) AS "operationsLimit",
            EXISTS (SELECT 1 FROM organization_workspaces ow
                     WHERE ow.organization_id = o.id AND ow.workspace_id = i.workspace_id AND ow.revoked_at IS NULL) AS "workspaceAssigned",
-           (SELECT g.access FROM logical_vault_grants g JOIN vaults v ON v.id = g.vault_id
-             WHERE g.installation_id = i.id AND g.revoked_at IS NULL
-               AND g.vault_id = ${request.vault?.vaultId ?? null}::uuid
-               AND v.owner_workspace_id = i.workspace_id) AS "grantAccess"
+           g.id AS "grantId", g.access AS "grantAccess"
       FROM service_credentials c
       JOIN service_principals sp ON sp.id = c.service_principal_id
       JOIN product_installations i ON i.id = sp.installation_id
       JOIN product_definitions pd ON pd.id = i.product_definition_id
       JOIN organizations o ON o.id = i.organization_id
-     WHERE c.secret_hash = ${hashSecret(request.credential)}`);
+      LEFT JOIN LATERAL (
+        SELECT g.id, g.access FROM logical_vault_grants g JOIN vaults v ON v.id = g.vault_id
+         WHERE g.installation_id = i.id AND g.revoked_at IS NULL AND g.vault_id = ${vaultId}::uuid AND v.owner_workspace_id = i.workspace_id
+      ) g ON true
+     WHERE c.secret_hash = ${secretHash}`;
+  const judged = sql.fragment`
+    SELECT ch.*, (ch."credentialLive" AND ch."principalStatus" = 'active' AND ch."installationStatus" = 'active'
+                  AND ch."productStatus" = 'active' AND ch."organizationStatus" = 'active'
+                  AND (${scope}::text IS NULL OR ${scope}::text = ANY (ch.scopes)) AND ch."workspaceAssigned"
+                  AND (${vaultId}::uuid IS NULL OR coalesce(ch."grantAccess" = 'write' OR (ch."grantAccess" = 'read' AND NOT ${needsWrite}::boolean), false))) AS admitted
+      FROM chain ch`;
+  const month = sql.fragment`date_trunc('month', now(), 'UTC')`;
+  const charged = request.charge
+    ? sql.fragment`
+      INSERT INTO organization_api_usage AS u (organization_id, month_start, used)
+      SELECT j."organizationId", ${month}, 1 FROM judged j WHERE j.admitted AND j."operationsLimit" > 0
+      ON CONFLICT (organization_id) DO UPDATE
+         SET used = CASE WHEN u.month_start = excluded.month_start THEN u.used + 1 ELSE 1 END, month_start = excluded.month_start
+       WHERE u.month_start <> excluded.month_start OR u.used < (SELECT j."operationsLimit" FROM judged j)
+      RETURNING u.used`
+    : sql.fragment`SELECT NULL::integer AS used WHERE false`;
+  return sql.type(chainRowSchema)`
+    WITH chain AS (${chain}),
+         judged AS (${judged}),
+         charged AS (${charged}),
+         touched AS (
+           UPDATE service_credentials SET last_used_at = now()
+            WHERE id = (SELECT j."credentialId" FROM judged j WHERE j.admitted)
+              AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+           RETURNING id)
+    SELECT j."credentialId", j."credentialLive", j.scopes, j."servicePrincipalId", j."principalStatus", j."installationId",
+           j."installationStatus", j."workspaceId", j."productDefinitionId", j."productStatus", j."organizationId", j."organizationStatus",
+           j."workspaceAssigned", j."grantId", j."grantAccess", j.admitted, j."operationsLimit"::integer AS "operationsLimit",
+           (SELECT used FROM charged) AS "operationsUsed", to_char(${month} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS "monthStart"
+      FROM judged j`;
+}
+
+const nextMonth = (monthStart: string) => {
+  const d = new Date(monthStart);
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)).toISOString();
+};
+
+export async function checkProductRuntimeChain(db: CommonQueryMethods, request: ChainRequest): Promise<ChainResult> {
+  const refuse = (link: ChainLink, detail: string): ChainResult => ({ ok: false, link, code: linkErrorCode[link], detail });
+  if (!looksLikeSecret(request.credential, secretPrefixes.serviceCredential)) return refuse('credential', 'Unknown credential.');
+
+  const row = await db.maybeOne(chainStatement(request, hashSecret(request.credential)));
 
   if (!row || !row.credentialLive) return refuse('credential', 'The credential is unknown, expired or revoked.');
   if (row.principalStatus !== 'active') return refuse('service_principal', `The service principal is ${row.principalStatus}.`);
   if (row.installationStatus !== 'active') return refuse('installation', `The installation is ${row.installationStatus}.`);
   if (row.productStatus !== 'active') return refuse('product_definition', `The product definition is ${row.productStatus}.`);
   if (row.organizationStatus !== 'active') return refuse('organization', `The organization is ${row.organizationStatus}.`);
-  if (!row.scopes.includes(request.scope)) return refuse('credential_scope', `The credential lacks scope ${request.scope}.`);
+  if (request.scope !== null && !row.scopes.includes(request.scope)) return refuse('credential_scope', `The credential lacks scope ${request.scope}.`);
   if (!row.workspaceAssigned) return refuse('workspace_assignment', "The installation's workspace is not assigned to its organization.");
   if (request.vault) {
     const granted = row.grantAccess === 'write' || (row.grantAccess === 'read' && request.vault.access === 'read');
     if (!granted) return refuse('vault_grant', `The installation holds no ${request.vault.access} grant on this vault.`);
   }
+  // The statement judged the same links; if it disagrees, the two judgements drifted apart.
+  if (!row.admitted) throw new Error('chain statement and judgement disagree');
+
+  const resetsAt = nextMonth(row.monthStart);
+  let usage: OperationsUsage | null = null;
+  if (request.charge) {
+    if (row.operationsUsed === null) {
+      throw new AppError('organization_quota_exhausted', `The organization's ${row.operationsLimit} API operations for this month are used up.`, {
+        extensions: { limit: row.operationsLimit, resetsAt },
+        headers: { 'retry-after': String(Math.max(1, Math.ceil((Date.parse(resetsAt) - Date.now()) / 1000))) },
+      });
+    }
+    usage = { limit: row.operationsLimit, used: row.operationsUsed, resetsAt };
+  }
 
   return {
     ok: true,
+    usage,
     context: {
       credentialId: row.credentialId,
       servicePrincipalId: row.servicePrincipalId,
@@ -121,14 +205,14 @@ export async function checkProductRuntimeChain(db: CommonQueryMethods, request: 
       organizationId: row.organizationId,
       workspaceId: row.workspaceId,
       scopes: row.scopes,
-      vault: request.vault && row.grantAccess ? { vaultId: request.vault.vaultId, access: row.grantAccess } : null,
+      vault: request.vault && row.grantAccess && row.grantId ? { vaultId: request.vault.vaultId, access: row.grantAccess, grantId: row.grantId } : null,
     },
   };
 }
 
 /** The same check for callers that want an exception: the error code names the failed link. */
-export async function authorizeProductRuntime(db: CommonQueryMethods, request: ChainRequest): Promise<RuntimeContext> {
+export async function authorizeProductRuntime(db: CommonQueryMethods, request: ChainRequest): Promise<RuntimeContext & { usage: OperationsUsage | null }> {
   const result = await checkProductRuntimeChain(db, request);
   if (!result.ok) throw new AppError(result.code, result.detail, { extensions: { failedLink: result.link } });
-  return result.context;
+  return { ...result.context, usage: result.usage };
 }

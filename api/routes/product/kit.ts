@@ -1,0 +1,157 @@
+// What every Product Runtime route stands on: the version header, admission of the service
+// credential through the whole chain (domain/principals/admission.ts admitServicePrincipal), the
+// caller a handler reads, and the envelope its answer is serialized with. A route declares what it
+// needs in its config and never authenticates itself:
+//
+//   config: { runtime: { scope: 'notes.read', vault: { param: 'vaultId', access: 'read' } } }
+//   config: { publicRuntime: true }   // no credential (the public presentation route only)
+//
+// A route declaring neither fails when it is registered, so nothing is public by omission.
+import type { Client } from '@temporalio/client';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { DatabasePool } from 'slonik';
+import type { z } from 'zod';
+import { envelopeSchema, RUNTIME_VERSION, supportedRuntimeVersions } from '@hosted-notes/runtime-sdk';
+import { AppError } from '../../../domain/errors.ts';
+import { admitServicePrincipal } from '../../../domain/principals/admission.ts';
+import type { AdmittedService } from '../../../domain/principals/admission.ts';
+import type { OperationsUsage } from '../../../domain/product-runtime/chain.ts';
+import type { Scope } from '../../../domain/product-runtime/entities.ts';
+import { headerValue } from '../shared/headers.ts';
+
+/** What a runtime route needs from its caller's chain. */
+export type RuntimeRouteConfig = {
+  /** The credential scope the operation needs; null for those that describe the credential itself. */
+  scope: Scope | null;
+  /** The route parameter naming the logical vault, and the grant the operation needs on it. */
+  vault?: { param: string; access: 'read' | 'write' };
+};
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    runtime?: RuntimeRouteConfig;
+    /** Answered without a credential; reveals only public presentation. */
+    publicRuntime?: boolean;
+  }
+  interface FastifyRequest {
+    runtime: RuntimeCaller | null;
+  }
+}
+
+/** The admitted caller of a runtime request: its chain, and the request id provenance names. */
+export type RuntimeCaller = Omit<AdmittedService, 'usage'> & { requestId: string };
+
+/** What the runtime's sub-plugins are registered with. */
+export type RuntimeRouteDeps = {
+  db: DatabasePool;
+  temporal: Client;
+  taskQueue: string;
+  /** How long an unreviewed proposal (a memory candidate) waits before it expires. */
+  proposalExpirySeconds: number;
+  /** Whether a model provider is configured (intelligence capabilities; issue 12 brings one). */
+  intelligenceProviderConfigured: boolean;
+};
+
+export const RUNTIME_VERSION_HEADER = 'x-service-runtime-version';
+
+/**
+ * The declared runtime version. Missing means 1, the only version of this mount (decision 46);
+ * anything but a bare positive integer is malformed; a well-formed other number is unsupported.
+ * Both refusals name the supported versions, in the same problem shape as every other refusal.
+ */
+export function checkRuntimeVersion(request: FastifyRequest): void {
+  const raw = headerValue(request, RUNTIME_VERSION_HEADER);
+  if (raw === undefined) return;
+  const value = raw.trim();
+  const supported = [...supportedRuntimeVersions];
+  if (!/^[1-9][0-9]{0,8}$/.test(value)) {
+    throw new AppError('runtime_version_invalid', `X-Service-Runtime-Version must be a version number such as ${RUNTIME_VERSION}.`, { extensions: { supportedVersions: supported } });
+  }
+  if (!(supported as string[]).includes(value)) {
+    throw new AppError('runtime_version_unsupported', `Runtime version ${value} is not supported; this service speaks ${supported.join(', ')}.`, { extensions: { supportedVersions: supported } });
+  }
+}
+
+const challenge = { 'www-authenticate': 'Bearer realm="hnp-product-runtime"' };
+
+function presentedCredential(request: FastifyRequest): string {
+  const header = request.headers.authorization;
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  if (!match?.[1]) {
+    throw new AppError('credential_invalid', 'Send Authorization: Bearer <service credential hnp_svc_…>.', { extensions: { failedLink: 'credential' }, headers: challenge });
+  }
+  return match[1];
+}
+
+// A vault id that cannot be a grant: a malformed id is refused at the vault link like any vault
+// the installation holds no grant on, so a caller cannot tell "malformed" from "someone else's".
+const NO_VAULT = '00000000-0000-0000-0000-000000000000';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The organization's monthly operations in the IETF RateLimit fields (as REST publishes its allowance). */
+function operationsHeaders(usage: OperationsUsage): Record<string, string> {
+  const seconds = Math.max(1, Math.ceil((Date.parse(usage.resetsAt) - Date.now()) / 1000));
+  return {
+    'ratelimit-policy': `"organization-month";q=${usage.limit}`,
+    ratelimit: `"organization-month";r=${Math.max(0, usage.limit - usage.used)};t=${seconds}`,
+  };
+}
+
+/** Admits a request to the route's declared needs: the chain (every link), then one operation charged. */
+async function admit(db: DatabasePool, request: FastifyRequest, reply: FastifyReply, config: RuntimeRouteConfig): Promise<void> {
+  const credential = presentedCredential(request);
+  let vault: { vaultId: string; access: 'read' | 'write' } | undefined;
+  if (config.vault) {
+    const raw = (request.params as Record<string, string | undefined>)[config.vault.param];
+    vault = { vaultId: raw && UUID.test(raw) ? raw.toLowerCase() : NO_VAULT, access: config.vault.access };
+  }
+  const admitted = await admitServicePrincipal(db, { credential, scope: config.scope, vault }).catch((error: unknown) => {
+    if (error instanceof AppError && error.code === 'credential_invalid') throw new AppError('credential_invalid', error.detail, { extensions: error.extensions, headers: challenge });
+    throw error;
+  });
+  const { usage, ...context } = admitted;
+  request.runtime = { ...context, requestId: request.id };
+  if (usage) reply.headers(operationsHeaders(usage));
+}
+
+/**
+ * The runtime's hooks, registered once by the plugin (index.ts): the version on every request and
+ * every response, the declaration check on every route, admission on every non-public one.
+ */
+export function registerRuntimeAccess(app: FastifyInstance, db: DatabasePool): void {
+  app.decorateRequest('runtime', null);
+  app.addHook('onRoute', (route) => {
+    const config = route.config as { runtime?: RuntimeRouteConfig; publicRuntime?: boolean } | undefined;
+    if (route.method === 'HEAD') return;
+    if (!config?.runtime && config?.publicRuntime !== true) {
+      throw new Error(`Product Runtime route ${route.method} ${route.url} declares neither config.runtime nor config.publicRuntime.`);
+    }
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    // Said on every answer, refusals included: the version that answered.
+    reply.header(RUNTIME_VERSION_HEADER, RUNTIME_VERSION);
+    checkRuntimeVersion(request);
+    const config = request.routeOptions.config;
+    if (config.publicRuntime === true) return;
+    if (!config.runtime) throw new AppError('route_not_found');
+    await admit(db, request, reply, config.runtime);
+  });
+}
+
+/** The admitted caller inside a handler. */
+export function runtimeCaller(request: FastifyRequest): RuntimeCaller {
+  if (!request.runtime) throw new AppError('credential_invalid');
+  return request.runtime;
+}
+
+/** The 200 schema of a runtime operation: the envelope of `kind` around `data`, named for OpenAPI. */
+export function runtimeEnvelope<K extends string, D extends z.ZodType>(kind: K, data: D) {
+  const name = kind
+    .split(/[.-]/)
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+  return envelopeSchema(kind, data).meta({ id: `${name}Envelope`, description: `The versioned envelope of a ${kind} answer.` });
+}
+
+/** The security requirement of runtime routes in OpenAPI. */
+export const runtimeSecurity = [{ serviceCredential: [] }];

@@ -1,0 +1,100 @@
+// listNotes, readNote and publishNote for an admitted installation: the same knowledge core, bounds
+// and revisions as the Developer REST API, through the installation's logical-vault grant (the
+// chain has checked it). What differs is only who acts: provenance names the service principal
+// (source `runtime`) and the grant the change came through (in the event's mapping column), and
+// applied publications are idempotent per installation.
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { decodeCursor, encodeCursor } from '../cursor.ts';
+import { AppError } from '../errors.ts';
+import { fingerprintOf, requireIdempotencyKey } from '../idempotency.ts';
+import { applyWrite, previewWrite } from '../notes/knowledge.ts';
+import type { Target } from '../notes/knowledge.ts';
+import { noteLimits, validateNotePath } from '../notes/paths.ts';
+import { findNote, listNoteSummaries } from '../notes/store.ts';
+import type { Provenance } from '../notes/store.ts';
+import type { RuntimeContext } from './chain.ts';
+
+export type RuntimeRequestContext = RuntimeContext & { requestId: string };
+
+/** The vault the chain admitted the request to; the event's mapping column records the grant. */
+function targetOf(caller: RuntimeContext): Target {
+  if (!caller.vault) throw new AppError('vault_not_granted');
+  return { vaultId: caller.vault.vaultId, mappingId: caller.vault.grantId };
+}
+
+export async function listRuntimeNotes(db: CommonQueryMethods, caller: RuntimeContext, page: { limit: number; cursor?: string | undefined }) {
+  const target = targetOf(caller);
+  const limit = Math.min(page.limit, noteLimits.maxInventoryPage);
+  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, z.object({ after: z.string() })).after;
+  const rows = await listNoteSummaries(db, target.vaultId, { limit: limit + 1, ...(after !== undefined ? { after } : {}) });
+  const notes = rows.slice(0, limit);
+  const hasMore = rows.length > limit;
+  return { vaultId: target.vaultId, notes, hasMore, nextCursor: hasMore ? encodeCursor({ after: notes[notes.length - 1]!.path }) : null };
+}
+
+export async function readRuntimeNote(db: CommonQueryMethods, caller: RuntimeContext, rawPath: string) {
+  const target = targetOf(caller);
+  const path = validateNotePath(rawPath, '/querystring/path');
+  const note = await findNote(db, target.vaultId, path);
+  if (!note) throw new AppError('note_not_found', `No live note at ${path}.`);
+  return { vaultId: target.vaultId, ...note };
+}
+
+export type PublishInput = { path: string; content: string; expectedRevision?: string | undefined; mode: 'preview' | 'apply' };
+
+/**
+ * Preview (the default) writes nothing and needs no key; apply needs an Idempotency-Key (the same
+ * key and body replay the first answer; another body is 422), and the current revision to replace.
+ */
+export async function publishRuntimeNote(db: DatabasePool, caller: RuntimeRequestContext, input: PublishInput, rawKey: string | undefined) {
+  const target = targetOf(caller);
+  const write = { path: input.path, content: input.content, expectedHash: input.expectedRevision };
+  if (input.mode === 'preview') {
+    const preview = await previewWrite(db, target, write);
+    return {
+      status: 200,
+      data: {
+        mode: 'preview' as const,
+        applied: false,
+        vaultId: target.vaultId,
+        path: preview.path,
+        title: preview.title,
+        operation: preview.operation,
+        beforeRevision: preview.beforeRevision,
+        afterRevision: preview.afterRevision,
+        size: preview.size,
+        revisionRequired: preview.revisionRequired,
+        diff: preview.diff,
+        diffTruncated: preview.diffTruncated,
+        eventId: null,
+        replayed: false,
+      },
+    };
+  }
+  const key = requireIdempotencyKey(rawKey);
+  // Idempotency records are per installation (the account column holds the acting owner's id) and vault.
+  const idempotency = { accountId: caller.installationId, route: 'runtime:publishNote', scope: target.vaultId, key, fingerprint: fingerprintOf(write) };
+  const provenance: Provenance = { actor: { type: 'service_principal', id: caller.servicePrincipalId }, source: 'runtime', requestId: caller.requestId, idempotencyKey: key };
+  const result = await applyWrite(db, target, write, provenance, idempotency);
+  const applied = result.body;
+  return {
+    status: result.status,
+    data: {
+      mode: 'apply' as const,
+      applied: true,
+      vaultId: target.vaultId,
+      path: applied.path,
+      title: applied.title,
+      operation: applied.operation,
+      beforeRevision: applied.beforeRevision,
+      afterRevision: applied.afterRevision,
+      size: applied.size,
+      revisionRequired: null,
+      diff: null,
+      diffTruncated: null,
+      eventId: applied.eventId,
+      replayed: result.replayed,
+    },
+  };
+}
