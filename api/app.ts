@@ -27,6 +27,7 @@ import { healthRoutes } from './routes/health.ts';
 import { devApi } from './routes/dev/index.ts';
 import { mcpGateway } from './routes/mcp/index.ts';
 import { automationGateway } from './routes/automation/index.ts';
+import { productRuntime } from './routes/product/index.ts';
 
 export type AppDeps = {
   db: DatabasePool;
@@ -46,6 +47,8 @@ export type AppDeps = {
   /** Private hosts/addresses webhooks may reach (WEBHOOK_EGRESS_ALLOWLIST); none by default. */
   egress?: EgressPolicy;
   webhookRetryBaseMs?: number;
+  /** Whether a model provider is configured for the Product Runtime's intelligence (none before issue 12). */
+  intelligenceProviderConfigured?: boolean;
 };
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -116,6 +119,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     secretBox: deps.secretBox ?? null,
     egress: deps.egress ?? { allowList: [] },
     webhookRetryBaseMs: deps.webhookRetryBaseMs ?? 1_000,
+  });
+  await app.register(productRuntime, {
+    prefix: '/api/product/v1',
+    db: deps.db,
+    temporal: new Client({ connection: deps.temporal.connection, namespace: deps.temporal.namespace }),
+    taskQueue: deps.temporal.taskQueue,
+    proposalExpirySeconds: deps.proposalExpirySeconds ?? 7 * 24 * 3600,
+    intelligenceProviderConfigured: deps.intelligenceProviderConfigured ?? false,
   });
 
   return app;

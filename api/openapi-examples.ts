@@ -169,7 +169,7 @@ const endpoint = {
 /** One example (value) or several named ones (examples). */
 export type ExampleSet = { value: unknown } | { examples: Record<string, { summary: string; value: unknown }> };
 
-type OperationExamples = {
+export type OperationExamples = {
   /** Request body. */
   request?: ExampleSet;
   /** Query and path parameters, by name (header parameters carry their own). */

@@ -25,6 +25,7 @@ import { errorCatalog } from '../domain/errors.ts';
 import type { ErrorCode } from '../domain/errors.ts';
 import { LEGACY_VERSION, MODERN_VERSION, PROTOCOL_VERSION_META_KEY } from './routes/mcp/protocol.ts';
 import { toolsByName } from './routes/mcp/tools.ts';
+import { runtimeExamples, runtimeOperationDocs } from './routes/product/openapi-docs.ts';
 import { operationExamples, parameterExamples, planRevision, problemExample } from './openapi-examples.ts';
 import type { ExampleSet } from './openapi-examples.ts';
 
@@ -39,6 +40,7 @@ declare module 'fastify' {
 }
 
 const AUTOMATION_PREFIX = '/api/dev/automation';
+const RUNTIME_PREFIX = '/api/product/v1';
 const MCP_URL = '/api/mcp';
 
 // ---- headers ---------------------------------------------------------------------------------
@@ -122,6 +124,26 @@ const requestHeaders = {
     schema: { type: 'string', format: 'uuid' },
     example: parameterExamples['mappingId'],
   },
+  RuntimeIdempotencyKey: {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description:
+      'Required to apply (mode apply, and for every Product Runtime operation that creates something); previews ignore it. 1–255 visible ASCII characters, scoped to ' +
+      'the installation, the operation and its target. The same key and body within 24 h replay the first answer; another body is 422 idempotency_key_reused.',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+    example: 'lesson-studio-publish-7f3a',
+  },
+  XServiceRuntimeVersion: {
+    name: 'X-Service-Runtime-Version',
+    in: 'header',
+    required: false,
+    description:
+      'The Product Runtime contract version the caller speaks: `1`. Missing means 1. Anything but a version number is 400 runtime_version_invalid, ' +
+      'a version this service does not speak is 400 runtime_version_unsupported (both list supportedVersions). The response shape never changes with it.',
+    schema: { type: 'string', pattern: '^[1-9][0-9]{0,8}$' },
+    example: '1',
+  },
   McpProtocolVersion: {
     name: 'MCP-Protocol-Version',
     in: 'header',
@@ -160,7 +182,7 @@ const responseHeaders = {
   RateLimit: {
     description:
       "What remains of each allowance boundary (r) and the seconds until it resets (t), per the IETF RateLimit header fields draft. On every counted answer and on 429; " +
-      'REST and the automation gateway share the REST allowance, MCP has its own.',
+      'REST and the automation gateway share the REST allowance, MCP has its own; the Product Runtime publishes its organization\'s month ("organization-month").',
     schema: { type: 'string' },
     example: '"minute";r=598;t=42, "month";r=99871;t=1520040',
   },
@@ -209,6 +231,11 @@ const responseHeaders = {
     schema: { type: 'string' },
     example: 'attachment; filename="weekly-review.v1.json"',
   },
+  XServiceRuntimeVersion: {
+    description: 'The Product Runtime version that answered; on every runtime response, refusals included.',
+    schema: { type: 'string', enum: ['1'] },
+    example: '1',
+  },
   McpProtocolVersion: {
     description: 'The protocol revision this server speaks natively; on every MCP response.',
     schema: { type: 'string', enum: [MODERN_VERSION] },
@@ -243,6 +270,10 @@ const operations: Record<string, OperationDoc> = {
   // developer REST
   readCurrentAccount: { responses: { 200: { description: 'The calling account.' } } },
   listWorkspaces: { responses: { 200: { description: "A page of the caller's workspaces." } } },
+  listProductInstallations: { responses: { 200: { description: "The workspace's product installations, their grants and open binding requests." } } },
+  grantVaultToInstallation: { responses: { 200: { description: 'The live grant, unchanged.' }, 201: { description: 'The new grant.' } } },
+  revokeVaultGrant: { responses: { 200: { description: 'The revoked grant; the vault and its notes are untouched.' } } },
+  declineVaultBinding: { responses: { 200: { description: 'The declined request.' } } },
   listNotes: { responses: { 200: { description: 'A page of the inventory.' } } },
   readNote: {
     headers: ['XServiceMapping', 'IfNoneMatchRead'],
@@ -328,6 +359,8 @@ const operations: Record<string, OperationDoc> = {
   approveProposal: { responses: { 200: { description: 'Approved; the Forge execution starts.' } } },
   rejectProposal: { responses: { 200: { description: 'Rejected.' } } },
   undoProposal: { responses: { 202: { description: 'The undo has started.' } } },
+  // Product Runtime (its own table: api/routes/product/openapi-docs.ts)
+  ...(runtimeOperationDocs as Record<string, OperationDoc>),
 };
 
 /** Operation ids the document publishes (for tests and the export script). */
@@ -350,14 +383,29 @@ type Operation = {
  * rules (api/edge.ts), validation, body parsing, and for token-authenticated interfaces
  * authentication, entitlement and the allowance (api/auth.ts).
  */
-function automaticProblems(operation: Operation): ErrorCode[] {
+function automaticProblems(operation: Operation, path: string): ErrorCode[] {
   const codes: ErrorCode[] = ['invalid_character', 'duplicate_header', 'internal_error'];
+  const runtime = path.startsWith(RUNTIME_PREFIX);
   const hasInput = (operation.parameters ?? []).some((p) => p['in'] === 'query' || p['in'] === 'path') || operation.requestBody !== undefined;
   if (hasInput) codes.push('invalid_request');
   // A path parameter longer than the router takes is refused before the route (api/edge.ts).
   if ((operation.parameters ?? []).some((p) => p['in'] === 'path')) codes.push('uri_too_long');
   if (operation.requestBody !== undefined) codes.push('malformed_json', 'json_too_deep', 'unsupported_media_type', 'payload_too_large');
-  if ((operation.security ?? []).length > 0) {
+  // The runtime checks its version first, on every route (api/routes/product/kit.ts).
+  if (runtime) codes.push('runtime_version_invalid', 'runtime_version_unsupported');
+  if (runtime && (operation.security ?? []).length > 0) {
+    // Every link of the chain, then the organization's month (the vault link only where a vault is named).
+    codes.push(
+      'credential_invalid',
+      'service_principal_inactive',
+      'installation_inactive',
+      'product_definition_inactive',
+      'organization_inactive',
+      'workspace_not_assigned',
+      'organization_quota_exhausted',
+    );
+    if ((operation['x-runtime-scope'] as string | null | undefined) !== null) codes.push('scope_missing');
+  } else if ((operation.security ?? []).length > 0) {
     codes.push('authentication_required', 'invalid_token', 'account_inactive', 'entitlement_required', 'rate_limited', 'monthly_limit_exceeded');
   }
   return codes;
@@ -365,8 +413,9 @@ function automaticProblems(operation: Operation): ErrorCode[] {
 
 const codeOrder = Object.keys(errorCatalog) as ErrorCode[];
 
-function problemResponses(operation: Operation, instance: string): Record<string, Record<string, unknown>> {
-  const codes = new Set([...automaticProblems(operation), ...(operation['x-problems'] ?? [])]);
+function problemResponses(operation: Operation, path: string, instance: string): Record<string, Record<string, unknown>> {
+  const codes = new Set([...automaticProblems(operation, path), ...(operation['x-problems'] ?? [])]);
+  const runtime = path.startsWith(RUNTIME_PREFIX);
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codeOrder) {
     if (!codes.has(code)) continue;
@@ -375,7 +424,7 @@ function problemResponses(operation: Operation, instance: string): Record<string
   }
   const responses: Record<string, Record<string, unknown>> = {};
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const headers: ResponseHeader[] = ['XRequestId'];
+    const headers: ResponseHeader[] = runtime ? ['XRequestId', 'XServiceRuntimeVersion'] : ['XRequestId'];
     if (status === 401) headers.push('WWWAuthenticate');
     if (status === 429) headers.push('RetryAfter', 'RateLimit', 'RateLimitPolicy');
     if (list.includes('idempotency_in_flight')) headers.push('RetryAfter');
@@ -408,6 +457,7 @@ const headerNames: Record<ResponseHeader, string> = {
   Vary: 'Vary',
   ContentDisposition: 'Content-Disposition',
   McpProtocolVersion: 'MCP-Protocol-Version',
+  XServiceRuntimeVersion: 'X-Service-Runtime-Version',
 };
 const headerName = (name: ResponseHeader) => headerNames[name];
 
@@ -500,6 +550,7 @@ const tags = [
   { name: 'events', description: 'Provenance events of a vault.' },
   { name: 'mcp', description: 'The MCP tool gateway (JSON-RPC 2.0, docs/mcp.md).' },
   { name: 'automation', description: 'Automation gateway: proposals and review, events, triggers, runs, webhooks, discovery (docs/automation.md).' },
+  { name: 'product-runtime', description: 'Product Runtime V1: partner products through an installation service credential; every answer a versioned envelope (docs/product-runtime.md).' },
   { name: 'operations', description: 'Liveness and readiness probes.' },
   { name: 'documentation', description: 'This description, generated from the schemas the routes validate with.' },
 ];
@@ -512,8 +563,13 @@ function transform(input: Parameters<NonNullable<FastifyDynamicSwaggerOptions['t
   const transformed = result.schema as Record<string, unknown> | undefined;
   if (!transformed || transformed['hide']) return result;
   const { problems, ...rest } = transformed;
-  // @fastify/swagger copies x- members onto the operation; completeDocument reads and removes it.
-  return { ...result, schema: { ...rest, ...(problems ? { 'x-problems': problems } : {}) } as FastifySchema };
+  // The runtime scope an operation declares (null: none), so its problems list scope_missing only where it can happen.
+  const runtime = (input.route.config as { runtime?: { scope: string | null } } | undefined)?.runtime;
+  // @fastify/swagger copies x- members onto the operation; completeDocument reads and removes them.
+  return {
+    ...result,
+    schema: { ...rest, ...(problems ? { 'x-problems': problems } : {}), ...(runtime ? { 'x-runtime-scope': runtime.scope } : {}) } as FastifySchema,
+  };
 }
 
 /**
@@ -525,16 +581,19 @@ const undocumented: OperationDoc = { responses: {} };
 function completeOperation(path: string, operation: Operation): void {
   const id = operation.operationId ?? '';
   const doc = operations[id] ?? undocumented;
-  const examples = operationExamples[id] ?? {};
+  const examples = operationExamples[id] ?? runtimeExamples[id] ?? {};
 
   for (const parameter of operation.parameters ?? []) {
     const name = String(parameter['name']);
     const example = examples.parameters?.[name] ?? parameterExamples[name];
     if (example !== undefined && parameter['example'] === undefined) parameter['example'] = example;
   }
-  const problems = doc.jsonRpc ? {} : problemResponses(operation, exampleInstance(path, id));
+  const problems = doc.jsonRpc ? {} : problemResponses(operation, path, exampleInstance(path, id));
   delete operation['x-problems'];
-  if (doc.headers?.length) operation.parameters = [...(operation.parameters ?? []), ...doc.headers.map((h) => ({ $ref: `#/components/parameters/${h}` }))];
+  delete operation['x-runtime-scope'];
+  const runtime = path.startsWith(RUNTIME_PREFIX);
+  const headerParams: RequestHeader[] = [...(runtime ? (['XServiceRuntimeVersion'] as const) : []), ...(doc.headers ?? [])];
+  if (headerParams.length) operation.parameters = [...(operation.parameters ?? []), ...headerParams.map((h) => ({ $ref: `#/components/parameters/${h}` }))];
 
   const body = operation.requestBody?.content?.['application/json'];
   if (body) applyExamples(body, examples.request);
@@ -545,7 +604,7 @@ function completeOperation(path: string, operation: Operation): void {
   for (const status of statuses) {
     const described = doc.responses[status];
     const response: Record<string, unknown> = { ...operation.responses[status], ...(described ? { description: described.description } : {}) };
-    const common: ResponseHeader[] = doc.jsonRpc ? ['XRequestId', 'McpProtocolVersion'] : ['XRequestId'];
+    const common: ResponseHeader[] = doc.jsonRpc ? ['XRequestId', 'McpProtocolVersion'] : runtime ? ['XRequestId', 'XServiceRuntimeVersion'] : ['XRequestId'];
     const chargedHeaders: ResponseHeader[] = charged && Number(status) < 400 ? ['RateLimit', 'RateLimitPolicy'] : [];
     response['headers'] = headerRefs([...common, ...chargedHeaders, ...(described?.headers ?? [])]);
     const content = response['content'] as Record<string, Record<string, unknown>> | undefined;
@@ -682,7 +741,12 @@ export function swaggerOptions(options: { publicBaseUrl?: string | undefined }):
           ? { url: options.publicBaseUrl, description: 'PUBLIC_BASE_URL' }
           : { url: '/', description: 'The server this document was fetched from (set PUBLIC_BASE_URL to publish an absolute URL).' },
       ],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token (hnp_pat_…)' } } },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'Personal access token (hnp_pat_…)' },
+          serviceCredential: { type: 'http', scheme: 'bearer', description: 'Product Runtime installation service credential (hnp_svc_…), issued by System Operations' },
+        },
+      },
     },
     transform,
     transformObject: (input) => completeDocument(jsonSchemaTransformObject(input) as unknown as Document) as never,

@@ -10,6 +10,7 @@ import type { Interface } from '../../../domain/identity/plans.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import { admitEveryRequest, principalOf } from '../../auth.ts';
 import { notesRoutes } from './notes.ts';
+import { productInstallationRoutes } from './product-installations.ts';
 import { workspacesRoutes } from './workspaces.ts';
 
 const meSchema = z
@@ -48,4 +49,5 @@ export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allowance
 
   await app.register(notesRoutes, { db, leases });
   await app.register(workspacesRoutes, { db });
+  await app.register(productInstallationRoutes, { db });
 };

@@ -1,0 +1,27 @@
+// Product Runtime (/api/product/v1): partner products acting through an installation's service
+// credential. Every route declares the scope (and vault grant) it needs; the plugin's hooks
+// (kit.ts) check the version header, run the whole chain and charge the organization's monthly
+// operations before any handler runs. Answers are versioned envelopes (@hosted-notes/runtime-sdk).
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { registerRuntimeAccess } from './kit.ts';
+import type { RuntimeRouteDeps } from './kit.ts';
+import { runtimeNotesRoutes } from './notes.ts';
+import { runtimeRoutes } from './runtime.ts';
+import { vaultBindingRoutes } from './vault-bindings.ts';
+
+export type ProductRuntimeDeps = RuntimeRouteDeps;
+
+export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (app, options) => {
+  // Only the dependencies travel on: the plugin's own options (its prefix) must not.
+  const deps: RuntimeRouteDeps = {
+    db: options.db,
+    temporal: options.temporal,
+    taskQueue: options.taskQueue,
+    proposalExpirySeconds: options.proposalExpirySeconds,
+    intelligenceProviderConfigured: options.intelligenceProviderConfigured,
+  };
+  registerRuntimeAccess(app, deps.db);
+  await app.register(runtimeRoutes, { ...deps, presentation: async () => null, hasComposition: async () => false });
+  await app.register(runtimeNotesRoutes, deps);
+  await app.register(vaultBindingRoutes, deps);
+};

@@ -1,0 +1,100 @@
+// listNotes, readNote, publishNote: the knowledge core through the installation's vault grant
+// (domain/product-runtime/runtime-notes.ts). The chain checks the grant on every request: a
+// read grant for reads, a write grant for publications (previews too: a preview answers exactly
+// as the apply would).
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { envelope, noteListSchema, noteSchema, publicationSchema, publishNoteInputSchema } from '@hosted-notes/runtime-sdk';
+import { noteLimits } from '../../../domain/notes/paths.ts';
+import { listRuntimeNotes, publishRuntimeNote, readRuntimeNote } from '../../../domain/product-runtime/runtime-notes.ts';
+import { idempotencyKeyHeader } from '../shared/headers.ts';
+import type { RuntimeRouteDeps } from './kit.ts';
+import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from './kit.ts';
+
+const tags = ['product-runtime'];
+const vaultParams = z.strictObject({ vaultId: z.string().max(64).describe('A hosted vault this installation holds a grant on.') });
+const grantProblems = ['vault_not_granted'] as const;
+
+export const runtimeNotesRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app, { db }) => {
+  app.get(
+    '/vaults/:vaultId/notes',
+    {
+      config: { runtime: { scope: 'notes.read', vault: { param: 'vaultId', access: 'read' } } },
+      schema: {
+        tags,
+        security: runtimeSecurity,
+        operationId: 'runtimeListNotes',
+        summary: 'listNotes: inventory of a granted vault',
+        description: `At most ${noteLimits.maxInventoryPage} notes per page ordered by path (bytewise), as the REST inventory; follow nextCursor while hasMore. Needs notes.read and a grant on the vault.`,
+        params: vaultParams,
+        querystring: z.strictObject({
+          limit: z.coerce.number().int().min(1).max(noteLimits.maxInventoryPage).default(100),
+          cursor: z.string().max(2048).optional(),
+        }),
+        response: { 200: runtimeEnvelope('runtime.note-list', noteListSchema) },
+        problems: [...grantProblems, 'invalid_request'],
+      },
+    },
+    async (request) => envelope('runtime.note-list', await listRuntimeNotes(db, runtimeCaller(request), request.query)),
+  );
+
+  app.get(
+    '/vaults/:vaultId/note',
+    {
+      config: { runtime: { scope: 'notes.read', vault: { param: 'vaultId', access: 'read' } } },
+      schema: {
+        tags,
+        security: runtimeSecurity,
+        operationId: 'runtimeReadNote',
+        summary: 'readNote: one note of a granted vault, by path',
+        description: 'Any path depth (the path is a query parameter). The note, its revision (also the ETag) and derived title, frontmatter and links. Needs notes.read and a grant on the vault.',
+        params: vaultParams,
+        querystring: z.strictObject({ path: z.string().min(1).max(8192) }),
+        response: { 200: runtimeEnvelope('runtime.note', noteSchema) },
+        problems: [...grantProblems, 'invalid_path', 'note_not_found'],
+      },
+    },
+    async (request, reply) => {
+      const note = await readRuntimeNote(db, runtimeCaller(request), request.query.path);
+      reply.header('etag', `"${note.revision}"`);
+      return envelope('runtime.note', note);
+    },
+  );
+
+  app.post(
+    '/vaults/:vaultId/notes',
+    {
+      bodyLimit: 4 * 1_048_576,
+      config: { runtime: { scope: 'notes.write', vault: { param: 'vaultId', access: 'write' } } },
+      schema: {
+        tags,
+        security: runtimeSecurity,
+        operationId: 'publishNote',
+        summary: 'publishNote: preview (default) or apply one note write',
+        description:
+          'The knowledge-transaction core of the REST API: mode preview (default) answers the operation, revisions and a diff and writes nothing; mode apply ' +
+          'needs Idempotency-Key (same key and body replay, another body is 422) and, to replace an existing note, expectedRevision (428 without, 409 when ' +
+          'stale). The provenance event names this installation\'s service principal. Needs notes.write and a write grant on the vault.',
+        params: vaultParams,
+        body: publishNoteInputSchema,
+        response: { 200: runtimeEnvelope('runtime.note-publication', publicationSchema), 201: runtimeEnvelope('runtime.note-publication', publicationSchema) },
+        problems: [
+          ...grantProblems,
+          'invalid_path',
+          'note_too_large',
+          'idempotency_key_required',
+          'invalid_idempotency_key',
+          'idempotency_key_reused',
+          'idempotency_in_flight',
+          'revision_required',
+          'revision_conflict',
+          'path_case_conflict',
+        ],
+      },
+    },
+    async (request, reply) => {
+      const result = await publishRuntimeNote(db, runtimeCaller(request), request.body, idempotencyKeyHeader(request));
+      return reply.code(result.status === 201 ? 201 : 200).send(envelope('runtime.note-publication', result.data));
+    },
+  );
+};

@@ -1,0 +1,206 @@
+// What the Product Runtime's routes do not say themselves, for the OpenAPI document (api/openapi.ts
+// merges these tables into its own): success descriptions and realistic envelope examples. The
+// examples are built with the SDK's own envelope helpers and checked against the schemas by redocly
+// in .ci/run, so they are what the runtime answers.
+import { envelope } from '@hosted-notes/runtime-sdk';
+import type { OperationExamples } from '../../openapi-examples.ts';
+
+type ResponseDoc = { description: string };
+/** Request headers are named as in api/openapi.ts's components/parameters. */
+type OperationDoc = { headers?: readonly string[]; responses: Record<string, ResponseDoc> };
+
+const ids = {
+  organization: '0c7b5cfe-3b57-4f14-9b8f-3c1e1b0e6a51',
+  product: '5d1f0f43-8a53-4b7e-9a8e-16e0f6a1c7d2',
+  installation: '9a3e2c11-4f5b-4d8a-8d2b-7a6c5b4e3d21',
+  principal: 'e2b7c9d4-1a3f-4e5b-9c8d-2f1e0d9c8b7a',
+  credential: '3f9e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f',
+  workspace: '17b19bda-82dd-420d-b496-80caace03698',
+  vault: '7e4a2c1b-9d8f-4e3a-b5c6-0a1b2c3d4e5f',
+  grant: '4c3b2a19-8e7d-4f6c-a5b4-3d2e1f0a9b8c',
+  binding: '8b7a6c5d-4e3f-4a2b-9c1d-0e9f8a7b6c5d',
+} as const;
+
+const revision = 'sha256:1c6d8f6f4a1c49e1b6c1b4e3b7f7b5a6d5e1f0c2a4b3d2e1f0a9b8c7d6e5f4a3';
+const newRevision = 'sha256:9f2c4e6a8b0d1f3e5a7c9b2d4f6e8a0c1b3d5f7e9a2c4b6d8f0e1a3c5b7d9f2e';
+
+export const runtimeOperationDocs: Record<string, OperationDoc> = {
+  getRuntimeContext: { responses: { 200: { description: 'The calling chain and its presentation (runtime.context envelope).' } } },
+  getCapabilities: { responses: { 200: { description: 'Every capability with its availability and reason (runtime.capabilities envelope).' } } },
+  getWorkspace: { responses: { 200: { description: 'The workspace as far as the grants reach; partial while no vault is granted.' } } },
+  runtimeListNotes: { responses: { 200: { description: 'A page of the granted vault\'s inventory (runtime.note-list envelope).' } } },
+  runtimeReadNote: { responses: { 200: { description: 'The note (runtime.note envelope); the ETag is its revision.' } } },
+  publishNote: {
+    headers: ['RuntimeIdempotencyKey'],
+    responses: {
+      200: { description: 'A preview, or an applied replace or no-op (runtime.note-publication envelope).' },
+      201: { description: 'An applied create.' },
+    },
+  },
+  bindHostedVault: {
+    responses: {
+      200: { description: 'The installation already holds a sufficient grant: complete, with the grant.' },
+      202: { description: 'The request is open: partial, missing grant (grant_pending) until a person decides.' },
+    },
+  },
+  listVaultBindings: { responses: { 200: { description: 'The installation\'s binding requests.' } } },
+};
+
+const one = (value: unknown) => ({ value });
+
+export const runtimeExamples: Record<string, OperationExamples> = {
+  getRuntimeContext: {
+    responses: {
+      200: one(
+        envelope('runtime.context', {
+          adapter: 'hosted',
+          runtimeVersion: '1',
+          organization: { id: ids.organization, name: 'District 9 Schools' },
+          product: { id: ids.product, slug: 'lesson-studio', name: 'Lesson Studio' },
+          installation: { id: ids.installation },
+          principal: { id: ids.principal, name: 'lesson-studio-backend' },
+          credential: { id: ids.credential, displayPrefix: 'hnp_svc_Qm3v', scopes: ['runtime.read', 'notes.read', 'notes.write'], expiresAt: null },
+          workspace: { id: ids.workspace, name: 'District 9 curriculum' },
+          presentation: null,
+        }),
+      ),
+    },
+  },
+  getCapabilities: {
+    responses: {
+      200: one(
+        envelope('runtime.capabilities', {
+          adapter: 'hosted',
+          capabilities: [
+            { id: 'notes.read', available: true, reason: null, detail: 'Available.', requiredScopes: ['notes.read'] },
+            { id: 'notes.write', available: false, reason: 'grant_missing', detail: 'No hosted vault is granted for writing.', requiredScopes: ['notes.write'] },
+            { id: 'intelligence.generate', available: false, reason: 'capability_not_configured', detail: 'No model provider is configured on this service.', requiredScopes: ['intelligence.execute'] },
+            { id: 'pulse', available: false, reason: 'not_supported', detail: 'Pulse is not offered by this service version.', requiredScopes: [] },
+          ],
+        }),
+      ),
+    },
+  },
+  getWorkspace: {
+    responses: {
+      200: {
+        examples: {
+          granted: {
+            summary: 'A vault is granted: complete',
+            value: envelope('runtime.workspace', {
+              workspace: { id: ids.workspace, name: 'District 9 curriculum' },
+              vaults: [{ vaultId: ids.vault, name: 'Algebra I', access: 'write', grantId: ids.grant, grantedAt: '2026-11-02T10:00:00.000Z' }],
+              pendingBindings: [],
+            }),
+          },
+          nothingGranted: {
+            summary: 'No vault granted yet: partial',
+            value: envelope('runtime.workspace', { workspace: { id: ids.workspace, name: 'District 9 curriculum' }, vaults: [], pendingBindings: [] }, [
+              { part: 'workspace.vaults', reason: 'grant_missing', detail: 'No hosted vault is granted to this installation yet.' },
+            ]),
+          },
+        },
+      },
+    },
+  },
+  runtimeListNotes: {
+    parameters: { vaultId: ids.vault },
+    responses: {
+      200: one(
+        envelope('runtime.note-list', {
+          vaultId: ids.vault,
+          notes: [{ path: 'Units/Linear equations.md', title: 'Linear equations', revision, size: 1843, updatedAt: '2026-11-02T10:15:00.000Z' }],
+          hasMore: false,
+          nextCursor: null,
+        }),
+      ),
+    },
+  },
+  runtimeReadNote: {
+    parameters: { vaultId: ids.vault, path: 'Units/Linear equations.md' },
+    responses: {
+      200: one(
+        envelope('runtime.note', {
+          vaultId: ids.vault,
+          path: 'Units/Linear equations.md',
+          title: 'Linear equations',
+          content: '# Linear equations\n\nSolve one-step equations, then two-step ones. See [[Units/Inequalities]].\n',
+          revision,
+          size: 1843,
+          frontmatter: null,
+          links: [{ kind: 'link', target: 'Units/Inequalities', heading: null, block: null, alias: null }],
+          createdAt: '2026-11-02T10:15:00.000Z',
+          updatedAt: '2026-11-02T10:15:00.000Z',
+        }),
+      ),
+    },
+  },
+  publishNote: {
+    parameters: { vaultId: ids.vault },
+    request: one({ path: 'Units/Linear equations.md', content: '# Linear equations\n\nNow with worked examples.\n', expectedRevision: revision, mode: 'preview' }),
+    responses: {
+      200: one(
+        envelope('runtime.note-publication', {
+          mode: 'preview',
+          applied: false,
+          vaultId: ids.vault,
+          path: 'Units/Linear equations.md',
+          title: 'Linear equations',
+          operation: 'replace',
+          beforeRevision: revision,
+          afterRevision: newRevision,
+          size: 47,
+          revisionRequired: false,
+          diff: '--- a/Units/Linear equations.md\n+++ b/Units/Linear equations.md\n@@ -1,3 +1,3 @@\n # Linear equations\n \n-Solve one-step equations.\n+Now with worked examples.\n',
+          diffTruncated: false,
+          eventId: null,
+          replayed: false,
+        }),
+      ),
+      201: one(
+        envelope('runtime.note-publication', {
+          mode: 'apply',
+          applied: true,
+          vaultId: ids.vault,
+          path: 'Units/Quadratics.md',
+          title: 'Quadratics',
+          operation: 'create',
+          beforeRevision: null,
+          afterRevision: newRevision,
+          size: 14,
+          revisionRequired: null,
+          diff: null,
+          diffTruncated: null,
+          eventId: '12',
+          replayed: false,
+        }),
+      ),
+    },
+  },
+  bindHostedVault: {
+    request: one({ vaultId: ids.vault, access: 'write', reason: 'Lesson Studio publishes reviewed lesson plans here.' }),
+    responses: {
+      200: one(envelope('runtime.vault-binding', { binding: null, grant: { grantId: ids.grant, vaultId: ids.vault, access: 'write' } })),
+      202: one(
+        envelope(
+          'runtime.vault-binding',
+          {
+            binding: {
+              bindingId: ids.binding,
+              vaultId: ids.vault,
+              access: 'write',
+              reason: 'Lesson Studio publishes reviewed lesson plans here.',
+              state: 'pending',
+              grantId: null,
+              createdAt: '2026-11-02T09:58:00.000Z',
+              decidedAt: null,
+            },
+            grant: null,
+          },
+          [{ part: 'grant', reason: 'grant_pending', detail: 'A person with workspace.manage in the workspace must grant this request.' }],
+        ),
+      ),
+    },
+  },
+  listVaultBindings: { responses: { 200: one(envelope('runtime.vault-binding-list', { bindings: [] })) } },
+};
