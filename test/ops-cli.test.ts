@@ -111,6 +111,27 @@ describe('npm run ops', () => {
       });
     expect((await checkChain('intelligence.execute')).json()).toMatchObject({ ok: true });
     expect((await checkChain('media.write')).json()).toMatchObject({ ok: false, link: 'credential_scope' });
+
+    // Listings never carry a secret; return targets are https origins or exact URIs.
+    const creds = (await ops('credential', 'list', '--principal', principal.id)).json();
+    expect(creds).toEqual([expect.objectContaining({ id: cred.record.id, displayPrefix: cred.record.displayPrefix, scopes: ['intelligence.execute'] })]);
+    expect(JSON.stringify(creds)).not.toContain(cred.secret);
+    expect((await ops('principal', 'list', '--installation', inst.id)).json()).toEqual([expect.objectContaining({ id: principal.id })]);
+    expect((await ops('installation', 'list', '--org', org.id)).json()).toEqual([expect.objectContaining({ id: inst.id, workspaceId: ws.id })]);
+    expect((await ops('installation', 'list')).code).toBe(2);
+    const targets = await ops('product', 'set-return-targets', '--id', product.id, '--redirect-uri', 'https://studio.example.test', '--redirect-uri', 'https://app.example.test/oauth/done');
+    expect(targets.json().redirectUris).toEqual(['https://studio.example.test', 'https://app.example.test/oauth/done']);
+    for (const bad of ['http://studio.example.test', 'https://studio.example.test/#x', 'https://user:pw@studio.example.test', 'studio.example.test']) {
+      const refused = await ops('product', 'set-return-targets', '--id', product.id, '--redirect-uri', bad);
+      expect(refused.code, bad).toBe(1);
+      expect(JSON.parse(refused.stderr)).toMatchObject({ error: 'invalid_request' });
+    }
+    const vault = (await ops('vault', 'create', '--name', 'Curriculum', '--owner-workspace', ws.id)).json();
+    const grant = (await ops('grant', 'create', '--installation', inst.id, '--vault', vault.id, '--access', 'read')).json();
+    expect((await ops('grant', 'list', '--installation', inst.id)).json()).toEqual([expect.objectContaining({ id: grant.id, access: 'read', revokedAt: null })]);
+    await ops('grant', 'revoke', '--id', grant.id);
+    expect((await ops('grant', 'list', '--installation', inst.id)).json()).toEqual([]);
+    expect((await ops('grant', 'list', '--installation', inst.id, '--all')).json()).toHaveLength(1);
   });
 
   it('prints help at every level and fails clearly on bad input', async () => {

@@ -116,13 +116,10 @@ export type ProductDefinition = z.infer<typeof productDefinitionSchema>;
 const productColumns = sql.fragment`pd.id, pd.slug, pd.name, pd.status, pd.redirect_uris AS "redirectUris", pd.created_at AS "createdAt"`;
 
 export async function createProductDefinition(db: Db, input: { slug: string; name: string; redirectUris?: string[] }): Promise<ProductDefinition> {
-  for (const uri of input.redirectUris ?? []) {
-    const url = URL.parse(uri);
-    if (!url || url.protocol !== 'https:') throw new AppError('invalid_request', `Redirect URI must be an absolute https URL: ${uri}`);
-  }
+  const targets = validateReturnTargets(input.redirectUris ?? []);
   return db.one(sql.type(productDefinitionSchema)`
     INSERT INTO product_definitions AS pd (slug, name, redirect_uris)
-    VALUES (${input.slug}, ${input.name}, ${sql.array(input.redirectUris ?? [], 'text')})
+    VALUES (${input.slug}, ${input.name}, ${sql.array(targets, 'text')})
     RETURNING ${productColumns}`);
 }
 
@@ -289,4 +286,53 @@ export async function revokeVaultGrant(db: Db, id: string): Promise<VaultGrant> 
     UPDATE logical_vault_grants g SET revoked_at = coalesce(g.revoked_at, now()) WHERE g.id = ${id} RETURNING ${grantColumns}`);
   if (!grant) throw new AppError('not_found', `No vault grant ${id}.`);
   return grant;
+}
+
+// ---- listings for System Operations (no secret ever leaves: credentials show their prefix) -------
+
+/**
+ * The return targets a product registers for OAuth round trips: an HTTPS origin
+ * (`https://studio.example`, any path under it) or an exact HTTPS redirect URI (with a path).
+ * No fragments, no credentials in the URL, at most 20.
+ */
+export function validateReturnTargets(targets: readonly string[]): string[] {
+  if (targets.length > 20) throw new AppError('invalid_request', 'At most 20 return origins / redirect URIs per product.');
+  return targets.map((raw) => {
+    const url = URL.parse(raw);
+    if (!url || url.protocol !== 'https:') throw new AppError('invalid_request', `A return target must be an absolute https URL: ${raw}`);
+    if (url.hash || url.username || url.password) throw new AppError('invalid_request', `A return target may carry no fragment or credentials: ${raw}`);
+    // An origin is kept as an origin; anything with a path is an exact URI, kept as given.
+    return url.pathname === '/' && !url.search && !raw.endsWith('/') ? url.origin : url.href;
+  });
+}
+
+export async function setProductReturnTargets(db: Db, id: string, targets: readonly string[]): Promise<ProductDefinition> {
+  const valid = validateReturnTargets(targets);
+  const pd = await db.maybeOne(sql.type(productDefinitionSchema)`
+    UPDATE product_definitions pd SET redirect_uris = ${sql.array(valid, 'text')} WHERE pd.id = ${id} RETURNING ${productColumns}`);
+  if (!pd) throw new AppError('not_found', `No product definition ${id}.`);
+  return pd;
+}
+
+export async function listInstallations(db: Db, filter: { organizationId?: string | undefined; workspaceId?: string | undefined }): Promise<readonly Installation[]> {
+  return db.any(sql.type(installationSchema)`
+    SELECT ${installationColumns} FROM product_installations i
+     WHERE (${filter.organizationId ?? null}::uuid IS NULL OR i.organization_id = ${filter.organizationId ?? null}::uuid)
+       AND (${filter.workspaceId ?? null}::uuid IS NULL OR i.workspace_id = ${filter.workspaceId ?? null}::uuid)
+     ORDER BY i.created_at, i.id`);
+}
+
+export async function listServicePrincipals(db: Db, installationId: string): Promise<readonly ServicePrincipal[]> {
+  return db.any(sql.type(servicePrincipalSchema)`SELECT ${principalColumns} FROM service_principals sp WHERE sp.installation_id = ${installationId} ORDER BY sp.created_at, sp.id`);
+}
+
+export async function listServiceCredentials(db: Db, servicePrincipalId: string): Promise<readonly ServiceCredential[]> {
+  return db.any(sql.type(serviceCredentialSchema)`SELECT ${credentialColumns} FROM service_credentials c WHERE c.service_principal_id = ${servicePrincipalId} ORDER BY c.created_at, c.id`);
+}
+
+export async function listVaultGrants(db: Db, installationId: string, options: { includeRevoked: boolean }): Promise<readonly VaultGrant[]> {
+  return db.any(sql.type(vaultGrantSchema)`
+    SELECT ${grantColumns} FROM logical_vault_grants g
+     WHERE g.installation_id = ${installationId} AND (${options.includeRevoked} OR g.revoked_at IS NULL)
+     ORDER BY g.created_at, g.id`);
 }

@@ -43,7 +43,11 @@ import {
   getOrganization,
   grantVault,
   issueServiceCredential,
+  listInstallations,
   listProductDefinitions,
+  listServiceCredentials,
+  listServicePrincipals,
+  listVaultGrants,
   revokeServiceCredential,
   revokeVaultGrant,
   scopeSchema,
@@ -52,6 +56,7 @@ import {
   setInstallationStatus,
   setOrganizationStatus,
   setProductDefinitionStatus,
+  setProductReturnTargets,
   setProductRuntimeSettings,
   setServicePrincipalStatus,
   unassignWorkspace,
@@ -65,7 +70,7 @@ export type Command = {
   run: (db: DatabasePool, options: never) => Promise<unknown>;
 };
 
-function command<S extends z.ZodObject>(
+export function command<S extends z.ZodObject>(
   summary: string,
   options: S,
   run: (db: DatabasePool, options: z.infer<S>) => Promise<unknown>,
@@ -231,8 +236,17 @@ export const commands: Record<string, Record<string, Command>> = {
   product: {
     create: command(
       'Create a product definition',
-      z.object({ slug: z.string().describe('stable slug, e.g. lesson-studio'), name: z.string().describe('product name'), redirectUri: z.array(z.url()).optional().describe('registered https OAuth return URI (repeatable)') }),
+      z.object({
+        slug: z.string().describe('stable slug, e.g. lesson-studio'),
+        name: z.string().describe('product name'),
+        redirectUri: z.array(z.string()).optional().describe('registered HTTPS return origin (https://host) or exact redirect URI (repeatable)'),
+      }),
       (db, o) => createProductDefinition(db, { slug: o.slug, name: o.name, redirectUris: o.redirectUri ?? [] }),
+    ),
+    'set-return-targets': command(
+      'Replace the HTTPS return origins / exact redirect URIs registered on a product definition',
+      z.object({ id: id('product definition'), redirectUri: z.array(z.string()).describe('https origin or exact redirect URI (repeatable; none clears)').optional() }),
+      (db, o) => setProductReturnTargets(db, o.id, o.redirectUri ?? []),
     ),
     list: command('List product definitions', z.object({}), (db) => listProductDefinitions(db)),
     'set-status': command('Activate or retire', z.object({ id: id('product definition'), status: z.enum(['active', 'retired']).describe('active or retired') }), (db, o) =>
@@ -244,6 +258,14 @@ export const commands: Record<string, Record<string, Command>> = {
       'Install a product for an organization in one of its workspaces',
       z.object({ org: id('organization'), product: id('product definition'), workspace: id('workspace') }),
       (db, o) => createInstallation(db, { organizationId: o.org, productDefinitionId: o.product, workspaceId: o.workspace }),
+    ),
+    list: command(
+      'List installations of an organization or a workspace',
+      z.object({ org: id('organization').optional(), workspace: id('workspace').optional() }),
+      async (db, o) => {
+        if (!o.org && !o.workspace) throw new UsageError('Give --org or --workspace.');
+        return listInstallations(db, { organizationId: o.org, workspaceId: o.workspace });
+      },
     ),
     'set-status': command('Activate, suspend or uninstall', z.object({ id: id('installation'), status: z.enum(['active', 'suspended', 'uninstalled']).describe('new status') }), (db, o) =>
       setInstallationStatus(db, o.id, o.status),
@@ -258,6 +280,7 @@ export const commands: Record<string, Record<string, Command>> = {
     create: command('Create a service principal for an installation', z.object({ installation: id('installation'), name: z.string().min(1).max(200).describe('principal name') }), (db, o) =>
       createServicePrincipal(db, { installationId: o.installation, name: o.name }),
     ),
+    list: command("List an installation's service principals", z.object({ installation: id('installation') }), (db, o) => listServicePrincipals(db, o.installation)),
     'set-status': command('Enable or disable', z.object({ id: id('service principal'), status: z.enum(['active', 'disabled']).describe('active or disabled') }), (db, o) =>
       setServicePrincipalStatus(db, o.id, o.status),
     ),
@@ -268,6 +291,9 @@ export const commands: Record<string, Record<string, Command>> = {
       z.object({ principal: id('service principal'), scope: list(scopeSchema, `scope: ${scopes.join(', ')}`), expiresAt: timestamp }),
       (db, o) => issueServiceCredential(db, { servicePrincipalId: o.principal, scopes: o.scope, expiresAt: o.expiresAt ?? null }),
     ),
+    list: command("List a principal's credentials (prefix, scopes, last use; never the secret)", z.object({ principal: id('service principal') }), (db, o) =>
+      listServiceCredentials(db, o.principal),
+    ),
     revoke: command('Revoke a service credential', z.object({ id: id('credential') }), (db, o) => revokeServiceCredential(db, o.id)),
   },
   grant: {
@@ -276,17 +302,24 @@ export const commands: Record<string, Record<string, Command>> = {
       z.object({ installation: id('installation'), vault: id('vault'), access: z.enum(['read', 'write']).describe('read or write') }),
       (db, o) => grantVault(db, { installationId: o.installation, vaultId: o.vault, access: o.access }),
     ),
+    list: command("List an installation's vault grants", z.object({ installation: id('installation'), all: flag('include revoked grants') }), (db, o) =>
+      listVaultGrants(db, o.installation, { includeRevoked: o.all ?? false }),
+    ),
     revoke: command('Revoke a vault grant (content stays)', z.object({ id: id('grant') }), (db, o) => revokeVaultGrant(db, o.id)),
   },
   chain: {
     check: command(
       'Check the whole Product Runtime chain for a credential; names the first failing link',
-      z.object({ scope: scopeSchema.describe('scope the operation needs'), vault: id('vault').optional(), access: z.enum(['read', 'write']).optional().describe('vault access needed (default read)') }),
+      z.object({
+        scope: scopeSchema.optional().describe('scope the operation needs (none: the operations that need none)'),
+        vault: id('vault').optional(),
+        access: z.enum(['read', 'write']).optional().describe('vault access needed (default read)'),
+      }),
       async (db, o) => {
         // The secret comes from the environment, never argv, so it stays out of shell history.
         const credential = process.env['HNP_SERVICE_CREDENTIAL'];
         if (!credential) throw new UsageError('Set HNP_SERVICE_CREDENTIAL to the credential secret.');
-        return checkProductRuntimeChain(db, { credential, scope: o.scope, ...(o.vault ? { vault: { vaultId: o.vault, access: o.access ?? 'read' } } : {}) });
+        return checkProductRuntimeChain(db, { credential, scope: o.scope ?? null, ...(o.vault ? { vault: { vaultId: o.vault, access: o.access ?? 'read' } } : {}) });
       },
     ),
   },
