@@ -1,0 +1,141 @@
+// The hosted adapter: the runtime's operations over HTTP to {baseUrl}/api/product/v1, with an
+// installation's service credential. It pins the runtime version, sends an Idempotency-Key on every
+// applied write (the caller's, or a fresh one), parses every answer with the same schemas the
+// service serializes with, and turns problem+json refusals into RuntimeError with the stable code.
+// It needs only fetch, Web Crypto and TextDecoder, so it runs in browsers and workers as in Node.
+import type { z } from 'zod';
+import { envelopeSchema, RUNTIME_VERSION, RUNTIME_VERSION_HEADER } from './envelope.ts';
+import type { BindVaultInput, PublishNoteInput } from './dto/core.ts';
+import type { MemoryCandidateInput } from './dto/scopes.ts';
+import { NDJSON_CONTENT_TYPE, problemOf, readNdjson } from './ndjson.ts';
+import { dtoSchemas, parseEnvelope, RuntimeResponseError, runtimeOperations } from './operations.ts';
+import type { CallOptions, PageInput, RuntimeAdapter, RuntimeEnvelope, RuntimeKind, RuntimeOperationName, WriteOptions } from './operations.ts';
+
+export { readNdjson };
+
+export const RUNTIME_MOUNT = '/api/product/v1';
+
+export type HostedRuntimeOptions = {
+  /** The service's base address ({base_url}); the SDK adds /api/product/v1. */
+  baseUrl: string | URL;
+  /** The installation's service credential (`hnp_svc_…`). Sent only in the Authorization header. */
+  credential: string;
+  /** A fetch implementation (defaults to the global one). */
+  fetch?: typeof fetch;
+  /** Makes the Idempotency-Key of applied writes the caller does not key themselves (default: a random UUID). */
+  idempotencyKey?: () => string;
+};
+
+export type HostedRuntime = RuntimeAdapter & {
+  readonly adapter: 'hosted';
+  /** The runtime's mount this adapter calls, e.g. https://notes.example.com/api/product/v1. */
+  readonly endpoint: string;
+  /**
+   * A raw request to the runtime with the adapter's headers (credential, version, Accept), for
+   * operations this SDK version does not wrap yet; e.g. streaming: `readNdjson(await runtime.fetch(…, { accept: 'application/x-ndjson' }))`.
+   */
+  fetch(path: string, init?: { method?: 'GET' | 'POST'; body?: unknown; accept?: string; idempotencyKey?: string; signal?: AbortSignal }): Promise<Response>;
+};
+
+type Call = {
+  params?: Record<string, string>;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  idempotencyKey?: string | undefined;
+  signal?: AbortSignal | undefined;
+};
+
+function endpointOf(baseUrl: string | URL): string {
+  const url = new URL(baseUrl.toString());
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError(`baseUrl must be an http(s) URL, not ${url.protocol}`);
+  if (url.search || url.hash) throw new TypeError('baseUrl must not carry a query or a fragment');
+  const base = url.toString().replace(/\/+$/, '');
+  return base.endsWith(RUNTIME_MOUNT) ? base : `${base}${RUNTIME_MOUNT}`;
+}
+
+export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntime {
+  const endpoint = endpointOf(options.baseUrl);
+  const credential = options.credential.trim();
+  if (!credential || /\s/.test(credential)) throw new TypeError('credential must be the service credential (hnp_svc_…)');
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const newKey = options.idempotencyKey ?? (() => globalThis.crypto.randomUUID());
+  const envelopeSchemas = new Map<RuntimeKind, z.ZodType>();
+  const schemaOf = (kind: RuntimeKind) => {
+    let schema = envelopeSchemas.get(kind);
+    if (!schema) envelopeSchemas.set(kind, (schema = envelopeSchema(kind, dtoSchemas[kind])));
+    return schema;
+  };
+
+  const send = (path: string, init: { method: 'GET' | 'POST'; body?: unknown; accept: string; idempotencyKey?: string | undefined; signal?: AbortSignal | undefined }) => {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${credential}`,
+      [RUNTIME_VERSION_HEADER]: RUNTIME_VERSION,
+      accept: init.accept,
+    };
+    if (init.body !== undefined) headers['content-type'] = 'application/json';
+    if (init.idempotencyKey !== undefined) headers['idempotency-key'] = init.idempotencyKey;
+    return fetchImpl(`${endpoint}${path}`, {
+      method: init.method,
+      headers,
+      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+      // The runtime never redirects; following one could carry the credential elsewhere.
+      redirect: 'error',
+      ...(init.signal ? { signal: init.signal } : {}),
+    });
+  };
+
+  async function call<N extends RuntimeOperationName>(name: N, input: Call = {}): Promise<RuntimeEnvelope<(typeof runtimeOperations)[N]['kind']>> {
+    const op = runtimeOperations[name];
+    let path: string = op.path.replace(/:(\w+)/g, (_, param: string) => {
+      const value = input.params?.[param];
+      if (value === undefined || value === '') throw new TypeError(`${name} needs ${param}`);
+      return encodeURIComponent(value);
+    });
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(input.query ?? {})) if (value !== undefined) query.set(key, String(value));
+    if ([...query].length > 0) path += `?${query.toString()}`;
+    const response = await send(path, { method: op.method, body: input.body, accept: 'application/json', idempotencyKey: input.idempotencyKey, signal: input.signal });
+    if (!response.ok) throw await problemOf(response, input.idempotencyKey);
+    const answered = response.headers.get(RUNTIME_VERSION_HEADER);
+    if (answered !== null && answered !== RUNTIME_VERSION) {
+      throw new RuntimeResponseError(`Runtime version ${answered} answered; this SDK speaks ${RUNTIME_VERSION}.`, { status: response.status });
+    }
+    const text = await response.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (cause) {
+      throw new RuntimeResponseError(`${name} answered HTTP ${response.status} with a body that is not JSON.`, { status: response.status, cause });
+    }
+    return parseEnvelope(op.kind, json, schemaOf(op.kind), response.status);
+  }
+
+  const page = (input: PageInput | undefined) => ({ limit: input?.limit, cursor: input?.cursor });
+
+  return {
+    adapter: 'hosted',
+    endpoint,
+    fetch: (path, init = {}) =>
+      send(path, { method: init.method ?? 'GET', body: init.body, accept: init.accept ?? 'application/json', idempotencyKey: init.idempotencyKey, signal: init.signal }),
+    getRuntimeContext: (o?: CallOptions) => call('getRuntimeContext', { signal: o?.signal }),
+    getCapabilities: (o?: CallOptions) => call('getCapabilities', { signal: o?.signal }),
+    getWorkspace: (o?: CallOptions) => call('getWorkspace', { signal: o?.signal }),
+    getDomainComposition: (o?: CallOptions) => call('getDomainComposition', { signal: o?.signal }),
+    listNotes: (vaultId: string, p?: PageInput, o?: CallOptions) => call('listNotes', { params: { vaultId }, query: page(p), signal: o?.signal }),
+    readNote: (vaultId: string, path: string, o?: CallOptions) => call('readNote', { params: { vaultId }, query: { path }, signal: o?.signal }),
+    publishNote: (vaultId: string, input: PublishNoteInput, o?: WriteOptions) =>
+      // Only an apply writes; a preview is keyless (and repeatable) by nature.
+      call('publishNote', { params: { vaultId }, body: input, idempotencyKey: input.mode === 'apply' ? (o?.idempotencyKey ?? newKey()) : undefined, signal: o?.signal }),
+    bindHostedVault: (input: BindVaultInput, o?: CallOptions) => call('bindHostedVault', { body: input, signal: o?.signal }),
+    listVaultBindings: (p?: { limit?: number }, o?: CallOptions) => call('listVaultBindings', { query: { limit: p?.limit }, signal: o?.signal }),
+    listAvailableScopes: (p?: PageInput, o?: CallOptions) => call('listAvailableScopes', { query: page(p), signal: o?.signal }),
+    getScopeContext: (scopeId: string, o?: CallOptions) => call('getScopeContext', { params: { scopeId }, signal: o?.signal }),
+    getEffectiveScopePolicy: (scopeId: string, o?: CallOptions) => call('getEffectiveScopePolicy', { params: { scopeId }, signal: o?.signal }),
+    getScopeIntelligence: (scopeId: string, o?: CallOptions) => call('getScopeIntelligence', { params: { scopeId }, signal: o?.signal }),
+    getScopeMemory: (scopeId: string, p?: PageInput, o?: CallOptions) => call('getScopeMemory', { params: { scopeId }, query: page(p), signal: o?.signal }),
+    createSharedMemoryCandidate: (scopeId: string, input: MemoryCandidateInput, o?: WriteOptions) =>
+      call('createSharedMemoryCandidate', { params: { scopeId }, body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
+  };
+}
+
+export { NDJSON_CONTENT_TYPE };

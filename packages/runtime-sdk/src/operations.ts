@@ -1,0 +1,237 @@
+// The Runtime SDK's operations: one interface (`RuntimeAdapter`) with the spec's operation names,
+// the DTO schema of each operation's `data` (by envelope kind), and the typed error a refusal
+// becomes. Both adapters implement the interface; the server serializes its answers with the same
+// schemas, so a hosted answer that does not parse is a contract break, never silently accepted.
+import { z } from 'zod';
+import type { Envelope } from './envelope.ts';
+import {
+  bindingListSchema,
+  bindingRequestSchema,
+  capabilitiesSchema,
+  grantedVaultSchema,
+  noteListSchema,
+  noteSchema,
+  publicationSchema,
+  runtimeContextSchema,
+  workspaceSchema,
+} from './dto/core.ts';
+import type { BindVaultInput, PublishNoteInput } from './dto/core.ts';
+import { domainCompositionSchema } from './dto/composition.ts';
+import {
+  memoryCandidateInputSchema,
+  memoryCandidateSchema,
+  scopeContextSchema,
+  scopeIntelligenceSchema,
+  scopeListSchema,
+  scopeMemorySchema,
+  scopePolicySchema,
+} from './dto/scopes.ts';
+import type { MemoryCandidateInput } from './dto/scopes.ts';
+
+// ---- DTO schemas per kind --------------------------------------------------------------------
+
+/** What bindHostedVault answers: the open request (partial: grant_pending), or the grant already held (complete). */
+export const vaultBindingResultSchema = z
+  .object({ binding: bindingRequestSchema.nullable(), grant: grantedVaultSchema.omit({ name: true, grantedAt: true }).nullable() })
+  .meta({ id: 'RuntimeVaultBindingResult' });
+
+// The names a product reads them by; the server's modules import the same objects.
+export const runtimeContextDtoSchema = runtimeContextSchema;
+export const capabilitiesDtoSchema = capabilitiesSchema;
+export const workspaceDtoSchema = workspaceSchema;
+export const domainCompositionDtoSchema = domainCompositionSchema;
+export const noteListDtoSchema = noteListSchema;
+export const noteDtoSchema = noteSchema;
+export const publicationDtoSchema = publicationSchema;
+export const vaultBindingDtoSchema = vaultBindingResultSchema;
+export const vaultBindingListDtoSchema = bindingListSchema;
+export const scopeListDtoSchema = scopeListSchema;
+export const scopeContextDtoSchema = scopeContextSchema;
+export const scopePolicyDtoSchema = scopePolicySchema;
+export const scopeIntelligenceDtoSchema = scopeIntelligenceSchema;
+export const scopeMemoryDtoSchema = scopeMemorySchema;
+export const memoryCandidateDtoSchema = memoryCandidateSchema;
+
+/** The `data` schema of every envelope kind: the hosted adapter parses each answer with its kind's. */
+export const dtoSchemas = {
+  'runtime.context': runtimeContextSchema,
+  'runtime.capabilities': capabilitiesSchema,
+  'runtime.workspace': workspaceSchema,
+  'runtime.domain-composition': domainCompositionSchema,
+  'runtime.note-list': noteListSchema,
+  'runtime.note': noteSchema,
+  'runtime.note-publication': publicationSchema,
+  'runtime.vault-binding': vaultBindingResultSchema,
+  'runtime.vault-binding-list': bindingListSchema,
+  'runtime.scope-list': scopeListSchema,
+  'runtime.scope-context': scopeContextSchema,
+  'runtime.scope-policy': scopePolicySchema,
+  'runtime.scope-intelligence': scopeIntelligenceSchema,
+  'runtime.scope-memory': scopeMemorySchema,
+  'runtime.memory-candidate': memoryCandidateSchema,
+} as const;
+export type RuntimeKind = keyof typeof dtoSchemas;
+/** The `data` type of a kind. */
+export type DtoOf<K extends RuntimeKind> = z.output<(typeof dtoSchemas)[K]>;
+/** The envelope a kind answers with. */
+export type RuntimeEnvelope<K extends RuntimeKind> = Envelope<K, DtoOf<K>>;
+
+// ---- operations -----------------------------------------------------------------------------
+
+/** Per-call options: cancellation, and for applied writes the caller's own Idempotency-Key. */
+export type CallOptions = { signal?: AbortSignal };
+export type WriteOptions = CallOptions & {
+  /** Reuse the key of an earlier attempt to retry it safely; one is generated when absent. */
+  idempotencyKey?: string;
+};
+export type PageInput = { limit?: number; cursor?: string };
+
+/** Where an operation lives on the hosted runtime (`/api/product/v1` + path), its kind and the credential scope it needs. */
+export type OperationRoute = { method: 'GET' | 'POST'; path: string; kind: RuntimeKind; scope: string | null; vault: boolean };
+
+/** The operations as the spec names them, with their hosted route (documented in docs/runtime-sdk.md). */
+export const runtimeOperations = {
+  getRuntimeContext: { method: 'GET', path: '/context', kind: 'runtime.context', scope: null, vault: false },
+  getCapabilities: { method: 'GET', path: '/capabilities', kind: 'runtime.capabilities', scope: null, vault: false },
+  getWorkspace: { method: 'GET', path: '/workspace', kind: 'runtime.workspace', scope: 'runtime.read', vault: false },
+  getDomainComposition: { method: 'GET', path: '/composition', kind: 'runtime.domain-composition', scope: 'runtime.read', vault: false },
+  listNotes: { method: 'GET', path: '/vaults/:vaultId/notes', kind: 'runtime.note-list', scope: 'notes.read', vault: true },
+  readNote: { method: 'GET', path: '/vaults/:vaultId/note', kind: 'runtime.note', scope: 'notes.read', vault: true },
+  publishNote: { method: 'POST', path: '/vaults/:vaultId/notes', kind: 'runtime.note-publication', scope: 'notes.write', vault: true },
+  bindHostedVault: { method: 'POST', path: '/vault-bindings', kind: 'runtime.vault-binding', scope: 'vaults.bind', vault: false },
+  listVaultBindings: { method: 'GET', path: '/vault-bindings', kind: 'runtime.vault-binding-list', scope: 'vaults.bind', vault: false },
+  listAvailableScopes: { method: 'GET', path: '/scopes', kind: 'runtime.scope-list', scope: 'scopes.read', vault: false },
+  getScopeContext: { method: 'GET', path: '/scopes/:scopeId', kind: 'runtime.scope-context', scope: 'scopes.read', vault: false },
+  getEffectiveScopePolicy: { method: 'GET', path: '/scopes/:scopeId/policy', kind: 'runtime.scope-policy', scope: 'scopes.read', vault: false },
+  getScopeIntelligence: { method: 'GET', path: '/scopes/:scopeId/intelligence', kind: 'runtime.scope-intelligence', scope: 'scopes.read', vault: false },
+  getScopeMemory: { method: 'GET', path: '/scopes/:scopeId/memory', kind: 'runtime.scope-memory', scope: 'scopes.read', vault: false },
+  createSharedMemoryCandidate: { method: 'POST', path: '/scopes/:scopeId/memory-candidates', kind: 'runtime.memory-candidate', scope: 'memory.propose', vault: false },
+} as const satisfies Record<string, OperationRoute>;
+export type RuntimeOperationName = keyof typeof runtimeOperations;
+
+/**
+ * One interface, two adapters (hosted: HTTP to /api/product/v1; local: a folder of Markdown).
+ * Every operation answers its envelope (complete, partial or unavailable, never made-up data) or
+ * throws a RuntimeError carrying the refusal's stable `code`.
+ */
+export interface RuntimeAdapter {
+  /** 'hosted' or 'local': which adapter answers. */
+  readonly adapter: 'hosted' | 'local';
+  getRuntimeContext(options?: CallOptions): Promise<RuntimeEnvelope<'runtime.context'>>;
+  getCapabilities(options?: CallOptions): Promise<RuntimeEnvelope<'runtime.capabilities'>>;
+  getWorkspace(options?: CallOptions): Promise<RuntimeEnvelope<'runtime.workspace'>>;
+  getDomainComposition(options?: CallOptions): Promise<RuntimeEnvelope<'runtime.domain-composition'>>;
+  listNotes(vaultId: string, page?: PageInput, options?: CallOptions): Promise<RuntimeEnvelope<'runtime.note-list'>>;
+  readNote(vaultId: string, path: string, options?: CallOptions): Promise<RuntimeEnvelope<'runtime.note'>>;
+  /** Preview by default; `mode: 'apply'` writes, with an Idempotency-Key (yours or a generated one). */
+  publishNote(vaultId: string, input: PublishNoteInput, options?: WriteOptions): Promise<RuntimeEnvelope<'runtime.note-publication'>>;
+  /** Asks a person to grant a hosted vault; grants nothing by itself. */
+  bindHostedVault(input: BindVaultInput, options?: CallOptions): Promise<RuntimeEnvelope<'runtime.vault-binding'>>;
+  /** The installation's binding requests (pending, granted, declined). */
+  listVaultBindings(page?: { limit?: number }, options?: CallOptions): Promise<RuntimeEnvelope<'runtime.vault-binding-list'>>;
+  listAvailableScopes(page?: PageInput, options?: CallOptions): Promise<RuntimeEnvelope<'runtime.scope-list'>>;
+  getScopeContext(scopeId: string, options?: CallOptions): Promise<RuntimeEnvelope<'runtime.scope-context'>>;
+  getEffectiveScopePolicy(scopeId: string, options?: CallOptions): Promise<RuntimeEnvelope<'runtime.scope-policy'>>;
+  getScopeIntelligence(scopeId: string, options?: CallOptions): Promise<RuntimeEnvelope<'runtime.scope-intelligence'>>;
+  /** Reviewed shared memory only; a candidate appears here after a person approved it and Forge executed it. */
+  getScopeMemory(scopeId: string, page?: PageInput, options?: CallOptions): Promise<RuntimeEnvelope<'runtime.scope-memory'>>;
+  /** Proposes shared memory; it is never trusted until reviewed (always an applied write: Idempotency-Key). */
+  createSharedMemoryCandidate(scopeId: string, input: MemoryCandidateInput, options?: WriteOptions): Promise<RuntimeEnvelope<'runtime.memory-candidate'>>;
+}
+
+export type { BindVaultInput, PublishNoteInput, MemoryCandidateInput };
+export { memoryCandidateInputSchema };
+
+// ---- errors ---------------------------------------------------------------------------------
+
+/**
+ * The service's problem+json body (RFC 9457): `code` is the stable value to branch on; other
+ * members (`failedLink`, `currentRevision`, `supportedVersions`, `resetsAt`, `errors`…) are extensions.
+ */
+export const problemSchema = z.looseObject({
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int().min(400).max(599),
+  code: z.string().min(1),
+  detail: z.string().optional(),
+  instance: z.string().optional(),
+  requestId: z.string().optional(),
+});
+export type Problem = z.infer<typeof problemSchema>;
+
+/** The codes a product most often branches on (the service's catalog has more; `code` is any of them). */
+export type KnownRuntimeErrorCode =
+  | 'invalid_request'
+  | 'credential_invalid'
+  | 'scope_missing'
+  | 'vault_not_granted'
+  | 'vault_not_found'
+  | 'runtime_version_invalid'
+  | 'runtime_version_unsupported'
+  | 'organization_quota_exhausted'
+  | 'invalid_path'
+  | 'note_too_large'
+  | 'note_not_found'
+  | 'revision_required'
+  | 'revision_conflict'
+  | 'path_case_conflict'
+  | 'idempotency_key_required'
+  | 'invalid_idempotency_key'
+  | 'idempotency_key_reused'
+  | 'idempotency_in_flight'
+  | 'context_scope_not_found';
+export type RuntimeErrorCode = KnownRuntimeErrorCode | (string & {});
+
+/** A refusal of the runtime: the HTTP status, the stable `code`, and the problem's extensions. */
+export class RuntimeError extends Error {
+  override readonly name = 'RuntimeError';
+  readonly status: number;
+  readonly code: RuntimeErrorCode;
+  readonly title: string;
+  readonly detail: string | undefined;
+  readonly requestId: string | undefined;
+  /** Every member of the problem beyond type/title/status/code/detail/instance/requestId. */
+  readonly extensions: Record<string, unknown>;
+  /** The Idempotency-Key the refused write was sent with: pass it again to retry the same write. */
+  readonly idempotencyKey: string | undefined;
+
+  constructor(problem: Problem, options: { idempotencyKey?: string | undefined } = {}) {
+    super(problem.detail ?? problem.title);
+    const { type: _type, title, status, code, detail, instance: _instance, requestId, ...extensions } = problem;
+    this.status = status;
+    this.code = code;
+    this.title = title;
+    this.detail = detail;
+    this.requestId = requestId;
+    this.extensions = extensions;
+    this.idempotencyKey = options.idempotencyKey;
+  }
+}
+
+/**
+ * An answer that is not what the contract promises (not JSON, an envelope or problem that does not
+ * parse, another runtime version): the SDK refuses it rather than hand over something unchecked.
+ */
+export class RuntimeResponseError extends Error {
+  override readonly name: string = 'RuntimeResponseError';
+  readonly status: number | null;
+  /** The zod issues when the body parsed as JSON but not as the expected shape. */
+  readonly issues: readonly z.core.$ZodIssue[];
+
+  constructor(message: string, options: { status?: number | null; issues?: readonly z.core.$ZodIssue[]; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.status = options.status ?? null;
+    this.issues = options.issues ?? [];
+  }
+}
+
+/** Parses `body` as the envelope of `kind`, or throws RuntimeResponseError naming what does not match. */
+export function parseEnvelope<K extends RuntimeKind>(kind: K, body: unknown, schema: z.ZodType, status: number | null = null): RuntimeEnvelope<K> {
+  const result = schema.safeParse(body);
+  if (!result.success) {
+    const first = result.error.issues[0];
+    const where = first ? `${first.path.join('.') || '(root)'}: ${first.message}` : 'no detail';
+    throw new RuntimeResponseError(`The answer is not a ${kind} envelope (${where}).`, { status, issues: result.error.issues });
+  }
+  return result.data as RuntimeEnvelope<K>;
+}
