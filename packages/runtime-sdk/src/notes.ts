@@ -323,18 +323,30 @@ function editScript(a: Line[], b: Line[]): Array<{ op: ' ' | '-' | '+'; line: Li
   return script;
 }
 
+const C_ESCAPES: Record<number, string> = { 0x07: '\\a', 0x08: '\\b', 0x09: '\\t', 0x0a: '\\n', 0x0b: '\\v', 0x0c: '\\f', 0x0d: '\\r', 0x22: '\\"', 0x5c: '\\\\' };
+
+/** A file name in a diff header, C-quoted (UTF-8 bytes as octal escapes) when not plain printable ASCII, as Git and diffutils print it. */
+function quoteFileName(name: string): string {
+  if (!/[^\x20-\x7e]|["\\]/.test(name)) return name;
+  let quotedName = '"';
+  for (const byte of Buffer.from(name, 'utf8')) {
+    quotedName += C_ESCAPES[byte] ?? (byte >= 0x20 && byte <= 0x7e ? String.fromCharCode(byte) : `\\${byte.toString(8).padStart(3, '0')}`);
+  }
+  return `${quotedName}"`;
+}
+
 /** A unified diff of one note (3 lines of context), cut at MAX_DIFF_BYTES and saying so. */
 export function unifiedDiff(path: string, before: string | null, after: string | null): { diff: string; diffTruncated: boolean } {
   const script = editScript(splitLines(before), splitLines(after));
-  const out = ['===================================================================', `--- ${before === null ? '/dev/null' : `a/${path}`}\t`, `+++ ${after === null ? '/dev/null' : `b/${path}`}\t`];
+  const out = ['===================================================================', `--- ${quoteFileName(before === null ? '/dev/null' : `a/${path}`)}`, `+++ ${quoteFileName(after === null ? '/dev/null' : `b/${path}`)}`];
   const context = 3;
   const changed = script.map((s, index) => (s.op === ' ' ? -1 : index)).filter((index) => index >= 0);
   let k = 0;
   while (k < changed.length) {
-    // A hunk spans changes less than 2 × context lines apart.
+    // One hunk holds changes at most 2 × context unchanged lines apart.
     let last = changed[k]!;
     let next = k + 1;
-    while (next < changed.length && changed[next]! - last <= 2 * context) last = changed[next++]!;
+    while (next < changed.length && changed[next]! - last - 1 <= 2 * context) last = changed[next++]!;
     const start = Math.max(0, changed[k]! - context);
     const end = Math.min(script.length, last + context + 1);
     let oldStart = 0;
