@@ -107,8 +107,13 @@ describe('hosted adapter on the wire', () => {
     }
   });
 
-  it('refuses a base URL that is not http(s) and a credential that is blank', () => {
+  it('refuses a base URL that is not http(s), a blank credential, and a raw request leaving the mount', () => {
     expect(() => createHostedRuntime({ baseUrl: 'file:///etc', credential: 'k' })).toThrow(TypeError);
     expect(() => createHostedRuntime({ baseUrl: 'https://x.test', credential: '  ' })).toThrow(TypeError);
+    const { fetch, sent } = recordingFetch(() => json({}));
+    const runtime = createHostedRuntime({ baseUrl: 'https://notes.example.test', credential: 'hnp_svc_secret', fetch });
+    expect(() => runtime.fetch('//evil.example/steal')).toThrow(TypeError);
+    expect(() => runtime.fetch('https://evil.example/')).toThrow(TypeError);
+    expect(sent).toEqual([]);
   });
 });

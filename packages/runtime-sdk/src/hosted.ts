@@ -115,8 +115,10 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
   return {
     adapter: 'hosted',
     endpoint,
-    fetch: (path, init = {}) =>
-      send(path, { method: init.method ?? 'GET', body: init.body, accept: init.accept ?? 'application/json', idempotencyKey: init.idempotencyKey, signal: init.signal }),
+    fetch: (path, init = {}) => {
+      if (!path.startsWith('/') || path.startsWith('//')) throw new TypeError('path must be a path under the runtime mount, starting with one /');
+      return send(path, { method: init.method ?? 'GET', body: init.body, accept: init.accept ?? 'application/json', idempotencyKey: init.idempotencyKey, signal: init.signal });
+    },
     getRuntimeContext: (o?: CallOptions) => call('getRuntimeContext', { signal: o?.signal }),
     getCapabilities: (o?: CallOptions) => call('getCapabilities', { signal: o?.signal }),
     getWorkspace: (o?: CallOptions) => call('getWorkspace', { signal: o?.signal }),

@@ -304,7 +304,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         errors: [{ pointer: '/content', message: 'content too large', code: 'note_too_large' }],
       });
     }
-    const base = { vaultId, path, size: 0 };
+    const base = { vaultId, path };
     if (body.mode === 'preview') {
       const plan = await judge(path, body.content, body.expectedRevision, false);
       return envelope('runtime.note-publication', {
@@ -357,9 +357,10 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     };
     const result = applying.then(run, run);
     applying = result.catch(() => undefined);
+    // A refused apply names its key, as the hosted adapter's do, so the caller can retry it.
     return result.catch((error: unknown) => {
-      if (error instanceof RuntimeError) throw new RuntimeError({ type: `/problems/${error.code}`, title: error.title, status: error.status, code: error.code, detail: error.detail, ...error.extensions }, { idempotencyKey: key });
-      throw error;
+      if (!(error instanceof RuntimeError)) throw error;
+      throw new RuntimeError({ type: `/problems/${error.code}`, title: error.title, status: error.status, code: error.code, detail: error.detail, ...error.extensions }, { idempotencyKey: key });
     });
   }
 
