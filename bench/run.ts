@@ -14,6 +14,17 @@ import { createDatabasePool } from '../db/pool.ts';
 import { migrate } from '../db/migrate.ts';
 import { createAccount, issueAccessToken } from '../domain/identity/accounts.ts';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
+import { createWorkspace } from '../domain/identity/workspaces.ts';
+import {
+  assignWorkspace,
+  createInstallation,
+  createOrganization,
+  createProductDefinition,
+  createServicePrincipal,
+  grantVault,
+  issueServiceCredential,
+  setProductRuntimeSettings,
+} from '../domain/product-runtime/entities.ts';
 import { applyTransaction } from '../domain/notes/knowledge.ts';
 import { createDatabase, dropDatabase, withDatabase } from '../platform/local-stack/databases.ts';
 import { findOrStartPostgres } from '../platform/local-stack/postgres-server.ts';
@@ -216,8 +227,18 @@ async function main() {
       await db.end();
       return;
     }
-    const vault = await createVault(db, { name: 'Bench vault', ownerAccountId: account.id });
+    // A workspace vault, so the Product Runtime reads the same notes through an installation's grant.
+    const workspace = await createWorkspace(db, { name: 'Bench workspace', ownerAccountId: account.id });
+    const vault = await createVault(db, { name: 'Bench vault', ownerWorkspaceId: workspace.id });
     const { mappingId } = await createMapping(db, { vaultId: vault.id });
+    const org = await createOrganization(db, { name: 'Bench organization' });
+    await assignWorkspace(db, { organizationId: org.id, workspaceId: workspace.id });
+    await setProductRuntimeSettings(db, org.id, { apiOperationsPerMonth: 1_000_000_000 });
+    const product = await createProductDefinition(db, { slug: `bench-${process.pid}`, name: 'Bench product' });
+    const installation = await createInstallation(db, { organizationId: org.id, productDefinitionId: product.id, workspaceId: workspace.id });
+    const principal = await createServicePrincipal(db, { installationId: installation.id, name: 'bench' });
+    const { secret: serviceCredential } = await issueServiceCredential(db, { servicePrincipalId: principal.id, scopes: ['notes.read'] });
+    await grantVault(db, { installationId: installation.id, vaultId: vault.id, access: 'read' });
     const target = { vaultId: vault.id, mappingId };
     const seedStarted = performance.now();
     // Seeded through the knowledge core, 100 notes per API transaction.
@@ -249,6 +270,15 @@ async function main() {
       { name: 'baseline: bare Fastify + pg, same SELECT, no auth', server: 'baseline', request: (b) => ({ url: `${b}/baseline/${vault.id}/${encoded}` }) },
       { name: 'healthz: GET /healthz (no auth, no database)', server: 'app', request: (b) => ({ url: `${b}/healthz` }) },
       { name: 'read: GET /api/dev/notes/:category/:filename', server: 'app', request: (b) => ({ url: `${b}/api/dev/notes/${encoded}?mappingId=${mappingId}`, headers: auth }) },
+      // The same note through the Product Runtime: version header, the whole chain, the organization's month, an envelope.
+      {
+        name: 'runtime read: GET /api/product/v1/vaults/:vaultId/note',
+        server: 'app',
+        request: (b) => ({
+          url: `${b}/api/product/v1/vaults/${vault.id}/note?path=${encodeURIComponent(readPath)}`,
+          headers: { authorization: `Bearer ${serviceCredential}`, 'x-service-runtime-version': '1' },
+        }),
+      },
       // The same read with the pool's result parser off: what parsing every row with its zod schema costs.
       {
         name: 'read, rows not parsed (pool without the result parser)',
@@ -314,6 +344,15 @@ async function main() {
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
     const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
     console.log(['', line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n'));
+    const rest = results.find((r) => r.name.startsWith('read: '));
+    const runtime = results.find((r) => r.name.startsWith('runtime read'));
+    if (rest && runtime) {
+      const ratio = rest.rps / runtime.rps;
+      console.log(
+        `runtime readNote vs REST read: throughput ${ratio.toFixed(2)}x (target within 1.3x: ${ratio <= 1.3 ? 'met' : 'not met'}), ` +
+          `p99 ${runtime.p99.toFixed(2)} ms vs ${rest.p99.toFixed(2)} ms`,
+      );
+    }
   } finally {
     await dropDatabase(adminUrl, dbName);
     await embedded?.stop();

@@ -13,6 +13,7 @@ import type { Entitlements, Plan } from './identity/plans.ts';
 import { refusal } from './usage.ts';
 import type { Allowances, UsageSnapshot } from './usage.ts';
 import { emptyRow } from '../db/row-schemas.ts';
+import { ReservationQueue } from './reservation-queue.ts';
 
 /** A reservation being handed out: `available` of it left, taken in `minute` of the month starting `monthStart`. */
 type Lease = { minute: number; monthStart: string; available: number; monthUsed: number; minuteUsed: number };
@@ -24,9 +25,8 @@ const rowSchema = z.object({ monthStart: z.string(), sameMonth: z.boolean(), mon
 
 export class AllowanceLeases {
   private readonly leases = new Map<string, Lease>();
-  private readonly queues = new Map<string, Promise<unknown>>();
-  /** Requests of each account waiting to pass the lease (their count sizes the next reservation). */
-  private readonly waiting = new Map<string, number>();
+  /** One account's requests pass the lease one at a time; their number sizes the next reservation. */
+  private readonly queue = new ReservationQueue();
   private readonly db: DatabasePool;
   private readonly allowances: Allowances;
   /**
@@ -45,20 +45,7 @@ export class AllowanceLeases {
   /** Counts one request, or throws 429 (rate_limited / monthly_limit_exceeded) and counts nothing. */
   charge(account: { id: string; plan: Plan }, iface: keyof Allowances): Promise<UsageSnapshot> {
     const key = `${iface}:${account.id}`;
-    this.waiting.set(key, (this.waiting.get(key) ?? 0) + 1);
-    // One account's requests pass the lease one at a time (in memory; a refill is one transaction).
-    const previous = this.queues.get(key) ?? Promise.resolve();
-    const run = previous.then(() => this.take(key, account, iface)).finally(() => {
-      const left = (this.waiting.get(key) ?? 1) - 1;
-      if (left > 0) this.waiting.set(key, left);
-      else this.waiting.delete(key);
-    });
-    const settled = run.catch(() => undefined);
-    this.queues.set(key, settled);
-    void settled.then(() => {
-      if (this.queues.get(key) === settled) this.queues.delete(key);
-    });
-    return run;
+    return this.queue.run(key, () => this.take(key, account, iface));
   }
 
   private async take(key: string, account: { id: string; plan: Plan }, iface: keyof Allowances): Promise<UsageSnapshot> {
@@ -72,7 +59,7 @@ export class AllowanceLeases {
       lease = undefined;
     }
     if (!lease || lease.available === 0) {
-      const want = Math.min(MAX_BLOCK, Math.max(1, this.waiting.get(key) ?? 1));
+      const want = Math.min(MAX_BLOCK, this.queue.waitingFor(key));
       const granted = await this.reserve(account.id, iface, want, monthLimit, minuteLimit);
       if (granted.count === 0) throw await refusal(this.db, account.id, account.plan, iface, monthLimit, minuteLimit);
       lease = { minute, monthStart: granted.monthStart, available: granted.count, monthUsed: granted.monthUsedBefore, minuteUsed: granted.minuteUsedBefore };
@@ -122,7 +109,7 @@ export class AllowanceLeases {
 
   /** Returns every unused reservation (on shutdown). */
   async releaseAll(): Promise<void> {
-    await Promise.all([...this.queues.values()]);
+    await this.queue.drain();
     for (const [key, lease] of this.leases) {
       const [iface, accountId] = key.split(':') as [keyof Allowances, string];
       if (lease.available > 0) await this.giveBack(accountId, iface, lease.monthStart, lease.available);

@@ -63,7 +63,7 @@ describe('Product Runtime chain', () => {
     const result = await check(chain);
     expect(result).toEqual({
       ok: true,
-      usage: null,
+      operationsLimit: 100_000,
       context: expect.objectContaining({
         organizationId: chain.org.id,
         installationId: chain.installation.id,

@@ -36,7 +36,8 @@ import type { AllowanceLeases } from '../allowance-lease.ts';
 import type { Allowances, UsageSnapshot } from '../usage.ts';
 import { looksLikeSecret, secretPrefixes } from '../secrets.ts';
 import { checkProductRuntimeChain } from '../product-runtime/chain.ts';
-import type { ChainRequest, OperationsUsage, RuntimeContext } from '../product-runtime/chain.ts';
+import type { ChainFusion, ChainRequest, RuntimeContext } from '../product-runtime/chain.ts';
+import type { OperationLeases, OperationsUsage } from '../product-runtime/operation-leases.ts';
 
 /**
  * The kinds of principal admitted here, each with its own entry in this file and the prefix that
@@ -155,23 +156,31 @@ function judge(account: { plan: Plan; status: AccountStatus }, iface: Interface,
   }
 }
 
-/** A presented service credential, the scope and vault grant the operation needs, and whether it is charged. */
-export type ServiceCredentialRequest = Omit<ChainRequest, 'charge'> & { charge?: boolean };
+/** A presented service credential, the scope and vault grant the operation needs, and the process's operation leases. */
+export type ServiceCredentialRequest = ChainRequest & {
+  leases: OperationLeases;
+  /** false: an answer that consumes nothing (none of the runtime's operations so far). */
+  charge?: boolean;
+};
 
 /** An admitted runtime request: the resolved chain and, when charged, the organization's operations this month. */
 export type AdmittedService = RuntimeContext & { usage: OperationsUsage | null };
 
 /**
- * Service principals: steps 1-4 in one statement (product-runtime/chain.ts): resolve the credential
- * and its chain, judge every link (the refusal names the first that failed: `failedLink`), charge
- * one operation of the organization's month (429 organization_quota_exhausted, counting nothing),
- * touch the credential. A refusal at any link charges nothing.
+ * Service principals: steps 1, 2 and 4 in one statement (product-runtime/chain.ts): resolve the
+ * credential and its chain, judge every link (the refusal names the first that failed:
+ * `failedLink`), touch the credential; then step 3, one operation of the organization's month
+ * through the leases (429 organization_quota_exhausted, counting nothing). A refusal at any link
+ * charges nothing.
  */
-export async function admitServicePrincipal(db: CommonQueryMethods, request: ServiceCredentialRequest): Promise<AdmittedService> {
+export async function admitServicePrincipal(db: CommonQueryMethods, request: ServiceCredentialRequest): Promise<AdmittedService>;
+export async function admitServicePrincipal<T>(db: CommonQueryMethods, request: ServiceCredentialRequest, fusion: ChainFusion<T>): Promise<AdmittedService & { fused: T }>;
+export async function admitServicePrincipal<T>(db: CommonQueryMethods, request: ServiceCredentialRequest, fusion?: ChainFusion<T>): Promise<AdmittedService | (AdmittedService & { fused: T })> {
   if (!looksLikeSecret(request.credential, credentialPrefix.service_principal)) {
     throw new AppError('credential_invalid', 'Send Authorization: Bearer <service credential hnp_svc_…>.', { extensions: { failedLink: 'credential' } });
   }
-  const result = await checkProductRuntimeChain(db, { ...request, charge: request.charge !== false });
+  const result = await checkProductRuntimeChain(db, { credential: request.credential, scope: request.scope, vault: request.vault }, fusion);
   if (!result.ok) throw new AppError(result.code, result.detail, { extensions: { failedLink: result.link } });
-  return { ...result.context, usage: result.usage };
+  const usage = request.charge === false ? null : await request.leases.charge(result.context.organizationId, result.operationsLimit);
+  return fusion ? { ...result.context, usage, fused: result.fused } : { ...result.context, usage };
 }

@@ -4,7 +4,7 @@
 // One query reads the whole chain; the links are then judged in order so the refusal names the
 // first link that failed. Presentation inputs (host, brand, audience) are not inputs here at all.
 import { sql } from 'slonik';
-import type { CommonQueryMethods } from 'slonik';
+import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { hashSecret, looksLikeSecret, secretPrefixes } from '../secrets.ts';
 import type { ErrorCode } from '../errors.ts';
@@ -47,11 +47,8 @@ export type RuntimeContext = {
   vault: { vaultId: string; access: 'read' | 'write'; grantId: string } | null;
 };
 
-/** The organization's runtime operations this month, after a charged request. */
-export type OperationsUsage = { limit: number; used: number; resetsAt: string };
-
-export type ChainResult =
-  | { ok: true; context: RuntimeContext; usage: OperationsUsage | null }
+export type ChainResult<T = unknown> =
+  | { ok: true; context: RuntimeContext; operationsLimit: number; fused: T }
   | { ok: false; link: ChainLink; code: ErrorCode; detail: string };
 
 /** `apiOperationsPerMonth` when the organization's settings name none (the spec leaves the default to us). */
@@ -75,9 +72,21 @@ const chainRowSchema = z.object({
   grantAccess: z.enum(['read', 'write']).nullable(),
   admitted: z.boolean(),
   operationsLimit: z.number(),
-  operationsUsed: z.number().nullable(),
-  monthStart: z.string(),
 });
+type ChainRow = z.infer<typeof chainRowSchema>;
+
+/**
+ * Work fused into the chain's statement, as admission's Fusion does for access tokens: `ctes`
+ * follow the chain's (they read the judged row as `judged j` and must read nothing unless
+ * `j.admitted`), `columns` are selected beside it, `schema` (chainFusedRowSchema) parses both and
+ * `name` names the prepared statement. The hot readNote costs one round trip this way.
+ */
+export type ChainFusion<T> = { name: string; schema: z.ZodType<ChainRow & T>; ctes: FragmentSqlToken; columns: FragmentSqlToken };
+
+/** The row schema of a chain fusion: the chain's columns and `shape`'s. */
+export function chainFusedRowSchema<S extends z.ZodRawShape>(shape: S) {
+  return chainRowSchema.extend(shape);
+}
 
 export type ChainRequest = {
   /** The raw secret presented by the product. */
@@ -86,20 +95,14 @@ export type ChainRequest = {
   scope: Scope | null;
   /** The logical vault the operation touches, if any, and the access it needs. */
   vault?: { vaultId: string; access: 'read' | 'write' } | undefined;
-  /**
-   * Charge one operation against the organization's apiOperationsPerMonth when every link holds
-   * (and only then): same statement, so a refused request counts nothing.
-   */
-  charge?: boolean;
 };
 
 /**
  * The whole chain in one statement: the links' rows (`chain`), whether every one of them holds
- * (`admitted`, the same judgement judgeChain makes below, link by link), and with `charge` the
- * organization's operation counted by one conditional upsert, only when admitted and under the
- * limit (a new month starts at 1). The credential's last use is touched at most once a minute.
+ * (`admitted`, the same judgement checkProductRuntimeChain makes below, link by link, to name the
+ * first that failed), and the credential's last use touched at most once a minute when admitted.
  */
-function chainStatement(request: ChainRequest, secretHash: string) {
+function chainStatement<T>(request: ChainRequest, secretHash: string, fusion?: ChainFusion<T>) {
   const scope = request.scope;
   const vaultId = request.vault?.vaultId ?? null;
   const needsWrite = request.vault?.access === 'write';
@@ -131,42 +134,27 @@ function chainStatement(request: ChainRequest, secretHash: string) {
                   AND (${scope}::text IS NULL OR ${scope}::text = ANY (ch.scopes)) AND ch."workspaceAssigned"
                   AND (${vaultId}::uuid IS NULL OR coalesce(ch."grantAccess" = 'write' OR (ch."grantAccess" = 'read' AND NOT ${needsWrite}::boolean), false))) AS admitted
       FROM chain ch`;
-  const month = sql.fragment`date_trunc('month', now(), 'UTC')`;
-  const charged = request.charge
-    ? sql.fragment`
-      INSERT INTO organization_api_usage AS u (organization_id, month_start, used)
-      SELECT j."organizationId", ${month}, 1 FROM judged j WHERE j.admitted AND j."operationsLimit" > 0
-      ON CONFLICT (organization_id) DO UPDATE
-         SET used = CASE WHEN u.month_start = excluded.month_start THEN u.used + 1 ELSE 1 END, month_start = excluded.month_start
-       WHERE u.month_start <> excluded.month_start OR u.used < (SELECT j."operationsLimit" FROM judged j)
-      RETURNING u.used`
-    : sql.fragment`SELECT NULL::integer AS used WHERE false`;
-  return sql.type(chainRowSchema)`
+  // Prepared: the statement's text is the same for every request (its inputs are parameters).
+  return sql.prepared(fusion?.name ?? 'runtime_chain', (fusion?.schema ?? chainRowSchema) as z.ZodType<ChainRow & T>)`
     WITH chain AS (${chain}),
          judged AS (${judged}),
-         charged AS (${charged}),
          touched AS (
            UPDATE service_credentials SET last_used_at = now()
             WHERE id = (SELECT j."credentialId" FROM judged j WHERE j.admitted)
               AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
            RETURNING id)
-    SELECT j."credentialId", j."credentialLive", j.scopes, j."servicePrincipalId", j."principalStatus", j."installationId",
+           ${fusion ? sql.fragment`, ${fusion.ctes}` : sql.fragment``}
+    SELECT ${fusion ? sql.fragment`${fusion.columns},` : sql.fragment``} j."credentialId", j."credentialLive", j.scopes, j."servicePrincipalId", j."principalStatus", j."installationId",
            j."installationStatus", j."workspaceId", j."productDefinitionId", j."productStatus", j."organizationId", j."organizationStatus",
-           j."workspaceAssigned", j."grantId", j."grantAccess", j.admitted, j."operationsLimit"::integer AS "operationsLimit",
-           (SELECT used FROM charged) AS "operationsUsed", to_char(${month} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS "monthStart"
+           j."workspaceAssigned", j."grantId", j."grantAccess", j.admitted, j."operationsLimit"::integer AS "operationsLimit"
       FROM judged j`;
 }
 
-const nextMonth = (monthStart: string) => {
-  const d = new Date(monthStart);
-  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)).toISOString();
-};
-
-export async function checkProductRuntimeChain(db: CommonQueryMethods, request: ChainRequest): Promise<ChainResult> {
-  const refuse = (link: ChainLink, detail: string): ChainResult => ({ ok: false, link, code: linkErrorCode[link], detail });
+export async function checkProductRuntimeChain<T = unknown>(db: CommonQueryMethods, request: ChainRequest, fusion?: ChainFusion<T>): Promise<ChainResult<T>> {
+  const refuse = (link: ChainLink, detail: string): ChainResult<T> => ({ ok: false, link, code: linkErrorCode[link], detail });
   if (!looksLikeSecret(request.credential, secretPrefixes.serviceCredential)) return refuse('credential', 'Unknown credential.');
 
-  const row = await db.maybeOne(chainStatement(request, hashSecret(request.credential)));
+  const row = await db.maybeOne(chainStatement(request, hashSecret(request.credential), fusion));
 
   if (!row || !row.credentialLive) return refuse('credential', 'The credential is unknown, expired or revoked.');
   if (row.principalStatus !== 'active') return refuse('service_principal', `The service principal is ${row.principalStatus}.`);
@@ -182,21 +170,11 @@ export async function checkProductRuntimeChain(db: CommonQueryMethods, request: 
   // The statement judged the same links; if it disagrees, the two judgements drifted apart.
   if (!row.admitted) throw new Error('chain statement and judgement disagree');
 
-  const resetsAt = nextMonth(row.monthStart);
-  let usage: OperationsUsage | null = null;
-  if (request.charge) {
-    if (row.operationsUsed === null) {
-      throw new AppError('organization_quota_exhausted', `The organization's ${row.operationsLimit} API operations for this month are used up.`, {
-        extensions: { limit: row.operationsLimit, resetsAt },
-        headers: { 'retry-after': String(Math.max(1, Math.ceil((Date.parse(resetsAt) - Date.now()) / 1000))) },
-      });
-    }
-    usage = { limit: row.operationsLimit, used: row.operationsUsed, resetsAt };
-  }
-
   return {
     ok: true,
-    usage,
+    operationsLimit: row.operationsLimit,
+    // The fused columns ride on the row; without a fusion there are none.
+    fused: (fusion ? row : undefined) as T,
     context: {
       credentialId: row.credentialId,
       servicePrincipalId: row.servicePrincipalId,
@@ -211,8 +189,8 @@ export async function checkProductRuntimeChain(db: CommonQueryMethods, request: 
 }
 
 /** The same check for callers that want an exception: the error code names the failed link. */
-export async function authorizeProductRuntime(db: CommonQueryMethods, request: ChainRequest): Promise<RuntimeContext & { usage: OperationsUsage | null }> {
+export async function authorizeProductRuntime(db: CommonQueryMethods, request: ChainRequest): Promise<RuntimeContext & { operationsLimit: number }> {
   const result = await checkProductRuntimeChain(db, request);
   if (!result.ok) throw new AppError(result.code, result.detail, { extensions: { failedLink: result.link } });
-  return { ...result.context, usage: result.usage };
+  return { ...result.context, operationsLimit: result.operationsLimit };
 }

@@ -3,6 +3,7 @@
 // chain has checked it). What differs is only who acts: provenance names the service principal
 // (source `runtime`) and the grant the change came through (in the event's mapping column), and
 // applied publications are idempotent per installation.
+import { sql } from 'slonik';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
@@ -10,10 +11,11 @@ import { AppError } from '../errors.ts';
 import { fingerprintOf, requireIdempotencyKey } from '../idempotency.ts';
 import { applyWrite, previewWrite } from '../notes/knowledge.ts';
 import type { Target } from '../notes/knowledge.ts';
-import { noteLimits, validateNotePath } from '../notes/paths.ts';
-import { findNote, listNoteSummaries } from '../notes/store.ts';
-import type { Provenance } from '../notes/store.ts';
-import type { RuntimeContext } from './chain.ts';
+import { noteLimits } from '../notes/paths.ts';
+import { listNoteSummaries, noteRowSchema } from '../notes/store.ts';
+import type { NoteRow, Provenance } from '../notes/store.ts';
+import { chainFusedRowSchema } from './chain.ts';
+import type { ChainFusion, RuntimeContext } from './chain.ts';
 
 export type RuntimeRequestContext = RuntimeContext & { requestId: string };
 
@@ -33,10 +35,31 @@ export async function listRuntimeNotes(db: CommonQueryMethods, caller: RuntimeCo
   return { vaultId: target.vaultId, notes, hasMore, nextCursor: hasMore ? encodeCursor({ after: notes[notes.length - 1]!.path }) : null };
 }
 
-export async function readRuntimeNote(db: CommonQueryMethods, caller: RuntimeContext, rawPath: string) {
+// readNote's hot path: the note rides in the chain's statement (one round trip, as the REST read's
+// fused admission), read only when every link held, as one JSON column (its timestamps are text;
+// noteRowSchema's isoTimestamp gives them the bytes the other reads return).
+const fusedNoteSchema = chainFusedRowSchema({ note: noteRowSchema.nullable() });
+
+/** The fusion that reads `path` (already validated) of the vault the chain admitted the request to (through its grant). */
+export function noteReadFusion(path: string): ChainFusion<{ note: NoteRow | null }> {
+  return {
+    name: 'runtime_read_note',
+    schema: fusedNoteSchema,
+    ctes: sql.fragment`fused_note AS (
+      SELECT json_build_object('path', n.path, 'title', n.title, 'content', n.content, 'revision', n.revision,
+                               'size', n.size_bytes, 'frontmatter', n.frontmatter, 'links', n.links,
+                               'createdAt', n.created_at, 'updatedAt', n.updated_at) AS note
+        FROM judged j
+        JOIN logical_vault_grants g ON g.id = j."grantId"
+        JOIN notes n ON n.vault_id = g.vault_id AND n.path = ${path}
+       WHERE j.admitted)`,
+    columns: sql.fragment`(SELECT note FROM fused_note) AS note`,
+  };
+}
+
+/** The note the fused statement read, or note_not_found. */
+export function fusedNote(caller: RuntimeContext, path: string, note: NoteRow | null) {
   const target = targetOf(caller);
-  const path = validateNotePath(rawPath, '/querystring/path');
-  const note = await findNote(db, target.vaultId, path);
   if (!note) throw new AppError('note_not_found', `No live note at ${path}.`);
   return { vaultId: target.vaultId, ...note };
 }

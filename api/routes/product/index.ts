@@ -3,24 +3,32 @@
 // (kit.ts) check the version header, run the whole chain and charge the organization's monthly
 // operations before any handler runs. Answers are versioned envelopes (@hosted-notes/runtime-sdk).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { registerRuntimeAccess } from './kit.ts';
+import { OperationLeases } from '../../../domain/product-runtime/operation-leases.ts';
+import { registerRuntimeAccess, runtimeAdmission } from './kit.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
 import { runtimeNotesRoutes } from './notes.ts';
 import { runtimeRoutes } from './runtime.ts';
 import { vaultBindingRoutes } from './vault-bindings.ts';
 
-export type ProductRuntimeDeps = RuntimeRouteDeps;
+export type ProductRuntimeDeps = Omit<RuntimeRouteDeps, 'admission'>;
 
 export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (app, options) => {
   // Only the dependencies travel on: the plugin's own options (its prefix) must not.
+  // The organization's monthly operations are counted through this process's leases; unused
+  // reservations go back when the app closes.
+  const leases = new OperationLeases(options.db);
+  app.addHook('onClose', async () => {
+    await leases.releaseAll().catch((error: unknown) => app.log.warn({ err: error }, 'returning operation leases failed'));
+  });
   const deps: RuntimeRouteDeps = {
     db: options.db,
     temporal: options.temporal,
     taskQueue: options.taskQueue,
     proposalExpirySeconds: options.proposalExpirySeconds,
     intelligenceProviderConfigured: options.intelligenceProviderConfigured,
+    admission: runtimeAdmission(options.db, leases),
   };
-  registerRuntimeAccess(app, deps.db);
+  registerRuntimeAccess(app, deps.admission);
   await app.register(runtimeRoutes, { ...deps, presentation: async () => null, hasComposition: async () => false });
   await app.register(runtimeNotesRoutes, deps);
   await app.register(vaultBindingRoutes, deps);

@@ -15,7 +15,8 @@ import { envelopeSchema, RUNTIME_VERSION, supportedRuntimeVersions } from '@host
 import { AppError } from '../../../domain/errors.ts';
 import { admitServicePrincipal } from '../../../domain/principals/admission.ts';
 import type { AdmittedService } from '../../../domain/principals/admission.ts';
-import type { OperationsUsage } from '../../../domain/product-runtime/chain.ts';
+import type { ChainFusion } from '../../../domain/product-runtime/chain.ts';
+import type { OperationLeases, OperationsUsage } from '../../../domain/product-runtime/operation-leases.ts';
 import type { Scope } from '../../../domain/product-runtime/entities.ts';
 import { headerValue } from '../shared/headers.ts';
 
@@ -25,6 +26,11 @@ export type RuntimeRouteConfig = {
   scope: Scope | null;
   /** The route parameter naming the logical vault, and the grant the operation needs on it. */
   vault?: { param: string; access: 'read' | 'write' };
+  /**
+   * The handler admits the request itself with `deps.admission.admit(…, fusion)`, its own work
+   * fused into the chain's statement (the hot readNote); the hook then checks only the version.
+   */
+  admitsInHandler?: boolean;
 };
 
 declare module 'fastify' {
@@ -50,6 +56,14 @@ export type RuntimeRouteDeps = {
   proposalExpirySeconds: number;
   /** Whether a model provider is configured (intelligence capabilities; issue 12 brings one). */
   intelligenceProviderConfigured: boolean;
+  /** Admission for the routes that admit in their handler (config.runtime.admitsInHandler). */
+  admission: RuntimeAdmission;
+};
+
+/** Admits a request to a route's declared needs, optionally with work fused into the chain's statement. */
+export type RuntimeAdmission = {
+  admit(request: FastifyRequest, reply: FastifyReply, config: RuntimeRouteConfig): Promise<RuntimeCaller>;
+  admit<T>(request: FastifyRequest, reply: FastifyReply, config: RuntimeRouteConfig, fusion: ChainFusion<T>): Promise<RuntimeCaller & { fused: T }>;
 };
 
 export const RUNTIME_VERSION_HEADER = 'x-service-runtime-version';
@@ -97,28 +111,36 @@ function operationsHeaders(usage: OperationsUsage): Record<string, string> {
   };
 }
 
-/** Admits a request to the route's declared needs: the chain (every link), then one operation charged. */
-async function admit(db: DatabasePool, request: FastifyRequest, reply: FastifyReply, config: RuntimeRouteConfig): Promise<void> {
-  const credential = presentedCredential(request);
-  let vault: { vaultId: string; access: 'read' | 'write' } | undefined;
-  if (config.vault) {
-    const raw = (request.params as Record<string, string | undefined>)[config.vault.param];
-    vault = { vaultId: raw && UUID.test(raw) ? raw.toLowerCase() : NO_VAULT, access: config.vault.access };
+/** The vault a route names, as the chain takes it (a malformed id becomes one no grant can match). */
+function requestedVault(request: FastifyRequest, config: RuntimeRouteConfig) {
+  if (!config.vault) return undefined;
+  const raw = (request.params as Record<string, string | undefined>)[config.vault.param];
+  return { vaultId: raw && UUID.test(raw) ? raw.toLowerCase() : NO_VAULT, access: config.vault.access };
+}
+
+/** Admission through the chain (every link), then one operation of the organization's month charged. */
+export function runtimeAdmission(db: DatabasePool, leases: OperationLeases): RuntimeAdmission {
+  async function admit<T>(request: FastifyRequest, reply: FastifyReply, config: RuntimeRouteConfig, fusion?: ChainFusion<T>) {
+    const credential = presentedCredential(request);
+    const needs = { credential, scope: config.scope, vault: requestedVault(request, config), leases };
+    const admitted = await (fusion ? admitServicePrincipal(db, needs, fusion) : admitServicePrincipal(db, needs)).catch((error: unknown) => {
+      if (error instanceof AppError && error.code === 'credential_invalid') throw new AppError('credential_invalid', error.detail, { extensions: error.extensions, headers: challenge });
+      throw error;
+    });
+    const { usage, ...rest } = admitted;
+    const caller = { ...rest, requestId: request.id };
+    request.runtime = caller;
+    if (usage) reply.headers(operationsHeaders(usage));
+    return caller;
   }
-  const admitted = await admitServicePrincipal(db, { credential, scope: config.scope, vault }).catch((error: unknown) => {
-    if (error instanceof AppError && error.code === 'credential_invalid') throw new AppError('credential_invalid', error.detail, { extensions: error.extensions, headers: challenge });
-    throw error;
-  });
-  const { usage, ...context } = admitted;
-  request.runtime = { ...context, requestId: request.id };
-  if (usage) reply.headers(operationsHeaders(usage));
+  return { admit } as RuntimeAdmission;
 }
 
 /**
  * The runtime's hooks, registered once by the plugin (index.ts): the version on every request and
  * every response, the declaration check on every route, admission on every non-public one.
  */
-export function registerRuntimeAccess(app: FastifyInstance, db: DatabasePool): void {
+export function registerRuntimeAccess(app: FastifyInstance, admission: RuntimeAdmission): void {
   app.decorateRequest('runtime', null);
   app.addHook('onRoute', (route) => {
     const config = route.config as { runtime?: RuntimeRouteConfig; publicRuntime?: boolean } | undefined;
@@ -134,7 +156,11 @@ export function registerRuntimeAccess(app: FastifyInstance, db: DatabasePool): v
     const config = request.routeOptions.config;
     if (config.publicRuntime === true) return;
     if (!config.runtime) throw new AppError('route_not_found');
-    await admit(db, request, reply, config.runtime);
+    if (config.runtime.admitsInHandler) {
+      presentedCredential(request);
+      return;
+    }
+    await admission.admit(request, reply, config.runtime);
   });
 }
 
