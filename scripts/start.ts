@@ -14,6 +14,7 @@ import { migrate } from '../db/migrate.ts';
 import { loadConfig } from '../platform/config.ts';
 import { createDatabase, databaseExists, withDatabase } from '../platform/local-stack/databases.ts';
 import { ensureDemo } from '../platform/local-stack/demo.ts';
+import { ensureDemoProduct } from '../platform/local-stack/demo-product.ts';
 import { EmbeddedPostgresUnavailable, startEmbeddedPostgres } from '../platform/local-stack/embedded-postgres.ts';
 import { canConnect, freePort } from '../platform/local-stack/ports.ts';
 import { resolveTemporalCli, TemporalCliUnavailable } from '../platform/local-stack/temporal-cli.ts';
@@ -103,7 +104,9 @@ try {
   if (applied.length) log.info({ applied }, 'migrations applied');
 
   const seedPool = await createDatabasePool(databaseUrl, { maxPoolSize: 2 });
-  const demo = await ensureDemo(seedPool, join(dataDir, 'demo.json')).finally(() => seedPool.end());
+  const { demo, product } = await ensureDemo(seedPool, join(dataDir, 'demo.json'))
+    .then(async (demo) => ({ demo, product: await ensureDemoProduct(seedPool, demo, join(dataDir, 'demo-product.json')) }))
+    .finally(() => seedPool.end());
 
   const worker = await startWorker(config, databaseUrl, temporalAddress);
   services.push(['worker', worker.shutdown]);
@@ -114,6 +117,7 @@ try {
 
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   const auth = `-H "Authorization: Bearer ${demo.token}"`;
+  const runtime = `-H "Authorization: Bearer ${product.credential}" -H "X-Service-Runtime-Version: 1"`;
   process.stdout.write(
     [
       '',
@@ -125,11 +129,14 @@ try {
       `  Demo token   ${demo.token}${demo.reused ? '   (same as last start)' : ''}`,
       `  workspaceId  ${demo.workspaceId}`,
       `  mappingId    ${demo.mappingId}`,
+      `  Product Runtime credential ${product.credential}   (installation of a demo product, write grant on the demo vault ${demo.vaultId})`,
       '',
       'Try:',
       `  curl -s ${auth} "${api.url}/api/dev/notes?mappingId=${demo.mappingId}"`,
       `  curl -s ${auth} ${api.url}/api/dev/workspaces`,
       `  curl -s ${auth} "${api.url}/api/dev/automation/proposals?workspaceId=${demo.workspaceId}"`,
+      `  curl -s ${runtime} ${api.url}/api/product/v1/capabilities`,
+      `  curl -s ${runtime} ${api.url}/api/product/v1/vaults/${demo.vaultId}/notes`,
       '',
       'Operations CLI: npm run ops -- --help      Stop: Ctrl-C',
       '',

@@ -1,0 +1,47 @@
+// The demo Product Runtime chain `npm start` seeds beside the demo account: an organization with the
+// demo workspace assigned, a product definition, its installation in that workspace, a service
+// principal, a credential with every core scope, and a write grant on the demo vault. The raw
+// credential exists only in the git-ignored state file (.data/demo-product.json, 0600) so a second
+// start prints the same one; the database keeps its hash.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import type { DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { checkProductRuntimeChain } from '../../domain/product-runtime/chain.ts';
+import {
+  assignWorkspace,
+  createInstallation,
+  createOrganization,
+  createProductDefinition,
+  createServicePrincipal,
+  grantVault,
+  issueServiceCredential,
+} from '../../domain/product-runtime/entities.ts';
+import type { Scope } from '../../domain/product-runtime/entities.ts';
+
+const stateSchema = z.object({ organizationId: z.uuid(), installationId: z.uuid(), vaultId: z.uuid(), credential: z.string() });
+export type DemoProduct = z.infer<typeof stateSchema>;
+
+/** The scopes of the demo credential: the core operations' (intelligence, media and connections come with their issues). */
+const demoScopes: Scope[] = ['runtime.read', 'notes.read', 'notes.write', 'vaults.bind', 'scopes.read', 'memory.propose'];
+
+export async function ensureDemoProduct(db: DatabasePool, demo: { workspaceId: string; vaultId: string }, stateFile: string): Promise<DemoProduct> {
+  if (existsSync(stateFile)) {
+    const parsed = stateSchema.safeParse(JSON.parse(readFileSync(stateFile, 'utf8')));
+    if (parsed.success && parsed.data.vaultId === demo.vaultId) {
+      const check = await checkProductRuntimeChain(db, { credential: parsed.data.credential, scope: 'notes.read', vault: { vaultId: demo.vaultId, access: 'read' } });
+      if (check.ok) return parsed.data;
+    }
+  }
+  const state = await db.transaction(async (tx) => {
+    const org = await createOrganization(tx, { name: 'Demo district' });
+    await assignWorkspace(tx, { organizationId: org.id, workspaceId: demo.workspaceId });
+    const product = await createProductDefinition(tx, { slug: `demo-studio-${org.id.slice(0, 8)}`, name: 'Demo Lesson Studio', redirectUris: ['https://studio.example.test'] });
+    const installation = await createInstallation(tx, { organizationId: org.id, productDefinitionId: product.id, workspaceId: demo.workspaceId });
+    const principal = await createServicePrincipal(tx, { installationId: installation.id, name: 'demo-studio-backend' });
+    const { secret } = await issueServiceCredential(tx, { servicePrincipalId: principal.id, scopes: demoScopes });
+    await grantVault(tx, { installationId: installation.id, vaultId: demo.vaultId, access: 'write' });
+    return { organizationId: org.id, installationId: installation.id, vaultId: demo.vaultId, credential: secret };
+  });
+  writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
+  return state;
+}
