@@ -25,7 +25,7 @@ import { errorCatalog } from '../domain/errors.ts';
 import type { ErrorCode } from '../domain/errors.ts';
 import { LEGACY_VERSION, MODERN_VERSION, PROTOCOL_VERSION_META_KEY } from './routes/mcp/protocol.ts';
 import { toolsByName } from './routes/mcp/tools.ts';
-import { runtimeExamples, runtimeOperationDocs } from './routes/product/openapi-docs.ts';
+import { bindingDecisionExamples, runtimeExamples, runtimeOperationDocs } from './routes/product/openapi-docs.ts';
 import { operationExamples, parameterExamples, planRevision, problemExample } from './openapi-examples.ts';
 import type { ExampleSet } from './openapi-examples.ts';
 
@@ -581,7 +581,7 @@ const undocumented: OperationDoc = { responses: {} };
 function completeOperation(path: string, operation: Operation): void {
   const id = operation.operationId ?? '';
   const doc = operations[id] ?? undocumented;
-  const examples = operationExamples[id] ?? runtimeExamples[id] ?? {};
+  const examples = operationExamples[id] ?? runtimeExamples[id] ?? bindingDecisionExamples[id] ?? {};
 
   for (const parameter of operation.parameters ?? []) {
     const name = String(parameter['name']);
@@ -760,6 +760,8 @@ function automationDocument(whole: Document): Document {
   document.paths = Object.fromEntries(Object.entries(document.paths).filter(([path]) => path.startsWith(AUTOMATION_PREFIX)));
   const used = new Set(Object.values(document.paths).flatMap((item) => Object.values(item).flatMap((operation) => (operation['tags'] as string[] | undefined) ?? [])));
   document.tags = (document.tags ?? []).filter((tag) => used.has(tag.name));
+  // Only personal access tokens reach the automation gateway.
+  delete document.components['securitySchemes']?.['serviceCredential'];
   pruneComponents(document);
   return document;
 }

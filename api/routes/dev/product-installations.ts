@@ -17,7 +17,8 @@ import { principalOf } from '../../auth.ts';
 
 const tags = ['workspaces'];
 const security = [{ bearerAuth: [] }];
-const workspaceParams = z.strictObject({ workspaceId: z.uuid() });
+const workspaceId = z.uuid().describe('The workspace (GET /api/dev/workspaces lists yours).');
+const workspaceParams = z.strictObject({ workspaceId });
 
 const grantSchema = z
   .object({
@@ -81,7 +82,7 @@ export const productInstallationRoutes: FastifyPluginAsyncZod<{ db: DatabasePool
         operationId: 'revokeVaultGrant',
         summary: 'Revoke a vault grant: the product loses access, the notes stay',
         description: 'Needs workspace.manage. Revoking a revoked grant answers it again.',
-        params: z.strictObject({ workspaceId: z.uuid(), grantId: z.uuid() }),
+        params: z.strictObject({ workspaceId, grantId: z.uuid().describe('The grant (listed by product-installations).') }),
         response: { 200: grantSchema },
         problems: ['workspace_not_found', 'permission_denied', 'vault_grant_not_found'],
       },
@@ -98,7 +99,7 @@ export const productInstallationRoutes: FastifyPluginAsyncZod<{ db: DatabasePool
         operationId: 'declineVaultBinding',
         summary: 'Decline a product\'s vault binding request',
         description: 'Needs workspace.manage. Declining a declined request answers it again; a granted one is 409 (revoke the grant instead).',
-        params: z.strictObject({ workspaceId: z.uuid(), bindingId: z.uuid() }),
+        params: z.strictObject({ workspaceId, bindingId: z.uuid().describe("The product's binding request (listed by product-installations).") }),
         response: { 200: bindingSchema.meta({ id: 'VaultBindingRequest' }) },
         problems: ['workspace_not_found', 'permission_denied', 'binding_request_not_found', 'conflict'],
       },

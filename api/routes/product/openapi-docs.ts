@@ -48,6 +48,60 @@ export const runtimeOperationDocs: Record<string, OperationDoc> = {
 
 const one = (value: unknown) => ({ value });
 
+const grantExample = {
+  grantId: ids.grant,
+  installationId: ids.installation,
+  vaultId: ids.vault,
+  access: 'write',
+  grantedAt: '2026-11-02T10:00:00.000Z',
+  grantedByAccountId: 'a6ccc3bc-0487-4058-a4fc-e2a49e890eee',
+  revokedAt: null,
+};
+const bindingExample = {
+  bindingId: ids.binding,
+  vaultId: ids.vault,
+  access: 'write',
+  reason: 'Lesson Studio publishes reviewed lesson plans here.',
+  state: 'pending',
+  grantId: null,
+  createdAt: '2026-11-02T09:58:00.000Z',
+  decidedAt: null,
+};
+
+/** The person's side of vault bindings, on the Developer REST API (api/routes/dev/product-installations.ts). */
+export const bindingDecisionExamples: Record<string, OperationExamples> = {
+  listProductInstallations: {
+    parameters: { workspaceId: ids.workspace },
+    responses: {
+      200: one({
+        installations: [
+          {
+            installationId: ids.installation,
+            organization: { id: ids.organization, name: 'District 9 Schools' },
+            product: { id: ids.product, slug: 'lesson-studio', name: 'Lesson Studio' },
+            status: 'active',
+            grants: [],
+            pendingBindings: [bindingExample],
+          },
+        ],
+      }),
+    },
+  },
+  grantVaultToInstallation: {
+    parameters: { workspaceId: ids.workspace },
+    request: one({ installationId: ids.installation, vaultId: ids.vault, access: 'write', bindingId: ids.binding }),
+    responses: { 200: one(grantExample), 201: one(grantExample) },
+  },
+  revokeVaultGrant: {
+    parameters: { workspaceId: ids.workspace, grantId: ids.grant },
+    responses: { 200: one({ ...grantExample, revokedAt: '2026-11-20T16:40:00.000Z' }) },
+  },
+  declineVaultBinding: {
+    parameters: { workspaceId: ids.workspace, bindingId: ids.binding },
+    responses: { 200: one({ ...bindingExample, state: 'declined', decidedAt: '2026-11-02T11:30:00.000Z' }) },
+  },
+};
+
 export const runtimeExamples: Record<string, OperationExamples> = {
   getRuntimeContext: {
     responses: {
@@ -185,16 +239,7 @@ export const runtimeExamples: Record<string, OperationExamples> = {
         envelope(
           'runtime.vault-binding',
           {
-            binding: {
-              bindingId: ids.binding,
-              vaultId: ids.vault,
-              access: 'write',
-              reason: 'Lesson Studio publishes reviewed lesson plans here.',
-              state: 'pending',
-              grantId: null,
-              createdAt: '2026-11-02T09:58:00.000Z',
-              decidedAt: null,
-            },
+            binding: bindingExample,
             grant: null,
           },
           [{ part: 'grant', reason: 'grant_pending', detail: 'A person with workspace.manage in the workspace must grant this request.' }],

@@ -57,7 +57,7 @@ export const vaultBindingRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
         operationId: 'listVaultBindings',
         summary: 'This installation\'s binding requests, newest first',
         description: `Pending, granted and declined requests (at most ${MAX_BINDINGS_PAGE}). Needs vaults.bind.`,
-        querystring: z.strictObject({ limit: z.coerce.number().int().min(1).max(MAX_BINDINGS_PAGE).default(50) }),
+        querystring: z.strictObject({ limit: z.coerce.number().int().min(1).max(MAX_BINDINGS_PAGE).default(50).describe(`Requests to return, newest first, at most ${MAX_BINDINGS_PAGE}.`) }),
         response: { 200: runtimeEnvelope('runtime.vault-binding-list', bindingListSchema) },
       },
     },
