@@ -16,6 +16,8 @@ import {
   setServicePrincipalStatus,
   unassignWorkspace,
 } from '../domain/product-runtime/entities.ts';
+import { setInstallationIntelligenceSublimit } from '../domain/product-runtime/entities.ts';
+import { buildTestApp } from './support/app.ts';
 import { useTestApp } from './support/harness.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
 import type { RuntimeChain, RuntimeResponse } from './support/product-runtime.ts';
@@ -229,5 +231,43 @@ describe('presentation is not authority', () => {
     const context = await client.request('GET', '/context', { headers: claims });
     expect(context.data.data.organization.id).toBe(b.organizationId);
     expect(JSON.stringify(context.data)).not.toContain(a.organizationId);
+  });
+});
+
+describe('getCapabilities says what is available and why not, never assuming', () => {
+  const capability = (res: RuntimeResponse, id: string) => (res.data.data.capabilities as Array<{ id: string }>).find((c) => c.id === id);
+
+  it('computes each capability from configuration, scopes, grants and settings', async () => {
+    const chain = await buildRuntimeChain(ctx.db.pool, { scopes: ['notes.read', 'intelligence.execute'], access: 'read' });
+    const res = await runtimeClient(ctx.app, chain.secret).capabilities();
+    expect(res.data).toMatchObject({ kind: 'runtime.capabilities', status: 'complete', data: { adapter: 'hosted' } });
+    expect(capability(res, 'notes.read')).toMatchObject({ available: true, reason: null });
+    // A scope it lacks comes before the grant it lacks.
+    expect(capability(res, 'notes.write')).toMatchObject({ available: false, reason: 'scope_missing', requiredScopes: ['notes.write'] });
+    // No model provider on this service: not configured, whatever the scopes.
+    expect(capability(res, 'intelligence.generate')).toMatchObject({ available: false, reason: 'capability_not_configured' });
+    expect(capability(res, 'media.audio')).toMatchObject({ available: false, reason: 'not_supported' });
+    expect(capability(res, 'pulse')).toMatchObject({ available: false, reason: 'not_supported' });
+
+    const writer = await buildRuntimeChain(ctx.db.pool, { scopes: ['notes.write'], access: 'read' });
+    expect(capability(await runtimeClient(ctx.app, writer.secret).capabilities(), 'notes.write')).toMatchObject({ available: false, reason: 'grant_missing' });
+  });
+
+  it('with a provider configured, intelligence fails closed on a missing or zero budget, and opens with one', async () => {
+    const app = await buildTestApp(ctx.db.pool, { intelligenceProviderConfigured: true });
+    try {
+      const chain = await buildRuntimeChain(ctx.db.pool, { scopes: ['intelligence.execute'] });
+      const client = runtimeClient(app, chain.secret);
+      expect(capability(await client.capabilities(), 'intelligence.generate')).toMatchObject({ available: false, reason: 'budget_missing' });
+      await setProductRuntimeSettings(ctx.db.pool, chain.organizationId, { intelligenceBudgetMicrodollarsMonthly: 0 });
+      expect(capability(await client.capabilities(), 'intelligence.generate')).toMatchObject({ available: false, reason: 'budget_missing' });
+      await setProductRuntimeSettings(ctx.db.pool, chain.organizationId, { intelligenceBudgetMicrodollarsMonthly: 5_000_000 });
+      expect(capability(await client.capabilities(), 'intelligence.generate')).toMatchObject({ available: true });
+      // An installation's zero sublimit closes it for that installation.
+      await setInstallationIntelligenceSublimit(ctx.db.pool, chain.installationId, 0);
+      expect(capability(await client.capabilities(), 'intelligence.education')).toMatchObject({ available: false, reason: 'budget_missing' });
+    } finally {
+      await app.close();
+    }
   });
 });
