@@ -93,6 +93,16 @@ const workflowSafeBlocks = workflowSafeDomainModules.map((file) => {
   };
 });
 
+// The runtime SDK is a package partners install: zod, Node builtins and its own files only, never
+// the service's folders (test/runtime-sdk-package.test.ts checks the same from the outside).
+const sdkBlock = {
+  files: ['packages/runtime-sdk/**/*.ts'],
+  rules: restrict([
+    { regex: '^(?!zod$|node:|\\.{1,2}/)', message: 'The runtime SDK imports only zod, node: builtins and its own files.' },
+    { regex: '^(\\.\\./){2,}', message: 'The runtime SDK never reaches outside its package (its sources are at most one folder deep).' },
+  ]),
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/**', '.data/**', '.tools/**', 'coverage/**'] },
   ...tseslint.configs.recommended,
@@ -111,4 +121,5 @@ export default tseslint.config(
   // One no-restricted-imports block per file: a later block would replace, not extend, an earlier one.
   ...layerBlocks,
   ...workflowSafeBlocks,
+  sdkBlock,
 );

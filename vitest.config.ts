@@ -1,7 +1,17 @@
 import { defineConfig } from 'vitest/config';
 
 // Tests that need neither Postgres nor Temporal: they skip the integration set-up entirely.
-const unit = ['test/canvas.test.ts', 'test/lint-layers.test.ts', 'test/start-logging.test.ts', 'test/webhook-delivery-failures.test.ts'];
+const unit = [
+  'test/canvas.test.ts',
+  'test/lint-layers.test.ts',
+  'test/start-logging.test.ts',
+  'test/webhook-delivery-failures.test.ts',
+  'test/runtime-sdk-ndjson.test.ts',
+  'test/runtime-sdk-hosted.test.ts',
+  'test/runtime-sdk-notes.test.ts',
+  'test/runtime-sdk-local.test.ts',
+  'test/runtime-sdk-package.test.ts',
+];
 // Workflow tests on the time-skipping test server with stubbed activities (test/support/time-skipping.ts).
 const workflows = ['test/workflows/**/*.test.ts'];
 

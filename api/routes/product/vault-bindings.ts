@@ -2,17 +2,13 @@
 // It never grants anything itself; the person decides through /api/dev/workspaces/:workspaceId/product-installations.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { bindingListSchema, bindingRequestSchema, bindVaultInputSchema, envelope, grantedVaultSchema } from '@hosted-notes/runtime-sdk';
+import { bindingListSchema, bindVaultInputSchema, envelope, vaultBindingResultSchema } from '@hosted-notes/runtime-sdk';
 import { listBindings, MAX_BINDINGS_PAGE, requestBinding } from '../../../domain/product-runtime/vault-bindings.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
 import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from './kit.ts';
 
 const tags = ['product-runtime'];
 
-/** What bindHostedVault answers: the open request (partial: grant_pending), or the grant already held (complete). */
-const bindingResultSchema = z
-  .object({ binding: bindingRequestSchema.nullable(), grant: grantedVaultSchema.omit({ name: true, grantedAt: true }).nullable() })
-  .meta({ id: 'RuntimeVaultBindingResult' });
 
 export const vaultBindingRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app, { db }) => {
   app.post(
@@ -30,7 +26,7 @@ export const vaultBindingRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
           'with the grant when the installation already holds one that suffices. Omit vaultId to let the person choose. Only hosted vaults of the installation\'s ' +
           'workspace can be named (a local vault has no id here); any other id is vault_not_found. Needs vaults.bind.',
         body: bindVaultInputSchema,
-        response: { 200: runtimeEnvelope('runtime.vault-binding', bindingResultSchema), 202: runtimeEnvelope('runtime.vault-binding', bindingResultSchema) },
+        response: { 200: runtimeEnvelope('runtime.vault-binding', vaultBindingResultSchema), 202: runtimeEnvelope('runtime.vault-binding', vaultBindingResultSchema) },
         problems: ['vault_not_found'],
       },
     },
