@@ -8,8 +8,12 @@ import { createDatabasePool } from '../db/pool.ts';
 import { isAppError } from '../domain/errors.ts';
 import { TransferError } from '../domain/notes/vault-transfer.ts';
 import { projectRoot } from '../platform/project-root.ts';
-import { commands } from './ops/commands.ts';
+import { commands as coreCommands } from './ops/commands.ts';
 import type { Command } from './ops/commands.ts';
+import { contextScopeCommands } from './ops/context-scope-commands.ts';
+
+/** Every noun: the core ones (commands.ts) and each area's own module. */
+const commands: Record<string, Record<string, Command>> = { ...coreCommands, ...contextScopeCommands };
 import { describeDatabaseError, OpsError, UsageError } from './ops/errors.ts';
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);

@@ -20,7 +20,7 @@ describe('automation discovery', () => {
     const res = await get('/catalog');
     expect(res.json()).toMatchObject({
       version: 1,
-      actionKinds: [expect.objectContaining({ kind: 'note.write' }), expect.objectContaining({ kind: 'note.transaction' })],
+      actionKinds: [expect.objectContaining({ kind: 'note.write' }), expect.objectContaining({ kind: 'note.transaction' }), expect.objectContaining({ kind: 'memory.promote' })],
       proposalStates: ['proposed', 'pending_review', 'approved', 'rejected', 'expired', 'executing', 'executed', 'failed', 'undoing', 'undone'],
     });
   });

@@ -155,7 +155,7 @@ describe('/process recovery', () => {
     const stranded = await insertProposal(db.pool, {
       id: randomUUID(),
       workspaceId,
-      proposerAccountId: (await manager.request('GET', '/api/dev/me')).data.account.id,
+      proposer: { kind: 'account', id: (await manager.request('GET', '/api/dev/me')).data.account.id },
       actingForAccountId: null,
       bridge: 'test',
       action: { kind: 'note.write', mappingId, path: 'Inbox/Stranded.md', content: 's' },

@@ -15,7 +15,8 @@ import { ProposalState } from './search-attributes.ts';
 // activities, run in the worker without a round trip through the server.
 const stateWrites = proxyLocalActivities<Activities>({ startToCloseTimeout: '10 seconds', retry: { maximumInterval: '10 seconds' } });
 
-export type ReviewInput = { proposalId: string; proposerAccountId: string; actingForAccountId: string | null; expiresInMs: number };
+/** proposerAccountId is null when a Product Runtime service principal proposed (a memory candidate). */
+export type ReviewInput = { proposalId: string; proposerAccountId: string | null; actingForAccountId: string | null; expiresInMs: number };
 
 export type { Reviewer };
 export type Decision = { decision: 'approve' | 'reject'; reviewer: Reviewer; reason: string | null };

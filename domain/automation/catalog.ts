@@ -12,16 +12,37 @@ const writeNote = z.strictObject({
   expectedHash: z.string().optional(),
 });
 
-/** The catalog of action kinds Forge can execute, version 1. */
-export const actionSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('note.write'), mappingId: z.uuid(), path: z.string().min(1).max(4096), content: z.string(), expectedHash: z.string().optional() }),
-  z.strictObject({ kind: z.literal('note.transaction'), mappingId: z.uuid(), actions: z.array(writeNote).min(1).max(noteLimits.maxTransactionActions) }),
-]);
-export type ProposedAction = z.infer<typeof actionSchema>;
-export const actionKinds = ['note.write', 'note.transaction'] as const;
+const noteWrite = z.strictObject({ kind: z.literal('note.write'), mappingId: z.uuid(), path: z.string().min(1).max(4096), content: z.string(), expectedHash: z.string().optional() });
+const noteTransaction = z.strictObject({ kind: z.literal('note.transaction'), mappingId: z.uuid(), actions: z.array(writeNote).min(1).max(noteLimits.maxTransactionActions) });
 
-/** The knowledge-core writes an action stands for (paths in NFC, as the core stores them). */
-export function toTransaction(action: ProposedAction): TransactionAction[] {
+/**
+ * A Product Runtime memory candidate (domain/context-scopes/memory.ts): promote `content` to the
+ * shared memory of a context scope. Proposed only by a product's service principal through
+ * createSharedMemoryCandidate, never through the automation gateway.
+ */
+const memoryPromotion = z.strictObject({
+  kind: z.literal('memory.promote'),
+  scopeId: z.uuid(),
+  content: z.string().min(1).max(10_000),
+  rationale: z.string().max(2_000),
+});
+export type MemoryPromotion = z.infer<typeof memoryPromotion>;
+
+/** The note actions a person or bridge may propose through the automation gateway. */
+export const noteActionSchema = z.discriminatedUnion('kind', [noteWrite, noteTransaction]);
+export type NoteAction = z.infer<typeof noteActionSchema>;
+
+/** The catalog of action kinds Forge can execute, version 1: what a stored proposal's action parses as. */
+export const actionSchema = z.discriminatedUnion('kind', [noteWrite, noteTransaction, memoryPromotion]);
+export type ProposedAction = z.infer<typeof actionSchema>;
+export const actionKinds = ['note.write', 'note.transaction', 'memory.promote'] as const;
+
+export function isNoteAction(action: ProposedAction): action is NoteAction {
+  return action.kind === 'note.write' || action.kind === 'note.transaction';
+}
+
+/** The knowledge-core writes a note action stands for (paths in NFC, as the core stores them). */
+export function toTransaction(action: NoteAction): TransactionAction[] {
   return action.kind === 'note.write'
     ? [{ type: 'write-note', path: action.path.normalize('NFC'), content: action.content, expectedHash: action.expectedHash }]
     : action.actions.map((a) => ({ ...a, path: a.path.normalize('NFC') }));

@@ -8,7 +8,7 @@ import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { AppError } from '../errors.ts';
 import { fingerprintOf } from '../idempotency.ts';
-import { actionSchema } from './catalog.ts';
+import { noteActionSchema } from './catalog.ts';
 import { getProposal, insertProposal } from './proposals.ts';
 import type { Proposal } from './proposals.ts';
 import { emptyRow, idRow, isoTimestamp } from '../../db/row-schemas.ts';
@@ -122,7 +122,7 @@ export const scheduleSchema = z.union([
 ]);
 export type TriggerSchedule = z.infer<typeof scheduleSchema>;
 
-export const triggerProposalSchema = z.strictObject({ bridge: z.string().regex(/^[a-z][a-z0-9-]{1,62}$/), action: actionSchema, summary: z.string().max(2000).default('') });
+export const triggerProposalSchema = z.strictObject({ bridge: z.string().regex(/^[a-z][a-z0-9-]{1,62}$/), action: noteActionSchema, summary: z.string().max(2000).default('') });
 
 export const triggerSchema = z.object({
   id: z.uuid(),
@@ -262,7 +262,7 @@ export async function processPendingRuns(db: DatabasePool, accountId: string, wo
       const proposal = await insertProposal(tx, {
         id: randomUUID(),
         workspaceId: run.workspaceId,
-        proposerAccountId: run.createdBy,
+        proposer: { kind: 'account', id: run.createdBy },
         actingForAccountId: null,
         bridge: template.data.bridge,
         action: template.data.action,

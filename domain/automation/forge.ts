@@ -11,7 +11,8 @@ import { applyTransaction } from '../notes/knowledge.ts';
 import type { TransactionAction } from '../notes/knowledge.ts';
 import { findNotes } from '../notes/store.ts';
 import { actionSchema, toTransaction } from './catalog.ts';
-import type { ProposedAction } from './catalog.ts';
+import type { NoteAction } from './catalog.ts';
+import { promoteMemory, removePromotedMemory } from '../context-scopes/memory.ts';
 import { transitionProposal } from './proposal-states.ts';
 import type { ProposalState } from './proposal-states.ts';
 import { getProposal } from './proposals.ts';
@@ -19,11 +20,17 @@ import { forgeIdempotencyKey } from './workflow-ids.ts';
 
 type Db = CommonQueryMethods;
 
-/** What each target looked like before Forge acted (null: it did not exist). */
-export const undoPlanSchema = z.object({
-  mappingId: z.string(),
-  entries: z.array(z.object({ path: z.string(), before: z.object({ content: z.string(), revision: z.string() }).nullable() })),
-});
+/**
+ * What each target looked like before Forge acted (null: it did not exist). A memory promotion
+ * creates its memory fresh, so its plan says only which scope the undo removes it from.
+ */
+export const undoPlanSchema = z.union([
+  z.object({
+    mappingId: z.string(),
+    entries: z.array(z.object({ path: z.string(), before: z.object({ content: z.string(), revision: z.string() }).nullable() })),
+  }),
+  z.object({ memory: z.object({ scopeId: z.string(), before: z.null() }) }),
+]);
 export type UndoPlan = z.infer<typeof undoPlanSchema>;
 
 /** What an execution did: every change with its revisions and event, and the knowledge transaction. */
@@ -36,7 +43,7 @@ export const receiptSchema = z.object({
 });
 export type Receipt = z.infer<typeof receiptSchema>;
 
-async function targetOf(db: Db, action: ProposedAction) {
+async function targetOf(db: Db, action: NoteAction) {
   const row = await db.maybeOne(sql.type(z.object({ vaultId: z.uuid() }))`SELECT vault_id AS "vaultId" FROM vault_mappings WHERE id = ${action.mappingId} AND revoked_at IS NULL`);
   if (!row) throw new AppError('mapping_not_found');
   return { vaultId: row.vaultId, mappingId: action.mappingId };
@@ -53,6 +60,13 @@ export async function recordUndoPlan(db: DatabasePool, proposalId: string): Prom
   const existing = await db.maybeOne(sql.type(z.object({ plan: undoPlanSchema }))`
     SELECT undo_plan AS plan FROM forge_executions WHERE proposal_id = ${proposalId} AND kind = 'apply' AND undo_plan IS NOT NULL`);
   if (existing) return existing.plan;
+  if (action.kind === 'memory.promote') {
+    const plan: UndoPlan = { memory: { scopeId: action.scopeId, before: null } };
+    await db.query(sql.type(emptyRow)`
+      INSERT INTO forge_executions (proposal_id, kind, undo_plan, attempts) VALUES (${proposalId}, 'apply', ${sql.jsonb(plan)}, 1)
+      ON CONFLICT (proposal_id, kind) DO UPDATE SET undo_plan = coalesce(forge_executions.undo_plan, excluded.undo_plan), attempts = forge_executions.attempts + 1`);
+    return plan;
+  }
   const target = await targetOf(db, action);
   const paths = toTransaction(action).map((a) => a.path);
   const current = new Map((await findNotes(db, target.vaultId, paths)).map((n) => [n.path, n]));
@@ -77,10 +91,17 @@ export async function executeForgeStep(db: DatabasePool, proposalId: string, kin
   const proposal = await getProposal(db, proposalId);
   if (!proposal) throw new AppError('not_found', `No proposal ${proposalId}.`);
   const action = actionSchema.parse(proposal.action);
+  if (action.kind === 'memory.promote') {
+    // Not a note write: the memory row, keyed by the proposal, so a re-run step writes nothing twice.
+    const change = kind === 'apply' ? await promoteMemory(db, proposal, action) : await removePromotedMemory(db, proposal, action);
+    return keepReceipt(db, { proposalId, kind, transactionId: null, changes: [change], completedAt: new Date().toISOString() });
+  }
   const target = await targetOf(db, action);
   const key = forgeIdempotencyKey(proposalId, kind);
   const provenance = { actor: { type: 'forge' as const, id: proposalId }, source: 'forge' as const, requestId: null, idempotencyKey: key };
-  const idempotency = (suffix: string) => ({ accountId: proposal.proposerAccountId, route: 'forge', scope: target.mappingId, key: `${key}${suffix}`, fingerprint: `${key}${suffix}` });
+  // Forge's keys are its own (route `forge`), under the proposal's proposer.
+  const owner = proposal.proposerAccountId ?? proposal.proposerPrincipalId ?? proposalId;
+  const idempotency = (suffix: string) => ({ accountId: owner, route: 'forge', scope: target.mappingId, key: `${key}${suffix}`, fingerprint: `${key}${suffix}` });
   let writes: TransactionAction[];
   const deletes: Array<{ path: string; ifMatch: string }> = [];
   if (kind === 'apply') writes = toTransaction(action);
@@ -88,7 +109,7 @@ export async function executeForgeStep(db: DatabasePool, proposalId: string, kin
     const execution = await db.one(sql.type(z.object({ plan: undoPlanSchema.nullable(), receipt: receiptSchema.nullable() }))`
       SELECT undo_plan AS plan, receipt FROM forge_executions WHERE proposal_id = ${proposalId} AND kind = 'apply'`);
     const { plan, receipt: applied } = execution;
-    if (!plan || !applied) throw new AppError('conflict', 'Nothing was applied, so there is nothing to undo.');
+    if (!plan || !applied || !('entries' in plan)) throw new AppError('conflict', 'Nothing was applied, so there is nothing to undo.');
     // Restore each prior state, on condition that the note is still what Forge left: notes that
     // existed get their old content back; notes Forge created go to the trash.
     const afterOf = (path: string) => applied.changes.find((c) => c.path === path)?.afterRevision ?? undefined;
@@ -102,12 +123,15 @@ export async function executeForgeStep(db: DatabasePool, proposalId: string, kin
     ...result.body.results.map((r) => ({ path: r.path, operation: r.operation as string, beforeRevision: r.beforeRevision, afterRevision: r.afterRevision, eventId: r.eventId })),
     ...(result.body.deletions ?? []).map((d) => ({ path: d.path, operation: 'delete', beforeRevision: d.beforeRevision, afterRevision: null, eventId: d.eventId })),
   ];
-  const receipt: Receipt = { proposalId, kind, transactionId, changes, completedAt: new Date().toISOString() };
+  return keepReceipt(db, { proposalId, kind, transactionId, changes, completedAt: new Date().toISOString() });
+}
+
+/** Stores an execution's receipt, once: the receipt kept is the first one written (a re-run step finds it there). */
+async function keepReceipt(db: DatabasePool, receipt: Receipt): Promise<Receipt> {
   await db.query(sql.type(emptyRow)`
-    INSERT INTO forge_executions (proposal_id, kind, state, receipt, finished_at, attempts) VALUES (${proposalId}, ${kind}, 'succeeded', ${sql.jsonb(receipt)}, now(), 1)
+    INSERT INTO forge_executions (proposal_id, kind, state, receipt, finished_at, attempts) VALUES (${receipt.proposalId}, ${receipt.kind}, 'succeeded', ${sql.jsonb(receipt)}, now(), 1)
     ON CONFLICT (proposal_id, kind) DO UPDATE SET state = 'succeeded', receipt = coalesce(forge_executions.receipt, excluded.receipt), finished_at = coalesce(forge_executions.finished_at, now())`);
-  // The receipt kept is the first one written (a re-run step finds it there).
-  return db.oneFirst(sql.type(z.object({ receipt: receiptSchema }))`SELECT receipt FROM forge_executions WHERE proposal_id = ${proposalId} AND kind = ${kind}`);
+  return db.oneFirst(sql.type(z.object({ receipt: receiptSchema }))`SELECT receipt FROM forge_executions WHERE proposal_id = ${receipt.proposalId} AND kind = ${receipt.kind}`);
 }
 
 /**

@@ -7,6 +7,8 @@ import { idRow } from '../../db/row-schemas.ts';
 import { AppError } from '../errors.ts';
 import { contentBytes, noteLimits, validateNotePath } from '../notes/paths.ts';
 import { actionKinds, actionSchema, toTransaction } from './catalog.ts';
+import type { MemoryPromotion } from './catalog.ts';
+import { memoryPromotionVerdict } from '../context-scopes/policy.ts';
 import { transitionProposal } from './proposal-states.ts';
 import { getProposal } from './proposals.ts';
 import type { Proposal } from './proposals.ts';
@@ -34,6 +36,7 @@ export async function checkPolicy(db: Db, proposal: Proposal): Promise<PolicyVer
   const parsed = actionSchema.safeParse(proposal.action);
   if (!parsed.success || !(actionKinds as readonly string[]).includes(proposal.actionKind)) return { ok: false, reason: `Action kind ${proposal.actionKind} is not in the catalog.` };
   const action = parsed.data;
+  if (action.kind === 'memory.promote') return memoryPolicy(db, proposal, action);
   const inWorkspace = await db.exists(sql.type(idRow)`
     SELECT mp.id FROM vault_mappings mp JOIN vaults v ON v.id = mp.vault_id
      WHERE mp.id = ${action.mappingId} AND mp.revoked_at IS NULL AND v.owner_workspace_id = ${proposal.workspaceId}`);
@@ -52,4 +55,10 @@ export async function checkPolicy(db: Db, proposal: Proposal): Promise<PolicyVer
     throw error;
   }
   return { ok: true };
+}
+
+/** A memory candidate: its scope still in the proposal's workspace, accepting candidates, with room left. */
+async function memoryPolicy(db: Db, proposal: Proposal, action: MemoryPromotion): Promise<PolicyVerdict> {
+  if (proposal.proposerPrincipalId === null) return { ok: false, reason: 'Shared memory is proposed only by a product, through the Product Runtime.' };
+  return memoryPromotionVerdict(db, { workspaceId: proposal.workspaceId, scopeId: action.scopeId });
 }

@@ -15,7 +15,9 @@ type Db = CommonQueryMethods;
 export const proposalSchema = z.object({
   id: z.uuid(),
   workspaceId: z.uuid(),
-  proposerAccountId: z.uuid(),
+  /** The account that proposed it; null when a Product Runtime service principal did (proposerPrincipalId). */
+  proposerAccountId: z.uuid().nullable(),
+  proposerPrincipalId: z.uuid().nullable(),
   actingForAccountId: z.uuid().nullable(),
   bridge: z.string(),
   actionKind: z.string(),
@@ -31,24 +33,31 @@ export const proposalSchema = z.object({
 });
 export type Proposal = z.infer<typeof proposalSchema>;
 
-const proposalColumns = sql.fragment`p.id, p.workspace_id AS "workspaceId", p.proposer_account_id AS "proposerAccountId",
+const proposalColumns = sql.fragment`p.id, p.workspace_id AS "workspaceId", p.proposer_account_id AS "proposerAccountId", p.proposer_principal_id AS "proposerPrincipalId",
   p.acting_for_account_id AS "actingForAccountId", p.bridge, p.action_kind AS "actionKind", p.action, p.summary, p.state,
   p.reviewer_account_id AS "reviewerAccountId", p.decision_reason AS "decisionReason", p.expires_at AS "expiresAt",
   p.workflow_id AS "workflowId", p.created_at AS "createdAt", p.updated_at AS "updatedAt"`;
 
+/** Who proposes: an account (the automation gateway) or a Product Runtime service principal (a memory candidate). */
+export type Proposer = { kind: 'account'; id: string } | { kind: 'service_principal'; id: string };
+
 export async function insertProposal(
   tx: Db,
-  input: { id: string; workspaceId: string; proposerAccountId: string; actingForAccountId: string | null; bridge: string; action: ProposedAction; summary: string; expiresInSeconds: number },
+  input: { id: string; workspaceId: string; proposer: Proposer; actingForAccountId: string | null; bridge: string; action: ProposedAction; summary: string; expiresInSeconds: number },
 ): Promise<Proposal> {
+  const accountId = input.proposer.kind === 'account' ? input.proposer.id : null;
+  const principalId = input.proposer.kind === 'service_principal' ? input.proposer.id : null;
   return tx.one(sql.type(proposalSchema)`
     WITH inserted AS (
-      INSERT INTO action_proposals AS p (id, workspace_id, proposer_account_id, acting_for_account_id, bridge, action_kind, action, summary, expires_at, workflow_id)
-      VALUES (${input.id}, ${input.workspaceId}, ${input.proposerAccountId}, ${input.actingForAccountId}, ${input.bridge}, ${input.action.kind},
+      INSERT INTO action_proposals AS p (id, workspace_id, proposer_account_id, proposer_principal_id, acting_for_account_id, bridge, action_kind, action, summary, expires_at, workflow_id)
+      VALUES (${input.id}, ${input.workspaceId}, ${accountId}, ${principalId}, ${input.actingForAccountId}, ${input.bridge}, ${input.action.kind},
               ${sql.jsonb(input.action as never)}, ${input.summary}, now() + make_interval(secs => ${input.expiresInSeconds}), ${reviewWorkflowId(input.id)})
       RETURNING *
     ), history AS (
       INSERT INTO action_proposal_history (proposal_id, state, actor_account_id, detail)
-      SELECT id, 'proposed', ${input.proposerAccountId}::uuid, jsonb_build_object('bridge', ${input.bridge}::text) FROM inserted
+      SELECT id, 'proposed', ${accountId}::uuid,
+             jsonb_build_object('bridge', ${input.bridge}::text) || CASE WHEN ${principalId}::uuid IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('proposerPrincipalId', ${principalId}::uuid) END
+        FROM inserted
     )
     SELECT ${proposalColumns} FROM inserted p`);
 }

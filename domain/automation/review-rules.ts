@@ -14,9 +14,11 @@ export type DecisionRefusal = { code: 'self_approval_forbidden' | 'permission_de
 
 /**
  * Whether `reviewer` may decide on (approve, reject or undo) a proposal: never the proposer, the
- * person it acts for, nor anyone acting for either; and only with automation.review.
+ * person it acts for, nor anyone acting for either; and only with automation.review. A proposal of
+ * a Product Runtime service principal (proposerAccountId null) is decided by a person; a service
+ * principal is never a reviewer (it has no route to decide).
  */
-export function decisionRefusal(proposal: { proposerAccountId: string; actingForAccountId: string | null }, reviewer: Reviewer): DecisionRefusal | null {
+export function decisionRefusal(proposal: { proposerAccountId: string | null; actingForAccountId: string | null }, reviewer: Reviewer): DecisionRefusal | null {
   const parties = new Set([proposal.proposerAccountId, proposal.actingForAccountId].filter((id): id is string => !!id));
   if (parties.has(reviewer.accountId) || (reviewer.actingForAccountId && parties.has(reviewer.actingForAccountId))) {
     return { code: 'self_approval_forbidden', message: 'The proposer, or anyone acting for or on behalf of them, cannot decide on this proposal.' };

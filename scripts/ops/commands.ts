@@ -1,6 +1,5 @@
 // System Operations: every command is a zod-described option set plus a call into the domain.
 // The CLI (scripts/ops.ts) derives flags, --help and validation from these definitions.
-import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import {
   createAccount,
@@ -62,22 +61,11 @@ import {
   unassignWorkspace,
 } from '../../domain/product-runtime/entities.ts';
 
-export type Command = {
-  summary: string;
-  options: z.ZodObject;
-  /** Options given by position instead of by flag, in order (e.g. `vault import <folder>`). */
-  positional?: readonly string[];
-  run: (db: DatabasePool, options: never) => Promise<unknown>;
-};
+import { command } from './command.ts';
+import type { Command } from './command.ts';
 
-export function command<S extends z.ZodObject>(
-  summary: string,
-  options: S,
-  run: (db: DatabasePool, options: z.infer<S>) => Promise<unknown>,
-  extra: { positional?: ReadonlyArray<keyof z.infer<S> & string> } = {},
-): Command {
-  return { summary, options, run: run as Command['run'], ...extra };
-}
+export { command };
+export type { Command };
 
 const id = (what: string) => z.uuid().describe(`${what} id (UUID)`);
 const count = (what: string) => z.coerce.number().int().min(0).optional().describe(what);

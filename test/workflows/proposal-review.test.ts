@@ -8,7 +8,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { decideUpdate } from '../../workflows/proposal-review.ts';
-import type { Decision, Reviewer } from '../../workflows/proposal-review.ts';
+import type { Decision, ReviewInput, Reviewer } from '../../workflows/proposal-review.ts';
 import { useTimeSkipping } from '../support/time-skipping.ts';
 import { opened, proposalStateOf, reviewInput, startReview, stubs } from './proposal-support.ts';
 
@@ -72,6 +72,20 @@ describe('proposal review workflow', () => {
       expect(calls.transitions).toEqual([{ state: 'rejected', actorAccountId: decider.accountId, reason: 'not now' }]);
     });
     expect(calls.executions).toEqual([]);
+  });
+
+  it("a product's proposal (no proposing account) is decided by any reviewer with the permission, and by nobody without it", async () => {
+    const { activities, calls } = stubs();
+    const input: ReviewInput = { ...reviewInput(), proposerAccountId: null };
+    await temporal.run(activities, async (run) => {
+      const handle = await startReview(run, input);
+      await opened(handle);
+      expect(await refusal(handle.executeUpdate(decideUpdate, { args: decide('approve', reviewer({ permissions: ['automation.view'] })) }))).toBe('permission_denied');
+      const decider = reviewer();
+      expect(await handle.executeUpdate(decideUpdate, { args: decide('reject', decider, 'not shared') })).toEqual({ state: 'rejected' });
+      expect(await handle.result()).toBe('rejected');
+      expect(calls.transitions).toEqual([{ state: 'rejected', actorAccountId: decider.accountId, reason: 'not shared' }]);
+    });
   });
 
   it('approves and runs the Forge apply in the same workflow, recording who approved; a second decision is refused', async () => {

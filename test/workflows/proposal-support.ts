@@ -41,15 +41,16 @@ export function stubs(options: { opened?: 'pending_review' | 'rejected'; execute
   return { activities, calls };
 }
 
-export function reviewInput(overrides: Partial<ReviewInput> = {}): ReviewInput {
+/** A person's proposal (a product's has proposerAccountId null: proposal-review.test.ts covers it). */
+export function reviewInput(overrides: Partial<ReviewInput> & { proposerAccountId?: string } = {}): ReviewInput & { proposerAccountId: string } {
   return { proposalId: randomUUID(), proposerAccountId: randomUUID(), actingForAccountId: null, expiresInMs: 7 * 24 * 3600_000, ...overrides };
 }
 
-const attributes = (workspaceId: string, state: State, accountId: string) => [
+const attributes = (workspaceId: string, state: State, accountId: string | null) => [
   { key: WorkspaceId, value: workspaceId },
   { key: ActionKind, value: 'note.write' },
   { key: ProposalState, value: state },
-  { key: AccountId, value: accountId },
+  ...(accountId ? [{ key: AccountId, value: accountId }] : []),
 ];
 
 export const startReview = ({ client, taskQueue }: TimeSkippingRun, input: ReviewInput) =>

@@ -54,6 +54,13 @@ export const automationGateway: FastifyPluginAsyncZod<AutomationDeps> = async (a
       actionKinds: [
         { kind: actionKinds[0], description: 'Write one note (create or replace; replacing needs expectedHash) in a vault of the workspace.', bounds: { contentBytes: 1_048_576 } },
         { kind: actionKinds[1], description: 'Write up to 100 notes in one vault of the workspace, all or nothing.', bounds: { actions: 100, contentBytes: 8 * 1_048_576 } },
+        {
+          kind: actionKinds[2],
+          description:
+            "Promote a product's memory candidate to the shared memory of a context scope. Proposed only by products through the Product Runtime " +
+            '(createSharedMemoryCandidate); reviewed and undone here like any proposal.',
+          bounds: { contentChars: 10_000, rationaleChars: 2_000 },
+        },
       ],
       proposalStates: [...proposalStates],
     }),

@@ -9,7 +9,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { actionSchema } from '../../../domain/automation/catalog.ts';
+import { noteActionSchema } from '../../../domain/automation/catalog.ts';
 import { executionSchema, proposalExecutions } from '../../../domain/automation/forge.ts';
 import { claimUndo, proposalStateSchema, releaseUndo } from '../../../domain/automation/proposal-states.ts';
 import { getProposal, historyEntrySchema, insertProposal, listProposals, proposalHistory, proposalSchema } from '../../../domain/automation/proposals.ts';
@@ -34,7 +34,7 @@ const tags = ['automation'];
 const proposalBody = z.strictObject({
   workspaceId: z.uuid(),
   bridge: z.string().regex(/^[a-z][a-z0-9-]{1,62}$/).describe('The external bridge proposing, e.g. "graph-provider" or "zapier".'),
-  action: actionSchema.describe('A bounded action from GET /api/dev/automation/catalog.'),
+  action: noteActionSchema.describe('A bounded note action from GET /api/dev/automation/catalog (memory.promote is proposed only by products, through the Product Runtime).'),
   summary: z.string().max(2000).default(''),
   actingForAccountId: z.uuid().optional().describe('The person an agent proposes on behalf of; they cannot approve it either.'),
   expiresInSeconds: z.number().int().min(1).max(MAX_EXPIRY_SECONDS).optional().describe('Unreviewed proposals expire (default 7 days).'),
@@ -82,7 +82,7 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
         const proposal = await insertProposal(tx, {
           id: randomUUID(),
           workspaceId: body.workspaceId,
-          proposerAccountId: account.id,
+          proposer: { kind: 'account', id: account.id },
           actingForAccountId: body.actingForAccountId ?? null,
           bridge: body.bridge,
           action: body.action,

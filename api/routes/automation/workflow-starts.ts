@@ -37,8 +37,8 @@ export async function startReview(temporal: Client, taskQueue: string, proposal:
       { key: WorkspaceId, value: proposal.workspaceId },
       { key: ActionKind, value: proposal.actionKind },
       { key: ProposalState, value: proposal.state },
-      // The review acts for its proposer.
-      { key: AccountId, value: proposal.proposerAccountId },
+      // The review acts for its proposer (a person; a product's service principal has no account).
+      ...(proposal.proposerAccountId ? [{ key: AccountId, value: proposal.proposerAccountId }] : []),
     ],
   })
     .catch((error: unknown) => {

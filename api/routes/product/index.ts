@@ -6,6 +6,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { OperationLeases } from '../../../domain/product-runtime/operation-leases.ts';
 import { registerRuntimeAccess, runtimeAdmission } from './kit.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
+import { contextScopeRoutes } from './context-scopes.ts';
 import { runtimeNotesRoutes } from './notes.ts';
 import { runtimeRoutes } from './runtime.ts';
 import { vaultBindingRoutes } from './vault-bindings.ts';
@@ -32,4 +33,5 @@ export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (
   await app.register(runtimeRoutes, { ...deps, presentation: async () => null, hasComposition: async () => false });
   await app.register(runtimeNotesRoutes, deps);
   await app.register(vaultBindingRoutes, deps);
+  await app.register(contextScopeRoutes, deps);
 };

@@ -38,7 +38,14 @@ export const scopePolicySchema = z
   .object({
     scopeId: z.string(),
     /** The effective policy after inheritance: each setting and the scope it comes from. */
-    settings: z.array(z.object({ key: z.string(), value: z.unknown(), sourceScopeId: z.string() })),
+    settings: z.array(
+      z.object({
+        key: z.string(),
+        value: z.unknown(),
+        /** The scope whose own policy set the value (the scope itself or an ancestor); null: the service default. */
+        sourceScopeId: z.string().nullable(),
+      }),
+    ),
   })
   .meta({ id: 'RuntimeScopePolicy' });
 export type ScopePolicyDto = z.infer<typeof scopePolicySchema>;
