@@ -136,6 +136,7 @@ const proposal = {
   id: ids.proposal,
   workspaceId: ids.workspace,
   proposerAccountId: ids.account,
+  proposerPrincipalId: null,
   actingForAccountId: null,
   bridge: 'generic-webhook',
   actionKind: 'note.write',

@@ -2,7 +2,7 @@
 // merges these tables into its own): success descriptions and realistic envelope examples. The
 // examples are built with the SDK's own envelope helpers and checked against the schemas by redocly
 // in .ci/run, so they are what the runtime answers.
-import { envelope } from '@hosted-notes/runtime-sdk';
+import { envelope, unavailable } from '@hosted-notes/runtime-sdk';
 import type { OperationExamples } from '../../openapi-examples.ts';
 
 type ResponseDoc = { description: string };
@@ -19,6 +19,7 @@ const ids = {
   vault: '7e4a2c1b-9d8f-4e3a-b5c6-0a1b2c3d4e5f',
   grant: '4c3b2a19-8e7d-4f6c-a5b4-3d2e1f0a9b8c',
   binding: '8b7a6c5d-4e3f-4a2b-9c1d-0e9f8a7b6c5d',
+  proposal: 'c638cb44-3837-4419-b8d9-0b3a123a7a05',
 } as const;
 
 const revision = 'sha256:1c6d8f6f4a1c49e1b6c1b4e3b7f7b5a6d5e1f0c2a4b3d2e1f0a9b8c7d6e5f4a3';
@@ -44,6 +45,15 @@ export const runtimeOperationDocs: Record<string, OperationDoc> = {
     },
   },
   listVaultBindings: { responses: { 200: { description: 'The installation\'s binding requests.' } } },
+  listAvailableScopes: { responses: { 200: { description: 'A page of the scopes granted to this installation (runtime.scope-list envelope).' } } },
+  getScopeContext: { responses: { 200: { description: 'The resolved scope context; partial when its vault is not granted.' } } },
+  getEffectiveScopePolicy: { responses: { 200: { description: 'Every setting after inheritance, with its source.' } } },
+  getScopeIntelligence: { responses: { 200: { description: 'Whether intelligence may run here; unavailable with no provider or without intelligence.execute.' } } },
+  getScopeMemory: { responses: { 200: { description: 'A page of reviewed shared memory.' } } },
+  createSharedMemoryCandidate: {
+    headers: ['RuntimeIdempotencyKey'],
+    responses: { 201: { description: 'The candidate and the proposal a person reviews (partial: review_pending); a replay says replayed: true.' } },
+  },
 };
 
 const one = (value: unknown) => ({ value });
@@ -248,4 +258,97 @@ export const runtimeExamples: Record<string, OperationExamples> = {
     },
   },
   listVaultBindings: { responses: { 200: one(envelope('runtime.vault-binding-list', { bindings: [] })) } },
+  listAvailableScopes: {
+    responses: {
+      200: one(
+        envelope('runtime.scope-list', {
+          scopes: [
+            { scopeId: 'course-algebra-1', name: 'Algebra I', kind: 'course', parentScopeId: 'district' },
+            { scopeId: 'district', name: 'District', kind: 'workspace', parentScopeId: null },
+          ],
+          hasMore: false,
+          nextCursor: null,
+        }),
+      ),
+    },
+  },
+  getScopeContext: {
+    parameters: { scopeId: 'course-algebra-1' },
+    responses: {
+      200: one(
+        envelope('runtime.scope-context', {
+          scope: { scopeId: 'course-algebra-1', name: 'Algebra I', kind: 'course', parentScopeId: 'district' },
+          ancestry: [{ scopeId: 'district', name: 'District', kind: 'workspace', parentScopeId: null }],
+          audience: { kind: 'course_educators', description: 'Educators teaching Algebra I' },
+          workspace: { id: ids.workspace, name: 'District 9 curriculum' },
+          vault: { vaultId: ids.vault, access: 'write' },
+        }),
+      ),
+    },
+  },
+  getEffectiveScopePolicy: {
+    parameters: { scopeId: 'course-algebra-1' },
+    responses: {
+      200: one(
+        envelope('runtime.scope-policy', {
+          scopeId: 'course-algebra-1',
+          settings: [
+            { key: 'memory.candidates', value: 'allowed', sourceScopeId: null },
+            { key: 'memory.maxEntries', value: 1000, sourceScopeId: null },
+            { key: 'intelligence.use', value: 'allowed', sourceScopeId: 'course-algebra-1' },
+            { key: 'retentionDays', value: 365, sourceScopeId: 'district' },
+          ],
+        }),
+      ),
+    },
+  },
+  getScopeIntelligence: {
+    parameters: { scopeId: 'course-algebra-1' },
+    responses: {
+      200: {
+        examples: {
+          noProvider: {
+            summary: 'No model provider configured: unavailable',
+            value: unavailable('runtime.scope-intelligence', [{ part: 'intelligence', reason: 'capability_not_configured', detail: 'No model provider is configured on this service.' }]),
+          },
+          allowed: { summary: 'Allowed by the scope policy', value: envelope('runtime.scope-intelligence', { scopeId: 'course-algebra-1', allowed: true, reason: null }) },
+        },
+      },
+    },
+  },
+  getScopeMemory: {
+    parameters: { scopeId: 'course-algebra-1' },
+    responses: {
+      200: one(
+        envelope('runtime.scope-memory', {
+          scopeId: 'course-algebra-1',
+          items: [
+            {
+              memoryId: ids.proposal,
+              scopeId: 'course-algebra-1',
+              content: 'Students confuse slope with intercept when graphs start above zero.',
+              proposalId: ids.proposal,
+              reviewedAt: '2026-11-03T14:02:11.000Z',
+              createdAt: '2026-11-03T14:02:11.000Z',
+            },
+          ],
+          hasMore: false,
+          nextCursor: null,
+        }),
+      ),
+    },
+  },
+  createSharedMemoryCandidate: {
+    parameters: { scopeId: 'course-algebra-1' },
+    request: one({ content: 'Students confuse slope with intercept when graphs start above zero.', rationale: 'Seen in three classes this week' }),
+    responses: {
+      201: one(
+        envelope(
+          'runtime.memory-candidate',
+          { candidateId: ids.proposal, scopeId: 'course-algebra-1', proposalId: ids.proposal, state: 'proposed', replayed: false, createdAt: '2026-11-03T13:40:00.000Z' },
+          [{ part: 'memory', reason: 'review_pending', detail: 'Shared memory only after a person approves it and Forge executes it.' }],
+        ),
+      ),
+    },
+  },
 };
