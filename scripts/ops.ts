@@ -11,9 +11,10 @@ import { projectRoot } from '../platform/project-root.ts';
 import { commands as coreCommands } from './ops/commands.ts';
 import type { Command } from './ops/commands.ts';
 import { contextScopeCommands } from './ops/context-scope-commands.ts';
+import { presentationCommands } from './ops/presentation-commands.ts';
 
 /** Every noun: the core ones (commands.ts) and each area's own module. */
-const commands: Record<string, Record<string, Command>> = { ...coreCommands, ...contextScopeCommands };
+const commands: Record<string, Record<string, Command>> = { ...coreCommands, ...contextScopeCommands, ...presentationCommands };
 import { describeDatabaseError, OpsError, UsageError } from './ops/errors.ts';
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);

@@ -6,7 +6,11 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { OperationLeases } from '../../../domain/product-runtime/operation-leases.ts';
 import { registerRuntimeAccess, runtimeAdmission } from './kit.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
+import { hasDomainComposition } from '../../../domain/product-runtime/composition.ts';
+import { resolvePresentation } from '../../../domain/product-runtime/brands.ts';
+import { compositionRoutes } from './composition.ts';
 import { contextScopeRoutes } from './context-scopes.ts';
+import { presentationRoutes } from './presentation.ts';
 import { runtimeNotesRoutes } from './notes.ts';
 import { runtimeRoutes } from './runtime.ts';
 import { vaultBindingRoutes } from './vault-bindings.ts';
@@ -30,7 +34,14 @@ export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (
     admission: runtimeAdmission(options.db, leases),
   };
   registerRuntimeAccess(app, deps.admission);
-  await app.register(runtimeRoutes, { ...deps, presentation: async () => null, hasComposition: async () => false });
+  await app.register(runtimeRoutes, {
+    ...deps,
+    // Presentation is resolved after authorization, for the caller's organization and product only.
+    presentation: (caller) => resolvePresentation(deps.db, caller),
+    hasComposition: (caller) => hasDomainComposition(deps.db, caller),
+  });
+  await app.register(compositionRoutes, deps);
+  await app.register(presentationRoutes, deps);
   await app.register(runtimeNotesRoutes, deps);
   await app.register(vaultBindingRoutes, deps);
   await app.register(contextScopeRoutes, deps);
