@@ -41,7 +41,7 @@ export const presentationCommands: Record<string, Record<string, Command>> = {
         logo: settable('logo: an https URL or an asset id (never fetched)'),
         term: z.array(z.string()).optional().describe('terminology override key=value (repeatable; replaces all overrides; none clears; keys: `pack list`)'),
       }),
-      (db, o) => {
+      async (db, o) => {
         const colors = { primary: orNone(o.primary), accent: orNone(o.accent), background: orNone(o.background), text: orNone(o.text) };
         const patch: BrandProfilePatch = {
           ...(o.displayName !== undefined ? { displayName: orNone(o.displayName) } : {}),
