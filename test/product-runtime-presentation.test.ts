@@ -3,12 +3,7 @@
 // safe fields; unknown, suspended and malformed hosts indistinguishable; a credential adds nothing;
 // a brand host plus a foreign credential gains nothing) and getDomainComposition (complete,
 // partial with hidden items, unavailable without a pack; the brand's terminology after authorization).
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compositionRoutes } from '../api/routes/product/composition.ts';
-import { registerRuntimeAccess, runtimeAdmission } from '../api/routes/product/kit.ts';
-import type { RuntimeRouteDeps } from '../api/routes/product/kit.ts';
-import { presentationRoutes } from '../api/routes/product/presentation.ts';
+import { describe, expect, it } from 'vitest';
 import { AppError } from '../domain/errors.ts';
 import { createWorkspace } from '../domain/identity/workspaces.ts';
 import {
@@ -35,46 +30,17 @@ import {
   setProductDefinitionStatus,
 } from '../domain/product-runtime/entities.ts';
 import type { Scope } from '../domain/product-runtime/entities.ts';
-import { OperationLeases } from '../domain/product-runtime/operation-leases.ts';
 import { educationPackV1 } from '../domain/product-runtime/packs/education-v1.ts';
 import { knownTermKeys } from '../domain/product-runtime/packs/index.ts';
 import type { Command } from '../scripts/ops/commands.ts';
 import { presentationCommands } from '../scripts/ops/presentation-commands.ts';
-import { buildTestApp } from './support/app.ts';
-import { createTestDatabase } from './support/database.ts';
-import type { TestDatabase } from './support/database.ts';
 import { accountWithToken } from './support/fixtures.ts';
+import { useTestApp } from './support/harness.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
 import type { RuntimeChain, RuntimeResponse } from './support/product-runtime.ts';
 
 const PREFIX = '/api/product/v1';
-const ctx = {} as { db: TestDatabase; app: FastifyInstance };
-
-beforeAll(async () => {
-  ctx.db = await createTestDatabase();
-  const db = ctx.db.pool;
-  // The real application. Until api/routes/product/index.ts registers these two plugins, they are
-  // mounted here the same way (the runtime's hooks, then the routes) beside it, under the same prefix.
-  ctx.app = await buildTestApp(db, {}, (app) => {
-    if (app.hasRoute({ method: 'GET', url: `${PREFIX}/presentation` })) return;
-    void app.register(
-      async (scope) => {
-        const leases = new OperationLeases(db);
-        scope.addHook('onClose', async () => leases.releaseAll());
-        // These plugins read only db and intelligenceProviderConfigured of their deps.
-        const deps = { db, intelligenceProviderConfigured: false, admission: runtimeAdmission(db, leases) } as unknown as RuntimeRouteDeps;
-        registerRuntimeAccess(scope, deps.admission);
-        await scope.register(presentationRoutes, deps);
-        await scope.register(compositionRoutes, deps);
-      },
-      { prefix: PREFIX },
-    );
-  });
-});
-afterAll(async () => {
-  await ctx.app?.close();
-  await ctx.db?.drop();
-});
+const ctx = useTestApp();
 
 let counter = 0;
 const uniqueHost = (label = 'learn') => `${label}-${++counter}-${process.pid}.district.example`;
@@ -390,6 +356,8 @@ describe('a brand host plus a foreign credential gains nothing', () => {
     const context = await client.request('GET', '/context', { headers: claims });
     expect(context.statusCode).toBe(200);
     expect(context.data.data).toMatchObject({ organization: { id: b.organizationId }, product: { id: b.productId }, installation: { id: b.installationId } });
+    // B has neither a brand nor a pack: no presentation, and never A's.
+    expect(context.data.data.presentation).toBeNull();
     const workspace = await client.request('GET', '/workspace', { headers: claims });
     expect(workspace.data.data.workspace.id).toBe(b.workspaceId);
     const notes = await client.request('GET', `/vaults/${a.vaultId}/notes`, { headers: claims });
@@ -413,6 +381,9 @@ describe('resolvePresentation (applied after authorization, for getRuntimeContex
     const a = await brandedChain();
     const resolved = await resolvePresentation(ctx.db.pool, { organizationId: a.organizationId, productDefinitionId: a.productId });
     expect(resolved).toEqual((await presentation(`?host=${a.productHost}`)).data);
+    // getRuntimeContext carries it, for the caller's own organization and product.
+    const context = await runtimeClient(ctx.app, a.secret).context();
+    expect(context.data.data.presentation).toEqual(resolved);
     const bare = await buildRuntimeChain(ctx.db.pool);
     expect(await resolvePresentation(ctx.db.pool, { organizationId: bare.organizationId, productDefinitionId: bare.productId })).toBeNull();
     // Another organization installing the same product gets the pack's defaults, never A's overrides.
