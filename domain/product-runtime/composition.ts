@@ -102,34 +102,28 @@ export async function assignProductPack(db: Db, productDefinitionId: string, ref
   return { productDefinitionId: row.id, slug: row.slug, pack: assigned ? packRef(assigned) : null };
 }
 
-export type CompositionResult = { status: 'unavailable'; missing: [MissingPart, ...MissingPart[]] } | { status: 'available'; data: DomainComposition; missing: MissingPart[] };
-
-/** The composition for an admitted caller, or why there is none. Reads only the caller's product and organization. */
-export async function getDomainComposition(db: Db, caller: RuntimeContext, service: Pick<ServiceConfiguration, 'intelligenceProvider'>): Promise<CompositionResult> {
-  const product = await readProductPack(db, caller.productDefinitionId);
-  if (!product || product.packId === null || product.packVersion === null) {
-    return { status: 'unavailable', missing: [{ part: 'domain-composition', reason: 'setting_missing', detail: 'No pack is assigned to this product definition.' }] };
-  }
-  const pack = packOf(product);
-  if (!pack) {
-    return {
-      status: 'unavailable',
-      missing: [{ part: 'domain-composition', reason: 'capability_not_configured', detail: `The assigned pack ${product.packId}@${product.packVersion} is not offered by this service version.` }],
-    };
-  }
-  // What each capability needs, from the same table getCapabilities answers with (one source).
-  const { capabilities } = await getCapabilities(db, caller, { ...service, domainComposition: true });
-  const requiredScopes = new Map(capabilities.map((c) => [c.id, c.requiredScopes]));
+/**
+ * The composition of one pack for a caller, without I/O: the terminology overlay, the items hidden
+ * for scopes the caller lacks (with their descendants) and one scope_missing part per hidden item.
+ */
+export function composePack(
+  pack: CompositionPack,
+  input: {
+    product: { id: string; slug: string };
+    scopes: readonly string[];
+    requiredScopes: ReadonlyMap<CapabilityId, readonly string[]>;
+    /** Overrides of the organization (keys outside the pack are ignored). */
+    terminology: Readonly<Record<string, string>>;
+  },
+): { data: DomainComposition; missing: MissingPart[] } {
   const lacking = (capability: CapabilityId | null): string | null => {
     if (capability === null) return null;
-    const needed = requiredScopes.get(capability) ?? [];
-    if (needed.length === 0 || needed.some((scope) => (caller.scopes as string[]).includes(scope))) return null;
+    const needed = input.requiredScopes.get(capability) ?? [];
+    if (needed.length === 0 || needed.some((scope) => input.scopes.includes(scope))) return null;
     return needed[0]!;
   };
-
-  // Brand terminology overlaid after authorization, for the caller's own organization only.
-  const presentation = await resolvePresentation(db, caller);
-  const terminology = { ...pack.experience.terminology, ...(presentation?.terminology ?? {}) };
+  const terminology = { ...pack.experience.terminology };
+  for (const [key, value] of Object.entries(input.terminology)) if (Object.hasOwn(terminology, key)) terminology[key] = value;
 
   const missing: MissingPart[] = [];
   const hiddenScope = new Map<string, string>();
@@ -153,7 +147,7 @@ export async function getDomainComposition(db: Db, caller: RuntimeContext, servi
   const capabilityVisibility = pack.experience.surfacedCapabilities.map((capability) => ({ capability, visible: lacking(capability) === null }));
 
   const data: DomainComposition = {
-    product: { id: product.id, slug: product.slug },
+    product: input.product,
     packRef: packRef(pack),
     verticalPack: {
       id: pack.vertical.id,
@@ -173,5 +167,33 @@ export async function getDomainComposition(db: Db, caller: RuntimeContext, servi
       capabilityVisibility,
     },
   };
+  return { data, missing };
+}
+
+export type CompositionResult = { status: 'unavailable'; missing: [MissingPart, ...MissingPart[]] } | { status: 'available'; data: DomainComposition; missing: MissingPart[] };
+
+/** The composition for an admitted caller, or why there is none. Reads only the caller's product and organization. */
+export async function getDomainComposition(db: Db, caller: RuntimeContext, service: Pick<ServiceConfiguration, 'intelligenceProvider'>): Promise<CompositionResult> {
+  const product = await readProductPack(db, caller.productDefinitionId);
+  if (!product || product.packId === null || product.packVersion === null) {
+    return { status: 'unavailable', missing: [{ part: 'domain-composition', reason: 'setting_missing', detail: 'No pack is assigned to this product definition.' }] };
+  }
+  const pack = packOf(product);
+  if (!pack) {
+    return {
+      status: 'unavailable',
+      missing: [{ part: 'domain-composition', reason: 'capability_not_configured', detail: `The assigned pack ${product.packId}@${product.packVersion} is not offered by this service version.` }],
+    };
+  }
+  // What each capability needs, from the same table getCapabilities answers with (one source).
+  const { capabilities } = await getCapabilities(db, caller, { ...service, domainComposition: true });
+  // Brand terminology overlaid after authorization, for the caller's own organization only.
+  const presentation = await resolvePresentation(db, caller);
+  const { data, missing } = composePack(pack, {
+    product: { id: product.id, slug: product.slug },
+    scopes: caller.scopes,
+    requiredScopes: new Map(capabilities.map((c) => [c.id, c.requiredScopes])),
+    terminology: presentation?.terminology ?? {},
+  });
   return { status: 'available', data, missing };
 }

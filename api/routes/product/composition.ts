@@ -3,7 +3,10 @@
 // partial, with one scope_missing part per hidden item, when the credential lacks a capability's scope.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { envelope, unavailable } from '@hosted-notes/runtime-sdk';
-import { domainCompositionDataSchema, getDomainComposition } from '../../../domain/product-runtime/composition.ts';
+import type { CapabilityId } from '@hosted-notes/runtime-sdk';
+import { composePack, domainCompositionDataSchema, getDomainComposition } from '../../../domain/product-runtime/composition.ts';
+import { findPack } from '../../../domain/product-runtime/packs/index.ts';
+import type { OperationExamples } from '../../openapi-examples.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
 import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from './kit.ts';
 
@@ -31,4 +34,39 @@ export const compositionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async 
       return envelope('runtime.domain-composition', result.data, result.missing);
     },
   );
+};
+
+// OpenAPI examples, composed from the shipped education pack by the same function the route uses.
+// The scope table is the one getCapabilities publishes for the capabilities the pack surfaces.
+const exampleScopes = new Map<CapabilityId, string[]>([
+  ['notes.read', ['notes.read']],
+  ['notes.write', ['notes.write']],
+  ['vaults.bind', ['vaults.bind']],
+  ['context-scopes', ['scopes.read']],
+  ['shared-memory.propose', ['memory.propose']],
+  ['intelligence.education', ['intelligence.execute']],
+  ['intelligence.generate', ['intelligence.execute']],
+]);
+const exampleProduct = { id: '5d1f0f43-8a53-4b7e-9a8e-16e0f6a1c7d2', slug: 'lesson-studio' };
+const composedExample = (scopes: string[]) =>
+  composePack(findPack('education', 1)!, { product: exampleProduct, scopes, requiredScopes: exampleScopes, terminology: { learners: 'Pupils', 'nav.library': 'Resource bank' } });
+const everyScope = composedExample(['runtime.read', 'notes.read', 'notes.write', 'vaults.bind', 'scopes.read', 'memory.propose', 'intelligence.execute']);
+const readOnly = composedExample(['runtime.read', 'notes.read']);
+
+/** For api/routes/product/openapi-docs.ts (runtimeExamples). */
+export const compositionExamples: Record<string, OperationExamples> = {
+  getDomainComposition: {
+    responses: {
+      200: {
+        examples: {
+          complete: { summary: 'Every scope: complete, with the organization\'s terminology', value: envelope('runtime.domain-composition', everyScope.data, everyScope.missing) },
+          partial: { summary: 'runtime.read and notes.read only: items needing other scopes hidden', value: envelope('runtime.domain-composition', readOnly.data, readOnly.missing) },
+          unavailable: {
+            summary: 'No pack assigned to the product',
+            value: unavailable('runtime.domain-composition', [{ part: 'domain-composition', reason: 'setting_missing', detail: 'No pack is assigned to this product definition.' }]),
+          },
+        },
+      },
+    },
+  },
 };

@@ -8,6 +8,8 @@ import { createHash } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { presentationSchema, resolvePublicPresentation } from '../../../domain/product-runtime/brands.ts';
+import { findPack } from '../../../domain/product-runtime/packs/index.ts';
+import type { OperationExamples } from '../../openapi-examples.ts';
 import { headerValue } from '../shared/headers.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
 
@@ -57,4 +59,21 @@ export const presentationRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
       return presentation;
     },
   );
+};
+
+/** For api/routes/product/openapi-docs.ts (runtimeExamples). */
+export const presentationExamples: Record<string, OperationExamples> = {
+  getPublicPresentation: {
+    parameters: { host: 'learn.riverside.example' },
+    responses: {
+      200: {
+        value: presentationSchema.parse({
+          displayName: 'Riverside Learning',
+          colors: { primary: '#1a5fb4', accent: '#e66100', background: '#ffffff', text: '#1c1c1c' },
+          logo: { kind: 'url', ref: 'https://cdn.riverside.example/logo.svg' },
+          terminology: { ...findPack('education', 1)!.experience.terminology, learners: 'Pupils', 'nav.library': 'Resource bank' },
+        }),
+      },
+    },
+  },
 };
