@@ -4,8 +4,11 @@
 // in .ci/run, so they are what the runtime answers.
 import { envelope, unavailable } from '@hosted-notes/runtime-sdk';
 import type { OperationExamples } from '../../openapi-examples.ts';
+import { compositionExamples } from './composition.ts';
+import { presentationExamples } from './presentation.ts';
 
-type ResponseDoc = { description: string };
+/** Response headers are named as in api/openapi.ts's components/headers. */
+type ResponseDoc = { description: string; headers?: readonly string[] };
 /** Request headers are named as in api/openapi.ts's components/parameters. */
 type OperationDoc = { headers?: readonly string[]; responses: Record<string, ResponseDoc> };
 
@@ -50,6 +53,21 @@ export const runtimeOperationDocs: Record<string, OperationDoc> = {
   getEffectiveScopePolicy: { responses: { 200: { description: 'Every setting after inheritance, with its source.' } } },
   getScopeIntelligence: { responses: { 200: { description: 'Whether intelligence may run here; unavailable with no provider or without intelligence.execute.' } } },
   getScopeMemory: { responses: { 200: { description: 'A page of reviewed shared memory.' } } },
+  getDomainComposition: {
+    responses: {
+      200: {
+        description:
+          'The packs composed for this product (runtime.domain-composition envelope): complete, partial (items hidden for missing scopes, one scope_missing part each) ' +
+          'or unavailable (no pack assigned: setting_missing).',
+      },
+    },
+  },
+  getPublicPresentation: {
+    responses: {
+      200: { description: 'Safe public presentation of the host (BrandPresentation); Cache-Control: public, max-age=60; ETag.', headers: ['ETag'] },
+      304: { description: 'Not modified: If-None-Match matched the ETag. No body.', headers: ['ETag'] },
+    },
+  },
   createSharedMemoryCandidate: {
     headers: ['RuntimeIdempotencyKey'],
     responses: { 201: { description: 'The candidate and the proposal a person reviews (partial: review_pending); a replay says replayed: true.' } },
@@ -113,6 +131,8 @@ export const bindingDecisionExamples: Record<string, OperationExamples> = {
 };
 
 export const runtimeExamples: Record<string, OperationExamples> = {
+  ...compositionExamples,
+  ...presentationExamples,
   getRuntimeContext: {
     responses: {
       200: one(
@@ -125,7 +145,12 @@ export const runtimeExamples: Record<string, OperationExamples> = {
           principal: { id: ids.principal, name: 'lesson-studio-backend' },
           credential: { id: ids.credential, displayPrefix: 'hnp_svc_Qm3v', scopes: ['runtime.read', 'notes.read', 'notes.write'], expiresAt: null },
           workspace: { id: ids.workspace, name: 'District 9 curriculum' },
-          presentation: null,
+          presentation: {
+            displayName: 'District 9 Learning',
+            colors: { primary: '#1d4ed8', accent: '#f59e0b', background: '#ffffff', text: '#111827' },
+            logo: { kind: 'url', ref: 'https://cdn.district9.example/logo.svg' },
+            terminology: { 'nav.home': 'Home', 'nav.courses': 'Classes', 'nav.library': 'Resource library' },
+          },
         }),
       ),
     },
