@@ -8,7 +8,7 @@
 import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { domainCompositionSchema, navigationItemSchema } from '@hosted-notes/runtime-sdk';
+import { domainCompositionSchema } from '@hosted-notes/runtime-sdk';
 import type { CapabilityId, MissingPart } from '@hosted-notes/runtime-sdk';
 import { AppError } from '../errors.ts';
 import { resolvePresentation } from './brands.ts';
@@ -20,40 +20,8 @@ import type { ServiceConfiguration } from './runtime-context.ts';
 
 type Db = CommonQueryMethods;
 
-const sdkShape = domainCompositionSchema.shape;
-
-/**
- * The `data` of runtime.domain-composition: the SDK's schema, plus what the packs carry beyond it
- * (the vertical pack's relationships and operations with their scopes, each navigation item's term
- * key, the assigned pack reference). A client parsing with the SDK's schema reads a subset.
- */
-export const domainCompositionDataSchema = domainCompositionSchema
-  .extend({
-    /** The assignment, `id@major` (e.g. education@1). */
-    packRef: z.string(),
-    verticalPack: sdkShape.verticalPack.extend({
-      semanticKinds: z.array(z.object({ id: z.string(), from: z.string(), to: z.string(), summary: z.string() })),
-      operations: z.array(
-        z.object({
-          id: z.string(),
-          method: z.literal('POST'),
-          /** Under /api/product/v1/intelligence/<pack id>/. */
-          path: z.string(),
-          requiredScope: z.string(),
-          deterministic: z.boolean(),
-          metered: z.boolean(),
-          idempotencyKeyRequired: z.boolean(),
-          resultKind: z.string(),
-          summary: z.string(),
-        }),
-      ),
-    }),
-    experiencePack: sdkShape.experiencePack.extend({
-      /** Visible items only; `label` is the terminology entry of `termKey` (after the organization's overrides). */
-      navigation: z.array(navigationItemSchema.extend({ termKey: z.string() })),
-    }),
-  })
-  .meta({ id: 'RuntimeDomainCompositionData', description: 'The packs composed for the calling product (getDomainComposition).' });
+/** The `data` of runtime.domain-composition: the SDK's schema, so service and SDK read one contract. */
+export const domainCompositionDataSchema = domainCompositionSchema;
 export type DomainComposition = z.infer<typeof domainCompositionDataSchema>;
 
 const productPackSchema = z.object({ id: z.uuid(), slug: z.string(), packId: z.string().nullable(), packVersion: z.number().nullable() });

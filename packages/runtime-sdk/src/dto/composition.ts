@@ -15,7 +15,9 @@ const packRef = z.object({
 export const navigationItemSchema = z
   .object({
     id: z.string().min(1).max(100),
+    /** The terminology entry of termKey (after the organization's brand overrides). */
     label: z.string(),
+    termKey: z.string(),
     /** The parent item's id; null for a top-level item. */
     parentId: z.string().nullable(),
     /** The capability the item leads to; a product hides it when that capability is unavailable. */
@@ -23,11 +25,32 @@ export const navigationItemSchema = z
   })
   .meta({ id: 'RuntimeNavigationItem' });
 
+export const packOperationSchema = z
+  .object({
+    id: z.string(),
+    method: z.literal('POST'),
+    /** Under /api/product/v1/intelligence/<pack id>/. */
+    path: z.string(),
+    requiredScope: z.string(),
+    deterministic: z.boolean(),
+    metered: z.boolean(),
+    idempotencyKeyRequired: z.boolean(),
+    resultKind: z.string(),
+    summary: z.string(),
+  })
+  .meta({ id: 'RuntimePackOperation' });
+
 export const domainCompositionSchema = z
   .object({
     product: z.object({ id: z.string(), slug: z.string() }),
+    /** The assignment, `id@major` (e.g. education@1). */
+    packRef: z.string(),
     /** Domain semantics and deterministic intelligence (e.g. education). */
-    verticalPack: packRef.extend({ entityKinds: z.array(z.string()) }),
+    verticalPack: packRef.extend({
+      entityKinds: z.array(z.string()),
+      semanticKinds: z.array(z.object({ id: z.string(), from: z.string(), to: z.string(), summary: z.string() })),
+      operations: z.array(packOperationSchema),
+    }),
     /** Presentation: navigation, terminology, onboarding intent, capability visibility. */
     experiencePack: packRef.extend({
       navigation: z.array(navigationItemSchema),
