@@ -1,6 +1,7 @@
 // The demo Product Runtime chain `npm start` seeds beside the demo account: an organization with the
 // demo workspace assigned, a product definition, its installation in that workspace, a service
-// principal, a credential with every core scope, and a write grant on the demo vault. The raw
+// principal, a credential with every core scope, a write grant on the demo vault, the education
+// pack, and a context scope over the demo vault granted to the installation. The raw
 // credential exists only in the git-ignored state file (.data/demo-product.json, 0600) so a second
 // start prints the same one; the database keeps its hash.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -17,6 +18,8 @@ import {
   issueServiceCredential,
 } from '../../domain/product-runtime/entities.ts';
 import type { Scope } from '../../domain/product-runtime/entities.ts';
+import { assignProductPack } from '../../domain/product-runtime/composition.ts';
+import { createScope, grantScope } from '../../domain/context-scopes/scopes.ts';
 
 const stateSchema = z.object({ organizationId: z.uuid(), installationId: z.uuid(), vaultId: z.uuid(), credential: z.string() });
 export type DemoProduct = z.infer<typeof stateSchema>;
@@ -40,6 +43,19 @@ export async function ensureDemoProduct(db: DatabasePool, demo: { workspaceId: s
     const principal = await createServicePrincipal(tx, { installationId: installation.id, name: 'demo-studio-backend' });
     const { secret } = await issueServiceCredential(tx, { servicePrincipalId: principal.id, scopes: demoScopes });
     await grantVault(tx, { installationId: installation.id, vaultId: demo.vaultId, access: 'write' });
+    // The education reference pack (getDomainComposition) and one context scope over the demo vault.
+    await assignProductPack(tx, product.id, 'education@1');
+    const scopeKey = `demo-${org.id.slice(0, 8)}`;
+    await createScope(tx, {
+      workspaceId: demo.workspaceId,
+      scopeKey,
+      name: 'Demo course',
+      kind: 'course',
+      audienceKind: 'course_educators',
+      audienceDescription: 'Educators of the demo course',
+      vaultId: demo.vaultId,
+    });
+    await grantScope(tx, { workspaceId: demo.workspaceId, scopeKey, installationId: installation.id });
     return { organizationId: org.id, installationId: installation.id, vaultId: demo.vaultId, credential: secret };
   });
   writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
