@@ -184,6 +184,21 @@ describe('shared memory candidates', () => {
     const pending = await waitForState(owner, proposalId, ['pending_review']);
     expect(pending).toMatchObject({ actionKind: 'memory.promote', bridge: 'product-runtime', proposerAccountId: null, proposerPrincipalId: chain.principalId });
     expect((await client.request('GET', '/scopes/course-algebra-1/memory')).data.data.items).toEqual([]);
+    const follow = () => client.request('GET', `/scopes/course-algebra-1/memory-candidates/${proposalId}`);
+    expect((await follow()).data).toMatchObject({
+      kind: 'runtime.memory-candidate-status',
+      status: 'partial',
+      data: { candidateId: proposalId, state: 'pending_review', shared: false, decision: null, receipts: [] },
+      missing: [{ reason: 'review_pending' }],
+    });
+    // Another installation's credential, even of the same organization and scope, cannot follow it.
+    const sibling = await buildRuntimeChain(ctx.db.pool, { organization: { id: chain.organizationId, workspaceId: chain.workspaceId } });
+    await grantScope(ctx.db.pool, { workspaceId: chain.workspaceId, scopeKey: 'course-algebra-1', installationId: sibling.installationId });
+    const foreign = await runtimeClient(ctx.app, sibling.secret).request('GET', `/scopes/course-algebra-1/memory-candidates/${proposalId}`);
+    const unknown = await client.request('GET', `/scopes/course-algebra-1/memory-candidates/${randomUUID()}`);
+    expect(foreign.statusCode).toBe(404);
+    expect({ ...foreign.data, instance: null, requestId: null }).toEqual({ ...unknown.data, instance: null, requestId: null });
+    expect((await client.request('GET', `/scopes/district/memory-candidates/${proposalId}`)).data).toMatchObject({ code: 'proposal_not_found' });
 
     // The service principal has no way to decide: the automation gateway takes personal access tokens only.
     const forged = await ctx.app.inject({ method: 'POST', url: `/api/dev/automation/proposals/${proposalId}/approve`, headers: { authorization: `Bearer ${chain.secret}` }, payload: {} });
@@ -207,10 +222,16 @@ describe('shared memory candidates', () => {
     expect(memory.data.data.items).toEqual([expect.objectContaining({ memoryId: proposalId, proposalId, content: body.content, scopeId: 'course-algebra-1' })]);
     // Memory is per scope: the parent does not show it.
     expect((await client.request('GET', '/scopes/district/memory')).data.data.items).toEqual([]);
+    expect((await follow()).data).toMatchObject({
+      status: 'complete',
+      data: { state: 'executed', shared: true, decision: { decision: 'approved', reason: 'accurate' }, receipts: [{ kind: 'apply', changes: [{ operation: 'create' }] }] },
+      missing: [],
+    });
 
     expect((await reviewer.request('POST', `/api/dev/automation/proposals/${proposalId}/undo`)).statusCode).toBe(202);
     expect((await waitForState(owner, proposalId, ['undone', 'executed'])).state).toBe('undone');
     expect((await client.request('GET', '/scopes/course-algebra-1/memory')).data.data.items).toEqual([]);
+    expect((await follow()).data.data).toMatchObject({ state: 'undone', shared: false, receipts: [{ kind: 'apply' }, { kind: 'undo', changes: [{ operation: 'remove' }] }] });
   });
 
   it('is idempotent: a replay answers the same candidate, another body is 422, parallel calls make one proposal', async () => {

@@ -88,6 +88,54 @@ export async function proposeMemoryCandidate(
   });
 }
 
+const candidateRowSchema = z.object({
+  proposalId: z.uuid(),
+  state: z.string(),
+  decisionReason: z.string().nullable(),
+  decidedAt: isoTimestamp.nullable(),
+  decidedState: z.enum(['approved', 'rejected']).nullable(),
+  expiresAt: isoTimestamp,
+  createdAt: isoTimestamp,
+  shared: z.boolean(),
+  receipts: z.array(z.object({ kind: z.enum(['apply', 'undo']), completedAt: z.string(), changes: z.array(z.object({ path: z.string(), operation: z.string() })) })),
+});
+
+/**
+ * A candidate of this installation in this scope, followed through review: the proposal's state,
+ * the decision, Forge's receipts and whether the memory is shared now. Another installation's
+ * candidate, or one of another scope, is proposal_not_found like a missing one.
+ */
+export async function memoryCandidateStatus(db: Db, input: { installationId: string; scope: ScopeRow; candidateId: string }) {
+  const row = await db.maybeOne(sql.type(candidateRowSchema)`
+    SELECT p.id AS "proposalId", p.state, p.decision_reason AS "decisionReason", p.expires_at AS "expiresAt", p.created_at AS "createdAt",
+           d.occurred_at AS "decidedAt", d.state AS "decidedState",
+           EXISTS (SELECT 1 FROM scope_memories m WHERE m.proposal_id = p.id AND m.removed_at IS NULL) AS shared,
+           coalesce((SELECT json_agg(json_build_object('kind', f.kind, 'completedAt', f.receipt ->> 'completedAt',
+                                                       'changes', (SELECT coalesce(json_agg(json_build_object('path', c ->> 'path', 'operation', c ->> 'operation')), '[]')
+                                                                     FROM jsonb_array_elements(f.receipt -> 'changes') c))
+                                     ORDER BY f.kind)
+                       FROM forge_executions f WHERE f.proposal_id = p.id AND f.receipt IS NOT NULL), '[]') AS receipts
+      FROM action_proposals p
+      JOIN service_principals sp ON sp.id = p.proposer_principal_id AND sp.installation_id = ${input.installationId}
+      LEFT JOIN LATERAL (
+        SELECT h.occurred_at, h.state FROM action_proposal_history h
+         WHERE h.proposal_id = p.id AND h.state IN ('approved', 'rejected') AND h.actor_account_id IS NOT NULL
+         ORDER BY h.id LIMIT 1) d ON true
+     WHERE p.id = ${input.candidateId} AND p.action_kind = 'memory.promote' AND p.action ->> 'scopeId' = ${input.scope.id}`);
+  if (!row) throw new AppError('proposal_not_found', 'No memory candidate with this id in this scope is visible to this installation.');
+  return {
+    candidateId: row.proposalId,
+    scopeId: input.scope.scopeKey,
+    proposalId: row.proposalId,
+    state: row.state,
+    shared: row.shared,
+    decision: row.decidedState && row.decidedAt ? { decision: row.decidedState, reason: row.decisionReason, decidedAt: row.decidedAt } : null,
+    expiresAt: row.expiresAt,
+    receipts: row.receipts,
+    createdAt: row.createdAt,
+  };
+}
+
 // ---- Forge's side (domain/automation/forge.ts) -----------------------------------------------------
 
 /** What a memory promotion changed (the receipt's entry): the memory id is the proposal's. */

@@ -283,6 +283,7 @@ export const everyOperation = (target: ConformanceTarget): Array<[string, () => 
     ['getScopeIntelligence', () => runtime.getScopeIntelligence(scopeId)],
     ['getScopeMemory', () => runtime.getScopeMemory(scopeId)],
     ['createSharedMemoryCandidate', () => runtime.createSharedMemoryCandidate(scopeId, { content: 'Fractions come before ratios.' })],
+    ['getMemoryCandidate', () => runtime.getMemoryCandidate(scopeId, '00000000-0000-4000-8000-000000000000')],
   ];
 };
 
@@ -305,6 +306,7 @@ conformanceCases.push({
       getScopeIntelligence: 'runtime.scope-intelligence',
       getScopeMemory: 'runtime.scope-memory',
       createSharedMemoryCandidate: 'runtime.memory-candidate',
+      getMemoryCandidate: 'runtime.memory-candidate-status',
     };
     for (const [name, call] of everyOperation(target)) {
       const outcome = await call().then(

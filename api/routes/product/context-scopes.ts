@@ -8,6 +8,7 @@ import {
   envelope,
   memoryCandidateInputSchema,
   memoryCandidateSchema,
+  memoryCandidateStatusSchema,
   scopeContextSchema,
   scopeIntelligenceSchema,
   scopeListSchema,
@@ -18,7 +19,7 @@ import {
 import type { MissingPart } from '@hosted-notes/runtime-sdk';
 import { getProposal } from '../../../domain/automation/proposals.ts';
 import { fingerprintOf, requireIdempotencyKey } from '../../../domain/idempotency.ts';
-import { listScopeMemory, memoryLimits, proposeMemoryCandidate } from '../../../domain/context-scopes/memory.ts';
+import { listScopeMemory, memoryCandidateStatus, memoryLimits, proposeMemoryCandidate } from '../../../domain/context-scopes/memory.ts';
 import { effectivePolicy, listVisibleScopes, policyValue, resolveScope, scopeContext } from '../../../domain/context-scopes/scopes.ts';
 import { startReview } from '../automation/workflow-starts.ts';
 import { idempotencyKeyHeader } from '../shared/headers.ts';
@@ -194,6 +195,34 @@ export const contextScopeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
       return reply.code(201).send(
         envelope('runtime.memory-candidate', data, [{ part: 'memory', reason: 'review_pending', detail: 'Shared memory only after a person approves it and Forge executes it.' }]),
       );
+    },
+  );
+
+  app.get(
+    '/scopes/:scopeId/memory-candidates/:candidateId',
+    {
+      config: { runtime: { scope: 'memory.propose' } },
+      schema: {
+        tags,
+        security: runtimeSecurity,
+        operationId: 'getMemoryCandidate',
+        summary: 'getMemoryCandidate: follow a candidate through review to its receipt',
+        description:
+          "The candidate's proposal state, the reviewer's decision and reason, Forge's receipts (apply, then an undo's) and whether the memory is shared now. " +
+          "Only this installation's candidates: another's, or one of another scope, is proposal_not_found like a missing one. Needs memory.propose.",
+        params: scopeParams.extend({ candidateId: z.uuid().describe('The candidateId createSharedMemoryCandidate answered.') }),
+        response: { 200: runtimeEnvelope('runtime.memory-candidate-status', memoryCandidateStatusSchema) },
+        problems: ['context_scope_not_found', 'proposal_not_found'],
+      },
+    },
+    async (request) => {
+      const caller = runtimeCaller(request);
+      const { scope } = await resolveScope(db, caller, request.params.scopeId);
+      const status = await memoryCandidateStatus(db, { installationId: caller.installationId, scope, candidateId: request.params.candidateId });
+      const missing: MissingPart[] = status.shared || ['rejected', 'expired', 'failed', 'undone'].includes(status.state)
+        ? []
+        : [{ part: 'memory', reason: 'review_pending', detail: 'Shared memory only after a person approves it and Forge executes it.' }];
+      return envelope('runtime.memory-candidate-status', status, missing);
     },
   );
 };

@@ -53,6 +53,7 @@ export const runtimeOperationDocs: Record<string, OperationDoc> = {
   getEffectiveScopePolicy: { responses: { 200: { description: 'Every setting after inheritance, with its source.' } } },
   getScopeIntelligence: { responses: { 200: { description: 'Whether intelligence may run here; unavailable with no provider or without intelligence.execute.' } } },
   getScopeMemory: { responses: { 200: { description: 'A page of reviewed shared memory.' } } },
+  getMemoryCandidate: { responses: { 200: { description: 'The candidate followed through review: partial (review_pending) until Forge shares it or it is rejected, expires, fails or is undone.' } } },
   getDomainComposition: {
     responses: {
       200: {
@@ -359,6 +360,24 @@ export const runtimeExamples: Record<string, OperationExamples> = {
           ],
           hasMore: false,
           nextCursor: null,
+        }),
+      ),
+    },
+  },
+  getMemoryCandidate: {
+    parameters: { scopeId: 'course-algebra-1', candidateId: ids.proposal },
+    responses: {
+      200: one(
+        envelope('runtime.memory-candidate-status', {
+          candidateId: ids.proposal,
+          scopeId: 'course-algebra-1',
+          proposalId: ids.proposal,
+          state: 'executed',
+          shared: true,
+          decision: { decision: 'approved', reason: 'Matches what we see in class.', decidedAt: '2026-11-03T14:02:10.000Z' },
+          expiresAt: '2026-11-10T13:40:00.000Z',
+          receipts: [{ kind: 'apply', completedAt: '2026-11-03T14:02:11.000Z', changes: [{ path: `scope-memory/course-algebra-1/${ids.proposal}`, operation: 'create' }] }],
+          createdAt: '2026-11-03T13:40:00.000Z',
         }),
       ),
     },

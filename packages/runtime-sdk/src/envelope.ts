@@ -75,6 +75,7 @@ export const dtoKinds = [
   'runtime.scope-intelligence',
   'runtime.scope-memory',
   'runtime.memory-candidate',
+  'runtime.memory-candidate-status',
 ] as const;
 export type DtoKind = (typeof dtoKinds)[number] | `service.${string}`;
 

@@ -137,6 +137,7 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
     getScopeMemory: (scopeId: string, p?: PageInput, o?: CallOptions) => call('getScopeMemory', { params: { scopeId }, query: page(p), signal: o?.signal }),
     createSharedMemoryCandidate: (scopeId: string, input: MemoryCandidateInput, o?: WriteOptions) =>
       call('createSharedMemoryCandidate', { params: { scopeId }, body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
+    getMemoryCandidate: (scopeId: string, candidateId: string, o?: CallOptions) => call('getMemoryCandidate', { params: { scopeId, candidateId }, signal: o?.signal }),
   };
 }
 

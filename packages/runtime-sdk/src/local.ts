@@ -417,5 +417,6 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     getScopeIntelligence: async () => unavailable('runtime.scope-intelligence', hostedOnly('scope.intelligence', scopeDetail)),
     getScopeMemory: async () => unavailable('runtime.scope-memory', hostedOnly('scope.memory', localCapabilityDetail['shared-memory.propose'])),
     createSharedMemoryCandidate: async () => unavailable('runtime.memory-candidate', hostedOnly('memory-candidate', `${localCapabilityDetail['shared-memory.propose']} Nothing is uploaded.`)),
+    getMemoryCandidate: async () => unavailable('runtime.memory-candidate-status', hostedOnly('memory-candidate', localCapabilityDetail['shared-memory.propose'])),
   };
 }

@@ -25,6 +25,7 @@ import {
   scopeListSchema,
   scopeMemorySchema,
   scopePolicySchema,
+  memoryCandidateStatusSchema,
 } from './dto/scopes.ts';
 import type { MemoryCandidateInput } from './dto/scopes.ts';
 
@@ -69,6 +70,7 @@ export const dtoSchemas = {
   'runtime.scope-intelligence': scopeIntelligenceSchema,
   'runtime.scope-memory': scopeMemorySchema,
   'runtime.memory-candidate': memoryCandidateSchema,
+  'runtime.memory-candidate-status': memoryCandidateStatusSchema,
 } as const;
 export type RuntimeKind = keyof typeof dtoSchemas;
 /** The `data` type of a kind. */
@@ -106,6 +108,7 @@ export const runtimeOperations = {
   getScopeIntelligence: { method: 'GET', path: '/scopes/:scopeId/intelligence', kind: 'runtime.scope-intelligence', scope: 'scopes.read', vault: false },
   getScopeMemory: { method: 'GET', path: '/scopes/:scopeId/memory', kind: 'runtime.scope-memory', scope: 'scopes.read', vault: false },
   createSharedMemoryCandidate: { method: 'POST', path: '/scopes/:scopeId/memory-candidates', kind: 'runtime.memory-candidate', scope: 'memory.propose', vault: false },
+  getMemoryCandidate: { method: 'GET', path: '/scopes/:scopeId/memory-candidates/:candidateId', kind: 'runtime.memory-candidate-status', scope: 'memory.propose', vault: false },
 } as const satisfies Record<string, OperationRoute>;
 export type RuntimeOperationName = keyof typeof runtimeOperations;
 
@@ -137,6 +140,8 @@ export interface RuntimeAdapter {
   getScopeMemory(scopeId: string, page?: PageInput, options?: CallOptions): Promise<RuntimeEnvelope<'runtime.scope-memory'>>;
   /** Proposes shared memory; it is never trusted until reviewed (always an applied write: Idempotency-Key). */
   createSharedMemoryCandidate(scopeId: string, input: MemoryCandidateInput, options?: WriteOptions): Promise<RuntimeEnvelope<'runtime.memory-candidate'>>;
+  /** Follows a candidate through review to Forge's receipt (the Forge operation a product may watch). */
+  getMemoryCandidate(scopeId: string, candidateId: string, options?: CallOptions): Promise<RuntimeEnvelope<'runtime.memory-candidate-status'>>;
 }
 
 export type { BindVaultInput, PublishNoteInput, MemoryCandidateInput };

@@ -96,3 +96,24 @@ export const memoryCandidateSchema = z
   })
   .meta({ id: 'RuntimeMemoryCandidate' });
 export type MemoryCandidateDto = z.infer<typeof memoryCandidateSchema>;
+
+/** A candidate followed through review: where its proposal is, the decision, and what Forge did. */
+export const memoryCandidateStatusSchema = z
+  .object({
+    candidateId: z.string(),
+    scopeId: z.string(),
+    proposalId: z.string(),
+    /** The proposal's state: proposed, pending_review, approved, rejected, expired, executing, executed, failed, undoing, undone. */
+    state: z.string(),
+    /** Whether the memory is in getScopeMemory now (executed and not undone). */
+    shared: z.boolean(),
+    decision: z.object({ decision: z.enum(['approved', 'rejected']), reason: z.string().nullable(), decidedAt: timestamp }).nullable(),
+    expiresAt: timestamp,
+    /** Forge's receipts, apply first, then an undo's. */
+    receipts: z.array(
+      z.object({ kind: z.enum(['apply', 'undo']), completedAt: timestamp, changes: z.array(z.object({ path: z.string(), operation: z.string() })) }),
+    ),
+    createdAt: timestamp,
+  })
+  .meta({ id: 'RuntimeMemoryCandidateStatus' });
+export type MemoryCandidateStatusDto = z.infer<typeof memoryCandidateStatusSchema>;
