@@ -10,7 +10,7 @@ import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { AppError } from '../errors.ts';
 import { fingerprintOf, requireIdempotencyKey } from '../idempotency.ts';
 import { applyWrite, previewWrite } from '../notes/knowledge.ts';
-import type { Target } from '../notes/knowledge.ts';
+import type { Target, WritePreview } from '../notes/knowledge.ts';
 import { noteLimits } from '../notes/paths.ts';
 import { listNoteSummaries, noteRowSchema } from '../notes/store.ts';
 import type { NoteRow, Provenance } from '../notes/store.ts';
@@ -64,6 +64,17 @@ export function fusedNote(caller: RuntimeContext, path: string, note: NoteRow | 
   return { vaultId: target.vaultId, ...note };
 }
 
+/** What the knowledge core judged, the same for a preview and an apply. */
+const judged = (target: Target, write: Pick<WritePreview, 'path' | 'title' | 'operation' | 'beforeRevision' | 'afterRevision' | 'size'>) => ({
+  vaultId: target.vaultId,
+  path: write.path,
+  title: write.title,
+  operation: write.operation,
+  beforeRevision: write.beforeRevision,
+  afterRevision: write.afterRevision,
+  size: write.size,
+});
+
 export type PublishInput = { path: string; content: string; expectedRevision?: string | undefined; mode: 'preview' | 'apply' };
 
 /**
@@ -80,13 +91,7 @@ export async function publishRuntimeNote(db: DatabasePool, caller: RuntimeReques
       data: {
         mode: 'preview' as const,
         applied: false,
-        vaultId: target.vaultId,
-        path: preview.path,
-        title: preview.title,
-        operation: preview.operation,
-        beforeRevision: preview.beforeRevision,
-        afterRevision: preview.afterRevision,
-        size: preview.size,
+        ...judged(target, preview),
         revisionRequired: preview.revisionRequired,
         diff: preview.diff,
         diffTruncated: preview.diffTruncated,
@@ -106,13 +111,7 @@ export async function publishRuntimeNote(db: DatabasePool, caller: RuntimeReques
     data: {
       mode: 'apply' as const,
       applied: true,
-      vaultId: target.vaultId,
-      path: applied.path,
-      title: applied.title,
-      operation: applied.operation,
-      beforeRevision: applied.beforeRevision,
-      afterRevision: applied.afterRevision,
-      size: applied.size,
+      ...judged(target, applied),
       revisionRequired: null,
       diff: null,
       diffTruncated: null,

@@ -305,17 +305,21 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
       });
     }
     const base = { vaultId, path };
+    // What the judgement says, the same for a preview and an apply.
+    const judged = (plan: Awaited<ReturnType<typeof judge>>) => ({
+      title: plan.derived.title,
+      operation: plan.operation,
+      beforeRevision: plan.currentRevision,
+      afterRevision: plan.derived.revision,
+      size: plan.derived.sizeBytes,
+    });
     if (body.mode === 'preview') {
       const plan = await judge(path, body.content, body.expectedRevision, false);
       return envelope('runtime.note-publication', {
         mode: 'preview',
         applied: false,
         ...base,
-        title: plan.derived.title,
-        operation: plan.operation,
-        beforeRevision: plan.currentRevision,
-        afterRevision: plan.derived.revision,
-        size: plan.derived.sizeBytes,
+        ...judged(plan),
         revisionRequired: plan.current !== null && body.expectedRevision === undefined,
         ...unifiedDiff(path, plan.current?.content ?? null, body.content),
         eventId: null,
@@ -340,11 +344,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
         mode: 'apply' as const,
         applied: true,
         ...base,
-        title: plan.derived.title,
-        operation: plan.operation,
-        beforeRevision: plan.currentRevision,
-        afterRevision: plan.derived.revision,
-        size: plan.derived.sizeBytes,
+        ...judged(plan),
         revisionRequired: null,
         diff: null,
         diffTruncated: null,
