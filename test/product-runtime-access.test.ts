@@ -168,6 +168,24 @@ describe('the chain, link by link, on every route family', () => {
     expect(await usedThisMonth(chain.organizationId)).toBe(used);
   });
 
+  it("records the credential's last use at most once a minute, and not for a refused request", async () => {
+    const chain = await buildRuntimeChain(ctx.db.pool, { scopes: ['notes.read'] });
+    const lastUsed = () => ctx.db.pool.oneFirst(sql.type(z.object({ at: z.string().nullable() }))`SELECT last_used_at::text AS at FROM service_credentials WHERE id = ${chain.credentialId}`);
+    expect(await lastUsed()).toBeNull();
+    // Refused at the scope link: not a use.
+    expect((await runtimeClient(ctx.app, chain.secret).workspace()).data).toMatchObject({ code: 'scope_missing' });
+    expect(await lastUsed()).toBeNull();
+    await runtimeClient(ctx.app, chain.secret).context();
+    const first = await lastUsed();
+    expect(first).not.toBeNull();
+    await runtimeClient(ctx.app, chain.secret).context();
+    expect(await lastUsed()).toBe(first);
+    await ctx.db.pool.query(sql.type(z.object({}))`UPDATE service_credentials SET last_used_at = now() - interval '2 minutes' WHERE id = ${chain.credentialId}`);
+    const stale = await lastUsed();
+    await runtimeClient(ctx.app, chain.secret).context();
+    expect(await lastUsed()).not.toBe(stale);
+  });
+
   it('getRuntimeContext and getCapabilities need no scope at all', async () => {
     const chain = await buildRuntimeChain(ctx.db.pool, { scopes: [] });
     const client = runtimeClient(ctx.app, chain.secret);

@@ -6,6 +6,7 @@
 import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import type { MissingPart } from '@hosted-notes/runtime-sdk';
 import { isoTimestamp } from '../../db/row-schemas.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { AppError } from '../errors.ts';
@@ -260,4 +261,22 @@ export async function scopeContext(db: Db, caller: ScopeCaller, scopeKey: string
     workspace: { id: caller.workspaceId, name: row.workspaceName },
     vault: scope.vaultId ? { vaultId: scope.vaultId, access: row.access } : null,
   };
+}
+
+/**
+ * Whether intelligence may run on a scope's context, and if the answer is not there, why: the
+ * service has no model provider, or the credential lacks intelligence.execute (unavailable); else
+ * the scope's effective `intelligence.use` decides.
+ */
+export function scopeIntelligence(
+  scope: ScopeRow,
+  ancestry: readonly ScopeRow[],
+  input: { providerConfigured: boolean; credentialScopes: readonly string[] },
+): { unavailable: MissingPart } | { data: { scopeId: string; allowed: boolean; reason: string | null } } {
+  if (!input.providerConfigured) return { unavailable: { part: 'intelligence', reason: 'capability_not_configured', detail: 'No model provider is configured on this service.' } };
+  if (!input.credentialScopes.includes('intelligence.execute')) {
+    return { unavailable: { part: 'intelligence', reason: 'scope_missing', detail: 'The credential lacks intelligence.execute.', scope: 'intelligence.execute' } };
+  }
+  const allowed = policyValue(effectivePolicy(scope, ancestry), 'intelligence.use') === 'allowed';
+  return { data: { scopeId: scope.scopeKey, allowed, reason: allowed ? null : "The scope's policy forbids intelligence (intelligence.use: forbidden)." } };
 }

@@ -20,7 +20,7 @@ import type { MissingPart } from '@hosted-notes/runtime-sdk';
 import { getProposal } from '../../../domain/automation/proposals.ts';
 import { fingerprintOf, requireIdempotencyKey } from '../../../domain/idempotency.ts';
 import { listScopeMemory, memoryCandidateStatus, memoryLimits, proposeMemoryCandidate } from '../../../domain/context-scopes/memory.ts';
-import { effectivePolicy, listVisibleScopes, policyValue, resolveScope, scopeContext } from '../../../domain/context-scopes/scopes.ts';
+import { effectivePolicy, listVisibleScopes, resolveScope, scopeContext, scopeIntelligence } from '../../../domain/context-scopes/scopes.ts';
 import { startReview } from '../automation/workflow-starts.ts';
 import { idempotencyKeyHeader } from '../shared/headers.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
@@ -120,14 +120,8 @@ export const contextScopeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
     async (request) => {
       const caller = runtimeCaller(request);
       const { scope, ancestry } = await resolveScope(db, caller, request.params.scopeId);
-      if (!deps.intelligenceProviderConfigured) {
-        return unavailable('runtime.scope-intelligence', [{ part: 'intelligence', reason: 'capability_not_configured', detail: 'No model provider is configured on this service.' }]);
-      }
-      if (!caller.scopes.includes('intelligence.execute')) {
-        return unavailable('runtime.scope-intelligence', [{ part: 'intelligence', reason: 'scope_missing', detail: 'The credential lacks intelligence.execute.', scope: 'intelligence.execute' }]);
-      }
-      const allowed = policyValue(effectivePolicy(scope, ancestry), 'intelligence.use') === 'allowed';
-      return envelope('runtime.scope-intelligence', { scopeId: scope.scopeKey, allowed, reason: allowed ? null : "The scope's policy forbids intelligence (intelligence.use: forbidden)." });
+      const answer = scopeIntelligence(scope, ancestry, { providerConfigured: deps.intelligenceProviderConfigured, credentialScopes: caller.scopes });
+      return 'unavailable' in answer ? unavailable('runtime.scope-intelligence', [answer.unavailable]) : envelope('runtime.scope-intelligence', answer.data);
     },
   );
 
