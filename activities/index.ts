@@ -13,6 +13,8 @@ import { attemptDelivery, recordFailedDelivery, requireSecretBox } from '../doma
 import type { AttemptOutcome } from '../domain/automation/webhooks.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import { isAppError } from '../domain/errors.ts';
+import { completeReservation } from '../domain/intelligence/ledger.ts';
+import type { Completion, Reservation } from '../domain/intelligence/ledger.ts';
 
 export type ActivityDeps = {
   db: DatabasePool;
@@ -69,6 +71,10 @@ export function createActivities(deps: ActivityDeps) {
     },
     async recordFailedDelivery(endpointId: string): Promise<void> {
       await recordFailedDelivery(db, endpointId);
+    },
+    /** One ledger transition of a metered intelligence request (a compare-and-set: repeating it changes nothing). */
+    async completeIntelligenceReservation(input: { workflowId: string; completion: Completion }): Promise<Reservation | null> {
+      return completeReservation(db, input.workflowId, input.completion);
     },
   };
 }

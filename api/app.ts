@@ -19,6 +19,7 @@ import { interfaceEntitlements } from '../domain/identity/plans.ts';
 import type { Entitlements } from '../domain/identity/plans.ts';
 import type { EgressPolicy } from '../domain/automation/network.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
+import type { Intelligence } from '../domain/intelligence/setup.ts';
 import { loggerOptions } from '../platform/logger.ts';
 import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH, registerEdgeRules } from './edge.ts';
 import { openapiRoutes, swaggerOptions } from './openapi.ts';
@@ -47,8 +48,8 @@ export type AppDeps = {
   /** Private hosts/addresses webhooks may reach (WEBHOOK_EGRESS_ALLOWLIST); none by default. */
   egress?: EgressPolicy;
   webhookRetryBaseMs?: number;
-  /** Whether a model provider is configured for the Product Runtime's intelligence (none before issue 12). */
-  intelligenceProviderConfigured?: boolean;
+  /** The Product Runtime's model provider, prices and metering timing (docs/intelligence.md); none: intelligence is unavailable. */
+  intelligence?: Intelligence | null;
 };
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -126,7 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     temporal: new Client({ connection: deps.temporal.connection, namespace: deps.temporal.namespace }),
     taskQueue: deps.temporal.taskQueue,
     proposalExpirySeconds: deps.proposalExpirySeconds ?? 7 * 24 * 3600,
-    intelligenceProviderConfigured: deps.intelligenceProviderConfigured ?? false,
+    intelligence: deps.intelligence ?? null,
   });
 
   return app;

@@ -4,7 +4,8 @@
 import type { FastifyInstance } from 'fastify';
 import { createDatabasePool } from '../db/pool.ts';
 import { createSecretBox } from '../domain/secret-box.ts';
-import { allowancesFrom, egressFrom } from '../platform/config.ts';
+import { createIntelligence } from '../domain/intelligence/setup.ts';
+import { allowancesFrom, egressFrom, intelligenceFrom } from '../platform/config.ts';
 import type { Config } from '../platform/config.ts';
 import { lazyTemporalConnection } from '../platform/temporal.ts';
 import { buildApp } from './app.ts';
@@ -19,6 +20,7 @@ export async function startApi(config: Config, databaseUrl: string, temporalAddr
     ...(options.parseResults === false ? { parseResults: false } : {}),
   });
   const connection = lazyTemporalConnection(temporalAddress);
+  const intelligence = intelligenceFrom(config);
   const app = await buildApp({
     db,
     temporal: { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE },
@@ -28,6 +30,7 @@ export async function startApi(config: Config, databaseUrl: string, temporalAddr
     egress: egressFrom(config),
     webhookRetryBaseMs: config.WEBHOOK_RETRY_BASE_MS,
     proposalExpirySeconds: config.PROPOSAL_EXPIRY_SECONDS,
+    intelligence: intelligence ? createIntelligence(intelligence) : null,
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
   });
   await app.listen({ host: config.HOST, port: config.PORT });

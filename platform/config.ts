@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { defaultAllowances } from '../domain/usage.ts';
 import type { Allowances } from '../domain/usage.ts';
+import type { IntelligenceSettings } from '../domain/intelligence/setup.ts';
 
 const positiveInt = z.coerce.number().int().positive();
 
@@ -26,6 +27,18 @@ export const configSchema = z.object({
   WEBHOOK_EGRESS_ALLOWLIST: z.string().default(''),
   WEBHOOK_RETRY_BASE_MS: positiveInt.default(1_000),
   PROPOSAL_EXPIRY_SECONDS: positiveInt.default(7 * 24 * 3600),
+  // Metered intelligence (docs/intelligence.md): an OpenAI-compatible provider. Without a base URL,
+  // key and text model, intelligence is unavailable (never generated locally). Prices in microdollars.
+  INTELLIGENCE_PROVIDER_BASE_URL: z.url().optional(),
+  INTELLIGENCE_PROVIDER_API_KEY: z.string().min(1).optional(),
+  INTELLIGENCE_TEXT_MODEL: z.string().min(1).optional(),
+  INTELLIGENCE_TEXT_INPUT_MICRODOLLARS_PER_MTOK: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
+  INTELLIGENCE_TEXT_OUTPUT_MICRODOLLARS_PER_MTOK: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
+  INTELLIGENCE_TEXT_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(16).max(16_384).default(2_048),
+  INTELLIGENCE_IMAGE_MODEL: z.string().min(1).optional(),
+  INTELLIGENCE_IMAGE_MICRODOLLARS_PER_IMAGE: z.coerce.number().int().min(0).max(100_000_000).default(0),
+  INTELLIGENCE_PROVIDER_TIMEOUT_MS: positiveInt.default(120_000),
+  INTELLIGENCE_RESERVATION_TTL_MS: positiveInt.default(60_000),
   // Allowances (domain/usage.ts); a monthly value of 0 refuses the plan on that interface.
   REST_REQUESTS_PER_MINUTE: positiveInt.default(defaultAllowances.rest.perMinute),
   REST_MONTHLY_REQUESTS_DEVELOPER_AGENT: z.coerce.number().int().min(0).default(defaultAllowances.rest.perMonth.developer_agent!),
@@ -68,4 +81,24 @@ export function allowancesFrom(config: Config): Allowances {
 
 export function egressFrom(config: Config) {
   return { allowList: config.WEBHOOK_EGRESS_ALLOWLIST.split(',').map((h) => h.trim()).filter(Boolean) };
+}
+
+/** The intelligence provider's settings, or null when none is configured (intelligence is then unavailable). */
+export function intelligenceFrom(config: Config): IntelligenceSettings | null {
+  if (!config.INTELLIGENCE_PROVIDER_BASE_URL || !config.INTELLIGENCE_PROVIDER_API_KEY || !config.INTELLIGENCE_TEXT_MODEL) return null;
+  return {
+    provider: { baseUrl: config.INTELLIGENCE_PROVIDER_BASE_URL, apiKey: config.INTELLIGENCE_PROVIDER_API_KEY, timeoutMs: config.INTELLIGENCE_PROVIDER_TIMEOUT_MS },
+    text: {
+      name: config.INTELLIGENCE_TEXT_MODEL,
+      inputMicrodollarsPerMillionTokens: config.INTELLIGENCE_TEXT_INPUT_MICRODOLLARS_PER_MTOK,
+      outputMicrodollarsPerMillionTokens: config.INTELLIGENCE_TEXT_OUTPUT_MICRODOLLARS_PER_MTOK,
+      maxOutputTokens: config.INTELLIGENCE_TEXT_MAX_OUTPUT_TOKENS,
+    },
+    image: config.INTELLIGENCE_IMAGE_MODEL ? { name: config.INTELLIGENCE_IMAGE_MODEL, microdollarsPerImage: config.INTELLIGENCE_IMAGE_MICRODOLLARS_PER_IMAGE } : null,
+    timing: {
+      reservationTtlMs: config.INTELLIGENCE_RESERVATION_TTL_MS,
+      // The provider's own deadline plus a minute: only a request nobody reported is recorded this way.
+      completionDeadlineMs: config.INTELLIGENCE_PROVIDER_TIMEOUT_MS + 60_000,
+    },
+  };
 }

@@ -10,6 +10,7 @@ import { buildTestApp } from './support/app.ts';
 import { devClient } from './support/dev-client.ts';
 import { accountWithToken } from './support/fixtures.ts';
 import { useTestAppWithWorker } from './support/harness.ts';
+import { unreachableIntelligence } from './support/scripted-provider.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
 import type { RuntimeChain } from './support/product-runtime.ts';
 
@@ -119,7 +120,7 @@ describe('context scopes', () => {
       data: null,
       missing: [{ part: 'intelligence', reason: 'capability_not_configured', detail: 'No model provider is configured on this service.' }],
     });
-    const configured = await buildTestApp(ctx.db.pool, { intelligenceProviderConfigured: true });
+    const configured = await buildTestApp(ctx.db.pool, { intelligence: unreachableIntelligence() });
     try {
       const withProvider = runtimeClient(configured, chain.secret);
       expect((await withProvider.request('GET', '/scopes/course-algebra-1/intelligence')).data.data).toEqual({ scopeId: 'course-algebra-1', allowed: true, reason: null });

@@ -19,6 +19,7 @@ import {
 import { setInstallationIntelligenceSublimit } from '../domain/product-runtime/entities.ts';
 import { buildTestApp } from './support/app.ts';
 import { useTestApp } from './support/harness.ts';
+import { unreachableIntelligence } from './support/scripted-provider.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
 import type { RuntimeChain, RuntimeResponse } from './support/product-runtime.ts';
 
@@ -280,7 +281,7 @@ describe('getCapabilities says what is available and why not, never assuming', (
   });
 
   it('with a provider configured, intelligence fails closed on a missing or zero budget, and opens with one', async () => {
-    const app = await buildTestApp(ctx.db.pool, { intelligenceProviderConfigured: true });
+    const app = await buildTestApp(ctx.db.pool, { intelligence: unreachableIntelligence() });
     try {
       const chain = await buildRuntimeChain(ctx.db.pool, { scopes: ['intelligence.execute'] });
       const client = runtimeClient(app, chain.secret);

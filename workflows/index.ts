@@ -5,3 +5,4 @@ export { proposalReview } from './proposal-review.ts';
 export { forgeExecution } from './forge.ts';
 export { scheduledTriggerFire } from './scheduled-trigger.ts';
 export { webhookDelivery } from './webhook-delivery.ts';
+export { intelligenceUsage } from './intelligence-usage.ts';

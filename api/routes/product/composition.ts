@@ -29,7 +29,7 @@ export const compositionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async 
       },
     },
     async (request) => {
-      const result = await getDomainComposition(deps.db, runtimeCaller(request), { intelligenceProvider: deps.intelligenceProviderConfigured });
+      const result = await getDomainComposition(deps.db, runtimeCaller(request), { intelligenceProvider: deps.intelligence !== null });
       if (result.status === 'unavailable') return unavailable('runtime.domain-composition', result.missing);
       return envelope('runtime.domain-composition', result.data, result.missing);
     },

@@ -120,7 +120,7 @@ export const contextScopeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
     async (request) => {
       const caller = runtimeCaller(request);
       const { scope, ancestry } = await resolveScope(db, caller, request.params.scopeId);
-      const answer = scopeIntelligence(scope, ancestry, { providerConfigured: deps.intelligenceProviderConfigured, credentialScopes: caller.scopes });
+      const answer = scopeIntelligence(scope, ancestry, { providerConfigured: deps.intelligence !== null, credentialScopes: caller.scopes });
       return 'unavailable' in answer ? unavailable('runtime.scope-intelligence', [answer.unavailable]) : envelope('runtime.scope-intelligence', answer.data);
     },
   );

@@ -10,6 +10,7 @@ import { hasDomainComposition } from '../../../domain/product-runtime/compositio
 import { resolvePresentation } from '../../../domain/product-runtime/brands.ts';
 import { compositionRoutes } from './composition.ts';
 import { contextScopeRoutes } from './context-scopes.ts';
+import { intelligenceRoutes } from './intelligence.ts';
 import { presentationRoutes } from './presentation.ts';
 import { runtimeNotesRoutes } from './notes.ts';
 import { runtimeRoutes } from './runtime.ts';
@@ -30,7 +31,7 @@ export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (
     temporal: options.temporal,
     taskQueue: options.taskQueue,
     proposalExpirySeconds: options.proposalExpirySeconds,
-    intelligenceProviderConfigured: options.intelligenceProviderConfigured,
+    intelligence: options.intelligence,
     admission: runtimeAdmission(options.db, leases),
   };
   registerRuntimeAccess(app, deps.admission);
@@ -45,4 +46,5 @@ export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (
   await app.register(runtimeNotesRoutes, deps);
   await app.register(vaultBindingRoutes, deps);
   await app.register(contextScopeRoutes, deps);
+  await app.register(intelligenceRoutes, deps);
 };

@@ -19,6 +19,7 @@ import type { ChainFusion } from '../../../domain/product-runtime/chain.ts';
 import type { OperationLeases, OperationsUsage } from '../../../domain/product-runtime/operation-leases.ts';
 import type { Scope } from '../../../domain/product-runtime/entities.ts';
 import { headerValue } from '../shared/headers.ts';
+import type { Intelligence } from '../../../domain/intelligence/setup.ts';
 
 /** What a runtime route needs from its caller's chain. */
 export type RuntimeRouteConfig = {
@@ -54,8 +55,8 @@ export type RuntimeRouteDeps = {
   taskQueue: string;
   /** How long an unreviewed proposal (a memory candidate) waits before it expires. */
   proposalExpirySeconds: number;
-  /** Whether a model provider is configured (intelligence capabilities; issue 12 brings one). */
-  intelligenceProviderConfigured: boolean;
+  /** The configured model provider, prices and metering timing; null: intelligence is unavailable. */
+  intelligence: Intelligence | null;
   /** Admission for the routes that admit in their handler (config.runtime.admitsInHandler). */
   admission: RuntimeAdmission;
 };

@@ -1,0 +1,389 @@
+// The metering ledger (docs/intelligence.md): reservations, settlements and the spend they commit,
+// in integer microdollars. Every transition is a compare-and-set on the reservation's state, so a
+// transition repeated (an activity retried, a timer racing a completion) changes nothing twice.
+//
+// Lock order, the same in every transaction so none can deadlock: the reservation row, then the
+// organization's spend row, then its slots row, then the installation's spend row.
+import { sql } from 'slonik';
+import type { CommonQueryMethods, DatabaseTransactionConnection } from 'slonik';
+import { z } from 'zod';
+import { AppError } from '../errors.ts';
+import { isoTimestamp } from '../../db/row-schemas.ts';
+import { decodeCursor, encodeCursor } from '../cursor.ts';
+import type { IntelligenceBudget, UsageReceipt } from '@hosted-notes/runtime-sdk';
+
+type Db = CommonQueryMethods;
+
+/** `maxConcurrentIntelligence` when the organization's settings name none (the spec leaves the default to us). */
+export const DEFAULT_MAX_CONCURRENT_INTELLIGENCE = 8;
+
+export const reservationStates = ['reserved', 'dispatched', 'settled', 'released', 'billable_failure', 'expired'] as const;
+export type ReservationState = (typeof reservationStates)[number];
+
+const reservationRowSchema = z.object({
+  id: z.uuid(),
+  organizationId: z.uuid(),
+  installationId: z.uuid(),
+  operation: z.string(),
+  requestFingerprint: z.string(),
+  workflowId: z.string(),
+  state: z.enum(reservationStates),
+  monthStart: isoTimestamp,
+  reservedMicrodollars: z.coerce.number(),
+  chargedMicrodollars: z.coerce.number().nullable(),
+  model: z.string().nullable(),
+  inputTokens: z.number().nullable(),
+  outputTokens: z.number().nullable(),
+  images: z.number().nullable(),
+  outcomeCode: z.string().nullable(),
+  expiresAt: isoTimestamp,
+  createdAt: isoTimestamp,
+  dispatchedAt: isoTimestamp.nullable(),
+  finishedAt: isoTimestamp.nullable(),
+});
+export type Reservation = z.infer<typeof reservationRowSchema>;
+
+const columns = sql.fragment`
+  r.id, r.organization_id AS "organizationId", r.installation_id AS "installationId", r.operation,
+  r.request_fingerprint AS "requestFingerprint", r.workflow_id AS "workflowId", r.state, r.month_start AS "monthStart",
+  r.reserved_microdollars AS "reservedMicrodollars", r.charged_microdollars AS "chargedMicrodollars", r.model,
+  r.input_tokens AS "inputTokens", r.output_tokens AS "outputTokens", r.images, r.outcome_code AS "outcomeCode",
+  r.expires_at AS "expiresAt", r.created_at AS "createdAt", r.dispatched_at AS "dispatchedAt", r.finished_at AS "finishedAt"`;
+
+const currentMonth = sql.fragment`(date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
+
+export type ReserveRequest = {
+  /** The new row's id (a fresh UUID; a re-reserved released/expired key keeps its row's id). */
+  id: string;
+  organizationId: string;
+  installationId: string;
+  operation: string;
+  /** sha256 of the Idempotency-Key (the key itself is never stored). */
+  keyHash: string;
+  /** sha256 of the operation and its canonical body: the same key with another body is refused. */
+  fingerprint: string;
+  costMicrodollars: number;
+  /** The workflow already started for this attempt; its timer releases the reservation if it is never dispatched. */
+  workflowId: string;
+  /** When the workflow's timer fires (ms from now, as the workflow was told). */
+  ttlMs: number;
+  /**
+   * The latest instant (epoch ms) the reservation may still be made: before the workflow's timer by
+   * a margin, so a reservation can never appear after the timer found nothing to release.
+   */
+  reserveBy: number;
+};
+
+export type ReserveOutcome =
+  /** Held: dispatch it (markDispatched) and complete it through the workflow. */
+  | { kind: 'reserved'; reservation: Reservation }
+  /** The key's request already settled: replay its stored result, no model call. */
+  | { kind: 'settled'; reservation: Reservation };
+
+const budgetRowSchema = z.object({
+  budget: z.coerce.number().nullable(),
+  maxConcurrent: z.coerce.number().nullable(),
+  sublimit: z.coerce.number().nullable(),
+  resetsAt: isoTimestamp,
+});
+
+const committedRow = z.object({ committed: z.coerce.number() });
+
+/**
+ * Reserves the maximum bounded cost of one request, atomically against the organization's monthly
+ * budget, its concurrent executions and the installation's sublimit, or says why not. A key seen
+ * before is judged first: another body is 422, an open request 409, a settled one is replayed, a
+ * billable failure stays failed; a released or expired one (nothing generated or charged) may run again.
+ */
+export async function reserve(db: Db & { transaction: DatabaseTransactionConnection['transaction'] }, r: ReserveRequest): Promise<ReserveOutcome> {
+  return db.transaction(async (tx) => {
+    if (Date.now() > r.reserveBy) throw new AppError('intelligence_reservation_expired', 'The reservation could not be made before its workflow timer; retry.');
+    const claimed = await tx.maybeOne(sql.type(reservationRowSchema)`
+      INSERT INTO intelligence_reservations AS r
+        (id, organization_id, installation_id, operation, idempotency_key_hash, request_fingerprint, workflow_id, month_start, reserved_microdollars, expires_at)
+      VALUES (${r.id}, ${r.organizationId}, ${r.installationId}, ${r.operation}, ${r.keyHash}, ${r.fingerprint}, ${r.workflowId},
+              ${currentMonth}, ${r.costMicrodollars}, now() + ${r.ttlMs} * interval '1 millisecond')
+      ON CONFLICT (installation_id, idempotency_key_hash) DO NOTHING
+      RETURNING ${columns}`);
+    let reservation = claimed;
+    if (!reservation) {
+      const existing = await tx.one(sql.type(reservationRowSchema)`
+        SELECT ${columns} FROM intelligence_reservations r
+         WHERE r.installation_id = ${r.installationId} AND r.idempotency_key_hash = ${r.keyHash}
+         FOR UPDATE`);
+      if (existing.operation !== r.operation || existing.requestFingerprint !== r.fingerprint) throw new AppError('idempotency_key_reused');
+      if (existing.state === 'reserved' || existing.state === 'dispatched') throw new AppError('idempotency_in_flight');
+      if (existing.state === 'settled') return { kind: 'settled', reservation: existing };
+      if (existing.state === 'billable_failure') {
+        throw new AppError('intelligence_request_failed', undefined, { extensions: { receiptId: existing.id, outcomeCode: existing.outcomeCode } });
+      }
+      // released or expired: nothing was generated or charged, so the same request may run again.
+      reservation = await tx.one(sql.type(reservationRowSchema)`
+        UPDATE intelligence_reservations r
+           SET state = 'reserved', attempt = r.attempt + 1, workflow_id = ${r.workflowId}, month_start = ${currentMonth},
+               reserved_microdollars = ${r.costMicrodollars}, charged_microdollars = NULL, model = NULL, input_tokens = NULL,
+               output_tokens = NULL, images = NULL, outcome_code = NULL, expires_at = now() + ${r.ttlMs} * interval '1 millisecond',
+               dispatched_at = NULL, finished_at = NULL
+         WHERE r.id = ${existing.id}
+        RETURNING ${columns}`);
+    }
+    await holdCapacity(tx, reservation);
+    return { kind: 'reserved', reservation };
+  });
+}
+
+async function holdCapacity(tx: DatabaseTransactionConnection, reservation: Reservation): Promise<void> {
+  const settings = await tx.one(sql.type(budgetRowSchema)`
+    SELECT (o.settings #>> '{productRuntime,intelligenceBudgetMicrodollarsMonthly}')::bigint AS budget,
+           (o.settings #>> '{productRuntime,maxConcurrentIntelligence}')::bigint AS "maxConcurrent",
+           (i.configuration #>> '{productRuntime,intelligenceBudgetMicrodollarsMonthly}')::bigint AS sublimit,
+           ${reservation.monthStart}::timestamptz + interval '1 month' AS "resetsAt"
+      FROM product_installations i JOIN organizations o ON o.id = i.organization_id
+     WHERE i.id = ${reservation.installationId}`);
+  const cost = reservation.reservedMicrodollars;
+  if (!settings.budget) {
+    throw new AppError('intelligence_budget_missing', 'The organization has no intelligence budget (settings.productRuntime.intelligenceBudgetMicrodollarsMonthly); missing or zero fails closed.');
+  }
+  const refusal = (code: 'intelligence_budget_exhausted' | 'intelligence_sublimit_exhausted', limit: number, committed: number) =>
+    new AppError(code, undefined, {
+      extensions: { limitMicrodollars: limit, committedMicrodollars: committed, requiredMicrodollars: cost, resetsAt: settings.resetsAt },
+      headers: { 'retry-after': String(Math.max(1, Math.ceil((Date.parse(settings.resetsAt) - Date.now()) / 1000))) },
+    });
+
+  const org = await tx.maybeOne(sql.type(committedRow)`
+    INSERT INTO organization_intelligence_spend AS s (organization_id, month_start, committed_microdollars)
+    SELECT ${reservation.organizationId}, ${reservation.monthStart}, ${cost} WHERE ${cost} <= ${settings.budget}
+    ON CONFLICT (organization_id, month_start) DO UPDATE SET committed_microdollars = s.committed_microdollars + EXCLUDED.committed_microdollars
+     WHERE s.committed_microdollars + EXCLUDED.committed_microdollars <= ${settings.budget}
+    RETURNING s.committed_microdollars AS committed`);
+  if (!org) throw refusal('intelligence_budget_exhausted', settings.budget, await committedOf(tx, 'organization', reservation));
+
+  const maxConcurrent = settings.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_INTELLIGENCE;
+  const slot = await tx.maybeOne(sql.type(z.object({ inFlight: z.number() }))`
+    INSERT INTO organization_intelligence_slots AS s (organization_id, in_flight)
+    SELECT ${reservation.organizationId}, 1 WHERE 1 <= ${maxConcurrent}
+    ON CONFLICT (organization_id) DO UPDATE SET in_flight = s.in_flight + 1 WHERE s.in_flight + 1 <= ${maxConcurrent}
+    RETURNING s.in_flight AS "inFlight"`);
+  if (!slot) {
+    throw new AppError('intelligence_concurrency_exhausted', `At most ${maxConcurrent} intelligence executions run at once for this organization.`, {
+      extensions: { maxConcurrent },
+      headers: { 'retry-after': '1' },
+    });
+  }
+
+  // The installation's row always counts (so a sublimit set later sees this month's spend); it only refuses under a sublimit.
+  const limit = settings.sublimit;
+  const installation = await tx.maybeOne(sql.type(committedRow)`
+    INSERT INTO installation_intelligence_spend AS s (installation_id, month_start, committed_microdollars)
+    SELECT ${reservation.installationId}, ${reservation.monthStart}, ${cost} WHERE ${limit}::bigint IS NULL OR ${cost} <= ${limit}::bigint
+    ON CONFLICT (installation_id, month_start) DO UPDATE SET committed_microdollars = s.committed_microdollars + EXCLUDED.committed_microdollars
+     WHERE ${limit}::bigint IS NULL OR s.committed_microdollars + EXCLUDED.committed_microdollars <= ${limit}::bigint
+    RETURNING s.committed_microdollars AS committed`);
+  if (!installation) throw refusal('intelligence_sublimit_exhausted', limit ?? 0, await committedOf(tx, 'installation', reservation));
+}
+
+async function committedOf(tx: DatabaseTransactionConnection, level: 'organization' | 'installation', r: Reservation): Promise<number> {
+  const row =
+    level === 'organization'
+      ? await tx.maybeOne(sql.type(committedRow)`
+          SELECT committed_microdollars AS committed FROM organization_intelligence_spend WHERE organization_id = ${r.organizationId} AND month_start = ${r.monthStart}`)
+      : await tx.maybeOne(sql.type(committedRow)`
+          SELECT committed_microdollars AS committed FROM installation_intelligence_spend WHERE installation_id = ${r.installationId} AND month_start = ${r.monthStart}`);
+  return row?.committed ?? 0;
+}
+
+/**
+ * reserved → dispatched, just before the provider is called: from here on an interruption is
+ * billable. Refused when the workflow's timer already released the reservation.
+ */
+export async function markDispatched(db: Db, workflowId: string): Promise<Reservation> {
+  const row = await db.maybeOne(sql.type(reservationRowSchema)`
+    UPDATE intelligence_reservations r SET state = 'dispatched', dispatched_at = now()
+     WHERE r.workflow_id = ${workflowId} AND r.state = 'reserved'
+    RETURNING ${columns}`);
+  if (!row) throw new AppError('intelligence_reservation_expired');
+  return row;
+}
+
+/** How a request ended, as the workflow records it. */
+export type Completion =
+  /** The provider completed: the actual cost and usage replace the reservation. */
+  | { kind: 'settle'; costMicrodollars: number; model: string; inputTokens: number | null; outputTokens: number | null; images: number | null }
+  /** Rejected before the provider accepted it: the reservation is released. */
+  | { kind: 'release'; code: string }
+  /** Accepted but interrupted or ambiguous: charged (the actual cost when known, else the reserved bound), not released. */
+  | { kind: 'billable_failure'; code: string; costMicrodollars: number | null; model: string | null; inputTokens: number | null; outputTokens: number | null }
+  /** Reserved but never dispatched, and the workflow's timer fired: released. */
+  | { kind: 'expire' };
+
+const transitions: Record<Completion['kind'], { from: ReservationState[]; to: ReservationState }> = {
+  settle: { from: ['dispatched'], to: 'settled' },
+  release: { from: ['reserved', 'dispatched'], to: 'released' },
+  billable_failure: { from: ['dispatched'], to: 'billable_failure' },
+  expire: { from: ['reserved'], to: 'expired' },
+};
+
+/**
+ * Records how the request of this workflow attempt ended, moving its spend and its slot in the same
+ * transaction. A compare-and-set: when the row is no longer in a state this completion may leave,
+ * nothing changes and the row is answered as it is (so a retried activity is harmless). Null when
+ * the attempt never reserved (its reservation was refused, or never made before the timer).
+ */
+export async function completeReservation(db: Db & { transaction: DatabaseTransactionConnection['transaction'] }, workflowId: string, completion: Completion): Promise<Reservation | null> {
+  const { from, to } = transitions[completion.kind];
+  return db.transaction(async (tx) => {
+    const charge =
+      completion.kind === 'settle' ? sql.fragment`${completion.costMicrodollars}::bigint`
+      : completion.kind === 'billable_failure' ? sql.fragment`coalesce(${completion.costMicrodollars}::bigint, r.reserved_microdollars)`
+      : sql.fragment`0::bigint`;
+    const detail =
+      completion.kind === 'settle'
+        ? { model: completion.model, input: completion.inputTokens, output: completion.outputTokens, images: completion.images, code: null }
+        : completion.kind === 'billable_failure'
+          ? { model: completion.model, input: completion.inputTokens, output: completion.outputTokens, images: null, code: completion.code }
+          : { model: null, input: null, output: null, images: null, code: completion.kind === 'release' ? completion.code : 'reservation_expired' };
+    const moved = await tx.maybeOne(sql.type(reservationRowSchema)`
+      UPDATE intelligence_reservations r
+         SET state = ${to}, charged_microdollars = ${charge}, model = ${detail.model}, input_tokens = ${detail.input},
+             output_tokens = ${detail.output}, images = ${detail.images}, outcome_code = ${detail.code}, finished_at = now()
+       WHERE r.workflow_id = ${workflowId} AND r.state = ANY(${sql.array(from, 'text')})
+      RETURNING ${columns}`);
+    if (!moved) {
+      return tx.maybeOne(sql.type(reservationRowSchema)`SELECT ${columns} FROM intelligence_reservations r WHERE r.workflow_id = ${workflowId}`);
+    }
+    const delta = (moved.chargedMicrodollars ?? 0) - moved.reservedMicrodollars;
+    await tx.query(sql.type(z.object({}))`
+      UPDATE organization_intelligence_spend SET committed_microdollars = committed_microdollars + ${delta}
+       WHERE organization_id = ${moved.organizationId} AND month_start = ${moved.monthStart}`);
+    await tx.query(sql.type(z.object({}))`
+      UPDATE organization_intelligence_slots SET in_flight = in_flight - 1 WHERE organization_id = ${moved.organizationId}`);
+    await tx.query(sql.type(z.object({}))`
+      UPDATE installation_intelligence_spend SET committed_microdollars = committed_microdollars + ${delta}
+       WHERE installation_id = ${moved.installationId} AND month_start = ${moved.monthStart}`);
+    return moved;
+  });
+}
+
+/** The state of this workflow attempt's reservation (null: it never reserved). */
+export async function reservationOfWorkflow(db: Db, workflowId: string): Promise<Reservation | null> {
+  return db.maybeOne(sql.type(reservationRowSchema)`SELECT ${columns} FROM intelligence_reservations r WHERE r.workflow_id = ${workflowId}`);
+}
+
+// ---- results (replayed for a retried key) ----------------------------------------------------
+
+const storedResultSchema = z.object({ result: z.unknown(), bytes: z.instanceof(Buffer).nullable() });
+
+/** Stores the answer of a dispatched request before it settles, so a settled request always has one to replay. */
+export async function storeResult(db: Db, workflowId: string, result: unknown, bytes: Buffer | null = null): Promise<void> {
+  const row = await db.maybeOne(sql.type(z.object({ id: z.uuid() }))`
+    INSERT INTO intelligence_results (reservation_id, result, bytes)
+    SELECT r.id, ${sql.jsonb(result as never)}, ${bytes === null ? null : sql.binary(bytes)} FROM intelligence_reservations r
+     WHERE r.workflow_id = ${workflowId} AND r.state = 'dispatched'
+    ON CONFLICT (reservation_id) DO UPDATE SET result = EXCLUDED.result, bytes = EXCLUDED.bytes
+    RETURNING reservation_id AS id`);
+  if (!row) throw new AppError('intelligence_reservation_expired', 'The reservation is no longer dispatched.');
+}
+
+export async function storedResult(db: Db, reservationId: string): Promise<{ result: unknown; bytes: Buffer | null } | null> {
+  return db.maybeOne(sql.type(storedResultSchema)`SELECT result, bytes FROM intelligence_results WHERE reservation_id = ${reservationId}`);
+}
+
+// ---- receipts --------------------------------------------------------------------------------
+
+/** The usage receipt of a finished, charged request (settled or billable failure). */
+export function receiptOf(r: Reservation, provider: 'openai-compatible' = 'openai-compatible'): UsageReceipt {
+  if (r.state !== 'settled' && r.state !== 'billable_failure') throw new Error(`reservation ${r.id} is ${r.state}: no receipt`);
+  return {
+    id: r.id,
+    kind: 'service.product-intelligence-usage',
+    organizationId: r.organizationId,
+    installationId: r.installationId,
+    operation: r.operation,
+    outcome: r.state,
+    outcomeCode: r.outcomeCode,
+    model: r.model === null ? null : { id: r.model, provider },
+    costMicrodollars: r.chargedMicrodollars ?? 0,
+    reservedMicrodollars: r.reservedMicrodollars,
+    usage: { inputTokens: r.inputTokens, outputTokens: r.outputTokens, images: r.images },
+    requestedAt: r.createdAt,
+    dispatchedAt: r.dispatchedAt,
+    settledAt: r.finishedAt ?? r.createdAt,
+  };
+}
+
+const receiptCursorSchema = z.object({ createdAt: z.string(), id: z.uuid() });
+
+/**
+ * The organization's usage receipts, newest first, optionally of one installation. Receipts belong
+ * to the organization, so every installation of it reads them (the budget is shared); another
+ * organization's receipts are never listed.
+ */
+export async function listReceipts(
+  db: Db,
+  organizationId: string,
+  page: { limit: number; cursor?: string | undefined; installationId?: string | undefined },
+): Promise<{ receipts: UsageReceipt[]; nextCursor: string | null }> {
+  const after = page.cursor ? decodeCursor(page.cursor, receiptCursorSchema) : null;
+  const rows = await db.any(sql.type(reservationRowSchema)`
+    SELECT ${columns} FROM intelligence_reservations r
+     WHERE r.organization_id = ${organizationId} AND r.state IN ('settled', 'billable_failure')
+       AND (${page.installationId ?? null}::uuid IS NULL OR r.installation_id = ${page.installationId ?? null}::uuid)
+       AND (${after?.createdAt ?? null}::timestamptz IS NULL OR (r.created_at, r.id) < (${after?.createdAt ?? null}::timestamptz, ${after?.id ?? null}::uuid))
+     ORDER BY r.created_at DESC, r.id DESC
+     LIMIT ${page.limit + 1}`);
+  const receipts = rows.slice(0, page.limit).map((r) => receiptOf(r));
+  const last = rows.length > page.limit ? rows[page.limit - 1] : undefined;
+  return { receipts, nextCursor: last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null };
+}
+
+export async function getReceipt(db: Db, organizationId: string, receiptId: string): Promise<UsageReceipt> {
+  const row = /^[0-9a-f-]{36}$/i.test(receiptId)
+    ? await db.maybeOne(sql.type(reservationRowSchema)`
+        SELECT ${columns} FROM intelligence_reservations r
+         WHERE r.id = ${receiptId} AND r.organization_id = ${organizationId} AND r.state IN ('settled', 'billable_failure')`)
+    : null;
+  if (!row) throw new AppError('usage_receipt_not_found');
+  return receiptOf(row);
+}
+
+// ---- budget ----------------------------------------------------------------------------------
+
+const budgetSummarySchema = z.object({
+  monthStart: isoTimestamp,
+  resetsAt: isoTimestamp,
+  budget: z.coerce.number().nullable(),
+  maxConcurrent: z.coerce.number().nullable(),
+  sublimit: z.coerce.number().nullable(),
+  orgCommitted: z.coerce.number(),
+  inFlight: z.coerce.number(),
+  installationCommitted: z.coerce.number(),
+});
+
+/** This month's budget, commitments and slots of the caller's organization and installation. */
+export async function getBudget(db: Db, organizationId: string, installationId: string): Promise<IntelligenceBudget> {
+  const row = await db.one(sql.type(budgetSummarySchema)`
+    WITH m AS (SELECT ${currentMonth} AS month_start)
+    SELECT m.month_start AS "monthStart", m.month_start + interval '1 month' AS "resetsAt",
+           (o.settings #>> '{productRuntime,intelligenceBudgetMicrodollarsMonthly}')::bigint AS budget,
+           (o.settings #>> '{productRuntime,maxConcurrentIntelligence}')::bigint AS "maxConcurrent",
+           (i.configuration #>> '{productRuntime,intelligenceBudgetMicrodollarsMonthly}')::bigint AS sublimit,
+           coalesce((SELECT committed_microdollars FROM organization_intelligence_spend s WHERE s.organization_id = o.id AND s.month_start = m.month_start), 0) AS "orgCommitted",
+           coalesce((SELECT in_flight FROM organization_intelligence_slots s WHERE s.organization_id = o.id), 0) AS "inFlight",
+           coalesce((SELECT committed_microdollars FROM installation_intelligence_spend s WHERE s.installation_id = i.id AND s.month_start = m.month_start), 0) AS "installationCommitted"
+      FROM m, product_installations i JOIN organizations o ON o.id = i.organization_id
+     WHERE i.id = ${installationId} AND o.id = ${organizationId}`);
+  const orgLeft = Math.max(0, (row.budget ?? 0) - row.orgCommitted);
+  const installationLeft = row.sublimit === null ? orgLeft : Math.max(0, row.sublimit - row.installationCommitted);
+  return {
+    monthStart: row.monthStart,
+    resetsAt: row.resetsAt,
+    organization: {
+      budgetMicrodollars: row.budget,
+      committedMicrodollars: row.orgCommitted,
+      maxConcurrent: row.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_INTELLIGENCE,
+      inFlight: row.inFlight,
+    },
+    installation: { sublimitMicrodollars: row.sublimit, committedMicrodollars: row.installationCommitted },
+    availableMicrodollars: Math.min(orgLeft, installationLeft),
+  };
+}

@@ -1,0 +1,208 @@
+// The OpenAI-compatible model provider, through the official `openai` package. Two questions decide
+// the ledger, so this module answers them precisely:
+// - Did the provider accept the request? Accepted = its 2xx response headers arrived. Anything
+//   before that (a refusal, a connection failure, a timeout, the client leaving) is a rejection,
+//   and the reservation is released.
+// - Did an accepted request complete? Only a stream that reached a finish reason did; one that
+//   broke, stalled past the deadline or was aborted is interrupted (a billable failure).
+// `maxRetries: 0`: one dispatch is one provider request, so one ledger entry. Nothing here logs a
+// prompt, an answer or the key.
+import OpenAI from 'openai';
+import type { ErrorCode } from '../errors.ts';
+
+export type ProviderConfig = {
+  baseUrl: string;
+  apiKey: string;
+  /** Deadline of one request, headers and body together. */
+  timeoutMs: number;
+};
+
+export type ChatMessage = { role: 'system' | 'user'; content: string };
+
+export type ChatRequest = {
+  model: string;
+  messages: ChatMessage[];
+  maxTokens: number;
+  /** Structured output: the provider is held to this JSON schema (strict). */
+  jsonSchema?: { name: string; schema: Record<string, unknown> };
+};
+
+export type ChatUsage = { inputTokens: number; outputTokens: number };
+export type ChatFinal = { model: string; finishReason: 'stop' | 'length'; usage: ChatUsage | null; text: string };
+
+/** The provider did not accept the request: nothing was generated, the reservation is released. */
+export class ProviderRejection extends Error {
+  readonly code: ErrorCode | 'client_disconnected';
+  readonly retryAfterSeconds: number | null;
+  constructor(code: ErrorCode | 'client_disconnected', message: string, retryAfterSeconds: number | null = null) {
+    super(message);
+    this.name = 'ProviderRejection';
+    this.code = code;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** An accepted request that did not complete: a billable failure. */
+export class ProviderInterruption extends Error {
+  readonly code: 'client_disconnected' | 'intelligence_interrupted' | 'intelligence_provider_timeout' | 'intelligence_output_invalid';
+  /** What the provider reported before it stopped, if anything (the charge is then the actual cost). */
+  readonly usage: ChatUsage | null;
+  readonly model: string | null;
+  constructor(code: ProviderInterruption['code'], message: string, partial: { usage?: ChatUsage | null; model?: string | null } = {}) {
+    super(message);
+    this.name = 'ProviderInterruption';
+    this.code = code;
+    this.usage = partial.usage ?? null;
+    this.model = partial.model ?? null;
+  }
+}
+
+/** An accepted chat completion: iterate `deltas()` once; `final` is set when it completed. */
+export type AcceptedChat = {
+  deltas(): AsyncGenerator<string, ChatFinal, undefined>;
+};
+
+export type ImageRequest = { model: string; prompt: string; size: '1024x1024' | '1536x1024' | '1024x1536'; outputFormat: 'png' | 'jpeg' | 'webp' };
+export type ImageAnswer = { bytes: Buffer; model: string; usage: ChatUsage | null };
+
+export type IntelligenceProvider = {
+  /** Resolves once the provider accepted (2xx headers); throws ProviderRejection before that. */
+  openChat(request: ChatRequest, signal: AbortSignal): Promise<AcceptedChat>;
+  /**
+   * One image, base64 from the provider. Throws ProviderRejection before acceptance and
+   * ProviderInterruption after it (a body that breaks or carries no image).
+   */
+  generateImage(request: ImageRequest, signal: AbortSignal): Promise<ImageAnswer>;
+};
+
+function retryAfterOf(headers: Headers | undefined): number | null {
+  const raw = headers?.get('retry-after');
+  if (!raw) return null;
+  const seconds = Number(raw);
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.ceil(seconds) : null;
+}
+
+/** A failure before acceptance, as a stable code (never the provider's message: it may echo input). */
+function rejectionOf(error: unknown, deadline: AbortSignal, client: AbortSignal): ProviderRejection {
+  if (client.aborted) return new ProviderRejection('client_disconnected', 'The client went away before the provider accepted the request.');
+  if (deadline.aborted || error instanceof OpenAI.APIConnectionTimeoutError) {
+    return new ProviderRejection('intelligence_provider_timeout', 'The model provider did not answer before the deadline.');
+  }
+  if (error instanceof OpenAI.APIUserAbortError) return new ProviderRejection('client_disconnected', 'The request was aborted before the provider accepted it.');
+  if (error instanceof OpenAI.APIConnectionError) return new ProviderRejection('intelligence_provider_unreachable', 'The model provider could not be reached.');
+  if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
+    const status = error.status;
+    if (status === 429) return new ProviderRejection('intelligence_provider_rate_limited', 'The model provider is rate limiting this service.', retryAfterOf(error.headers));
+    if (status === 401 || status === 403 || status === 404) {
+      return new ProviderRejection('intelligence_provider_misconfigured', `The model provider refused the service's configuration (HTTP ${status}).`);
+    }
+    if (status >= 400 && status < 500) return new ProviderRejection('intelligence_provider_refused', `The model provider refused the request (HTTP ${status}).`);
+    return new ProviderRejection('intelligence_provider_error', `The model provider failed (HTTP ${status}).`);
+  }
+  return new ProviderRejection('intelligence_provider_error', 'The model provider failed before accepting the request.');
+}
+
+export function createOpenAiProvider(config: ProviderConfig): IntelligenceProvider {
+  const client = new OpenAI({ apiKey: config.apiKey, baseURL: config.baseUrl, maxRetries: 0, timeout: config.timeoutMs });
+
+  return {
+    async openChat(request, signal) {
+      // One signal for the whole request (headers and body): the client leaving, or the deadline.
+      const deadline = AbortSignal.timeout(config.timeoutMs);
+      const both = AbortSignal.any([signal, deadline]);
+      let stream;
+      try {
+        stream = await client.chat.completions.create(
+          {
+            model: request.model,
+            messages: request.messages,
+            max_completion_tokens: request.maxTokens,
+            stream: true,
+            stream_options: { include_usage: true },
+            ...(request.jsonSchema ? { response_format: { type: 'json_schema', json_schema: { name: request.jsonSchema.name, schema: request.jsonSchema.schema, strict: true } } } : {}),
+          },
+          { signal: both },
+        );
+      } catch (error) {
+        throw rejectionOf(error, deadline, signal);
+      }
+      return {
+        async *deltas() {
+          let model: string | null = null;
+          let usage: ChatUsage | null = null;
+          let finishReason: 'stop' | 'length' | null = null;
+          let text = '';
+          const interrupted = (cause?: unknown) => {
+            if (signal.aborted) return new ProviderInterruption('client_disconnected', 'The client went away mid-generation.', { usage, model });
+            if (deadline.aborted) return new ProviderInterruption('intelligence_provider_timeout', 'The generation passed its deadline.', { usage, model });
+            return new ProviderInterruption('intelligence_interrupted', cause instanceof Error ? 'The provider stream broke off.' : 'The provider stream ended without finishing.', {
+              usage,
+              model,
+            });
+          };
+          try {
+            for await (const chunk of stream) {
+              if (chunk.model) model = chunk.model;
+              if (chunk.usage) usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
+              const choice = chunk.choices[0];
+              if (choice?.finish_reason) {
+                // content_filter / tool_calls are not a usable answer of this operation.
+                if (choice.finish_reason !== 'stop' && choice.finish_reason !== 'length') {
+                  throw new ProviderInterruption('intelligence_output_invalid', `The provider finished with ${choice.finish_reason}.`, { usage, model });
+                }
+                finishReason = choice.finish_reason;
+              }
+              const piece = choice?.delta?.content;
+              if (piece) {
+                text += piece;
+                yield piece;
+              }
+            }
+          } catch (error) {
+            if (error instanceof ProviderInterruption) throw error;
+            throw interrupted(error);
+          } finally {
+            // A consumer that stops early (the client left) must stop the upstream request too.
+            stream.controller.abort();
+          }
+          // Trap: an aborted stream ends the loop silently; only a finish reason means it completed.
+          if (both.aborted || finishReason === null) throw interrupted();
+          return { model: model ?? request.model, finishReason, usage, text };
+        },
+      };
+    },
+
+    async generateImage(request, signal) {
+      const deadline = AbortSignal.timeout(config.timeoutMs);
+      const both = AbortSignal.any([signal, deadline]);
+      let response: Response;
+      try {
+        // asResponse: resolves when the (2xx) headers arrive, which is where acceptance is decided.
+        response = await client.images
+          .generate({ model: request.model, prompt: request.prompt, n: 1, size: request.size, output_format: request.outputFormat }, { signal: both })
+          .asResponse();
+      } catch (error) {
+        throw rejectionOf(error, deadline, signal);
+      }
+      let body: unknown;
+      try {
+        body = await response.json();
+      } catch {
+        if (signal.aborted) throw new ProviderInterruption('client_disconnected', 'The client went away while the image was downloading.');
+        if (deadline.aborted) throw new ProviderInterruption('intelligence_provider_timeout', 'The image passed its deadline.');
+        throw new ProviderInterruption('intelligence_interrupted', 'The image response broke off.');
+      }
+      const parsed = body as { model?: unknown; data?: { b64_json?: unknown }[]; usage?: { input_tokens?: unknown; output_tokens?: unknown } };
+      const b64 = parsed.data?.[0]?.b64_json;
+      const usage =
+        typeof parsed.usage?.input_tokens === 'number' && typeof parsed.usage.output_tokens === 'number'
+          ? { inputTokens: parsed.usage.input_tokens, outputTokens: parsed.usage.output_tokens }
+          : null;
+      const model = typeof parsed.model === 'string' ? parsed.model : request.model;
+      if (typeof b64 !== 'string' || b64.length === 0) {
+        throw new ProviderInterruption('intelligence_output_invalid', 'The provider answered no base64 image.', { usage, model });
+      }
+      return { bytes: Buffer.from(b64, 'base64'), model, usage };
+    },
+  };
+}
