@@ -152,17 +152,17 @@ async function holdCapacity(tx: DatabaseTransactionConnection, reservation: Rese
 
   const org = await tx.maybeOne(sql.type(committedRow)`
     INSERT INTO organization_intelligence_spend AS s (organization_id, month_start, committed_microdollars)
-    SELECT ${reservation.organizationId}, ${reservation.monthStart}, ${cost} WHERE ${cost} <= ${settings.budget}
+    SELECT ${reservation.organizationId}::uuid, ${reservation.monthStart}::timestamptz, ${cost}::bigint WHERE ${cost}::bigint <= ${settings.budget}::bigint
     ON CONFLICT (organization_id, month_start) DO UPDATE SET committed_microdollars = s.committed_microdollars + EXCLUDED.committed_microdollars
-     WHERE s.committed_microdollars + EXCLUDED.committed_microdollars <= ${settings.budget}
+     WHERE s.committed_microdollars + EXCLUDED.committed_microdollars <= ${settings.budget}::bigint
     RETURNING s.committed_microdollars AS committed`);
   if (!org) throw refusal('intelligence_budget_exhausted', settings.budget, await committedOf(tx, 'organization', reservation));
 
   const maxConcurrent = settings.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_INTELLIGENCE;
   const slot = await tx.maybeOne(sql.type(z.object({ inFlight: z.number() }))`
     INSERT INTO organization_intelligence_slots AS s (organization_id, in_flight)
-    SELECT ${reservation.organizationId}, 1 WHERE 1 <= ${maxConcurrent}
-    ON CONFLICT (organization_id) DO UPDATE SET in_flight = s.in_flight + 1 WHERE s.in_flight + 1 <= ${maxConcurrent}
+    SELECT ${reservation.organizationId}::uuid, 1 WHERE 1 <= ${maxConcurrent}::integer
+    ON CONFLICT (organization_id) DO UPDATE SET in_flight = s.in_flight + 1 WHERE s.in_flight + 1 <= ${maxConcurrent}::integer
     RETURNING s.in_flight AS "inFlight"`);
   if (!slot) {
     throw new AppError('intelligence_concurrency_exhausted', `At most ${maxConcurrent} intelligence executions run at once for this organization.`, {
@@ -175,7 +175,7 @@ async function holdCapacity(tx: DatabaseTransactionConnection, reservation: Rese
   const limit = settings.sublimit;
   const installation = await tx.maybeOne(sql.type(committedRow)`
     INSERT INTO installation_intelligence_spend AS s (installation_id, month_start, committed_microdollars)
-    SELECT ${reservation.installationId}, ${reservation.monthStart}, ${cost} WHERE ${limit}::bigint IS NULL OR ${cost} <= ${limit}::bigint
+    SELECT ${reservation.installationId}::uuid, ${reservation.monthStart}::timestamptz, ${cost}::bigint WHERE ${limit}::bigint IS NULL OR ${cost}::bigint <= ${limit}::bigint
     ON CONFLICT (installation_id, month_start) DO UPDATE SET committed_microdollars = s.committed_microdollars + EXCLUDED.committed_microdollars
      WHERE ${limit}::bigint IS NULL OR s.committed_microdollars + EXCLUDED.committed_microdollars <= ${limit}::bigint
     RETURNING s.committed_microdollars AS committed`);
@@ -253,12 +253,12 @@ export async function completeReservation(db: Db & { transaction: DatabaseTransa
     }
     const delta = (moved.chargedMicrodollars ?? 0) - moved.reservedMicrodollars;
     await tx.query(sql.type(z.object({}))`
-      UPDATE organization_intelligence_spend SET committed_microdollars = committed_microdollars + ${delta}
+      UPDATE organization_intelligence_spend SET committed_microdollars = committed_microdollars + ${delta}::bigint
        WHERE organization_id = ${moved.organizationId} AND month_start = ${moved.monthStart}`);
     await tx.query(sql.type(z.object({}))`
       UPDATE organization_intelligence_slots SET in_flight = in_flight - 1 WHERE organization_id = ${moved.organizationId}`);
     await tx.query(sql.type(z.object({}))`
-      UPDATE installation_intelligence_spend SET committed_microdollars = committed_microdollars + ${delta}
+      UPDATE installation_intelligence_spend SET committed_microdollars = committed_microdollars + ${delta}::bigint
        WHERE installation_id = ${moved.installationId} AND month_start = ${moved.monthStart}`);
     return moved;
   });

@@ -89,11 +89,14 @@ export function useCaller(options: TestAppOptions & CallerOptions = {}): TestCon
 
 export type WorkerTestContext = TestContext & { taskQueue: string; temporal: Connection };
 
+/** Overrides of the app's dependencies, or a function making them once earlier hooks ran (e.g. a started loopback provider's address). */
+export type DepsOverrides = Partial<AppDeps> | (() => Partial<AppDeps>);
+
 /**
  * An app and a real platform worker sharing a task queue of their own, on the run's Temporal dev
  * server, for tests of workflows end to end.
  */
-export function useTestAppWithWorker(options: { name: string; overrides?: Partial<AppDeps>; workerDeps?: Omit<ActivityDeps, 'db'> }): WorkerTestContext {
+export function useTestAppWithWorker(options: { name: string; overrides?: DepsOverrides; workerDeps?: Omit<ActivityDeps, 'db'>; listen?: boolean }): WorkerTestContext {
   const ctx = { taskQueue: `${options.name}-${process.pid}-${Date.now()}` } as WorkerTestContext;
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
@@ -101,7 +104,13 @@ export function useTestAppWithWorker(options: { name: string; overrides?: Partia
   beforeAll(async () => {
     ctx.db = await createTestDatabase();
     ctx.temporal = lazyTemporalConnection(inject('temporalAddress'));
-    ctx.app = await buildTestApp(ctx.db.pool, { temporal: { connection: ctx.temporal, namespace: 'default', taskQueue: ctx.taskQueue }, ...options.overrides });
+    const overrides = typeof options.overrides === 'function' ? options.overrides() : options.overrides;
+    ctx.app = await buildTestApp(ctx.db.pool, { temporal: { connection: ctx.temporal, namespace: 'default', taskQueue: ctx.taskQueue }, ...overrides });
+    if (options.listen) {
+      await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+      const address = ctx.app.server.address();
+      ctx.url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    }
     workerConnection = await NativeConnection.connect({ address: inject('temporalAddress') });
     worker = await createPlatformWorker({ connection: workerConnection, namespace: 'default', taskQueue: ctx.taskQueue, deps: { db: ctx.db.pool, ...options.workerDeps }, shutdownGraceTime: '1s' });
     running = worker.run();

@@ -170,6 +170,8 @@ export class ScriptedProvider {
     }
     if (turn.kind === 'stall') return; // silence until the client leaves
     if (turn.kind === 'drop') {
+      // Let what was written reach the client first: the cut comes after acceptance.
+      await sleep(50);
       res.socket?.destroy();
       return;
     }
