@@ -19,6 +19,8 @@ export type ChatTurn = {
   finishReason?: 'stop' | 'length' | 'content_filter';
   /** Headers are held until this settles (keeps a request dispatched but unanswered). */
   holdUntil?: Promise<unknown>;
+  /** Awaited before chunk `index` is sent: a test paces the stream by what its client has seen. */
+  beforeChunk?: (index: number) => Promise<unknown>;
 };
 export type ScriptedTurn =
   | ChatTurn
@@ -163,8 +165,9 @@ export class ScriptedProvider {
     });
     send(chunk({ role: 'assistant', content: '' }, null));
     const delay = turn.kind === 'chat' ? (turn.chunkDelayMs ?? 0) : 0;
-    for (const piece of turn.chunks) {
+    for (const [index, piece] of turn.chunks.entries()) {
       if (delay > 0) await sleep(delay);
+      if (turn.kind === 'chat' && turn.beforeChunk) await turn.beforeChunk(index);
       if (res.destroyed) return;
       send(chunk({ content: piece }, null));
     }
