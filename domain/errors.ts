@@ -46,7 +46,6 @@ export const errorCatalog = {
   intelligence_budget_exhausted: { status: 429, title: "The organization's monthly intelligence budget cannot cover this request's maximum cost." },
   intelligence_sublimit_exhausted: { status: 429, title: "The installation's monthly intelligence sublimit cannot cover this request's maximum cost." },
   intelligence_concurrency_exhausted: { status: 429, title: "The organization's concurrent intelligence executions are all in use." },
-  intelligence_input_too_large: { status: 413, title: 'The request is larger than the generation input bound.' },
   intelligence_reservation_expired: { status: 409, title: 'The reservation expired before the request was dispatched; nothing was generated or charged.' },
   intelligence_request_failed: { status: 409, title: 'This Idempotency-Key belongs to a request that failed after the provider accepted it (a billable failure); use a new key.' },
   intelligence_provider_rate_limited: { status: 503, title: 'The model provider is rate limiting this service; nothing was charged.' },

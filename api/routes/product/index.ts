@@ -34,6 +34,8 @@ export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (
     intelligence: options.intelligence,
     admission: runtimeAdmission(options.db, leases),
   };
+  // Runtime bodies are JSON only: a text/plain body is 415, not a string the schema then refuses.
+  app.removeContentTypeParser('text/plain');
   registerRuntimeAccess(app, deps.admission);
   await app.register(runtimeRoutes, {
     ...deps,

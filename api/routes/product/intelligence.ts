@@ -101,7 +101,7 @@ export const intelligenceRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
           'replays a settled answer (no second model call); another body is 422. With no provider configured the answer is the unavailable envelope.',
         body: generateInputSchema,
         response: { 200: runtimeEnvelope('service.generation', generationSchema) },
-        problems: [...meteredProblems, 'intelligence_input_too_large'],
+        problems: [...meteredProblems, 'payload_too_large'],
       },
     },
     async (request, reply) => {
@@ -139,7 +139,7 @@ export const intelligenceRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
           'configured price per image. With no image model configured the answer is the unavailable envelope.',
         body: generateImageInputSchema,
         response: { 200: runtimeEnvelope('service.generated-image', generatedImageSchema) },
-        problems: [...meteredProblems],
+        problems: [...meteredProblems, 'payload_too_large'],
       },
     },
     async (request, reply) => {
