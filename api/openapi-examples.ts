@@ -179,6 +179,8 @@ export type OperationExamples = {
   responses?: Record<string, ExampleSet>;
   /** text/markdown body of the 200, when the operation offers it. */
   markdown?: string;
+  /** application/x-ndjson body of the 200 (a stream of events, one JSON text per line), when the operation offers it. */
+  ndjson?: string;
 };
 
 const one = (value: unknown): ExampleSet => ({ value });

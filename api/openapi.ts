@@ -26,6 +26,7 @@ import type { ErrorCode } from '../domain/errors.ts';
 import { LEGACY_VERSION, MODERN_VERSION, PROTOCOL_VERSION_META_KEY } from './routes/mcp/protocol.ts';
 import { toolsByName } from './routes/mcp/tools.ts';
 import { bindingDecisionExamples, runtimeExamples, runtimeOperationDocs } from './routes/product/openapi-docs.ts';
+import { intelligenceExamples, intelligenceOperationDocs } from './routes/product/intelligence-docs.ts';
 import { operationExamples, parameterExamples, planRevision, problemExample } from './openapi-examples.ts';
 import type { ExampleSet } from './openapi-examples.ts';
 
@@ -361,6 +362,7 @@ const operations: Record<string, OperationDoc> = {
   undoProposal: { responses: { 202: { description: 'The undo has started.' } } },
   // Product Runtime (its own table: api/routes/product/openapi-docs.ts)
   ...(runtimeOperationDocs as Record<string, OperationDoc>),
+  ...(intelligenceOperationDocs as Record<string, OperationDoc>),
 };
 
 /** Operation ids the document publishes (for tests and the export script). */
@@ -581,7 +583,7 @@ const undocumented: OperationDoc = { responses: {} };
 function completeOperation(path: string, operation: Operation): void {
   const id = operation.operationId ?? '';
   const doc = operations[id] ?? undocumented;
-  const examples = operationExamples[id] ?? runtimeExamples[id] ?? bindingDecisionExamples[id] ?? {};
+  const examples = operationExamples[id] ?? runtimeExamples[id] ?? intelligenceExamples[id] ?? bindingDecisionExamples[id] ?? {};
 
   for (const parameter of operation.parameters ?? []) {
     const name = String(parameter['name']);
@@ -612,6 +614,15 @@ function completeOperation(path: string, operation: Operation): void {
     if (json) applyExamples(json, examples.responses?.[status]);
     if (id === 'readNote' && status === '200' && content) {
       response['content'] = { ...content, 'text/markdown': { schema: { type: 'string', description: 'The raw Markdown.' }, example: examples.markdown } };
+    }
+    if (examples.ndjson !== undefined && status === '200' && content) {
+      response['content'] = {
+        ...content,
+        'application/x-ndjson': {
+          schema: { type: 'string', description: 'One JSON event per line: ready, zero or more delta, done (GenerationStreamEvent in the SDK).' },
+          example: examples.ndjson,
+        },
+      };
     }
     responses[status] = response;
   }

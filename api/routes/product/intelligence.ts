@@ -25,7 +25,7 @@ import type { RuntimeRouteDeps } from './kit.ts';
 import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from './kit.ts';
 import { MeteredRuns } from './metered-runs.ts';
 
-const tags = ['product-runtime-intelligence'];
+const tags = ['product-runtime'];
 const execute = { runtime: { scope: 'intelligence.execute' } } as const;
 
 /** Refusals every metered operation may answer, beyond the chain's. */
@@ -70,7 +70,7 @@ function disconnectSignal(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
-const receiptParams = z.strictObject({ receiptId: z.string().min(1).max(100) });
+const receiptParams = z.strictObject({ receiptId: z.string().min(1).max(100).describe('The usage receipt id (the generationId of the request).') });
 const receiptPage = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(50).describe('Receipts per page, at most 200.'),
   cursor: z.string().max(512).optional().describe('nextCursor of the previous page (opaque).'),
