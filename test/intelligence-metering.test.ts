@@ -1,6 +1,7 @@
 // The spec's intelligence usage reservation table, row by row, against a scripted OpenAI-compatible
 // provider on loopback (its call count shows when the model was and was not called), real Postgres
 // and real Temporal: reserve → dispatch → settle | release | billable failure | expiry, replay.
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -89,6 +90,15 @@ describe('provider completes: settled at the actual cost, receipt returned', () 
     expect(first.receipts).toHaveLength(1);
     const next = await rt.request('GET', `/intelligence/usage?limit=1&cursor=${first.nextCursor}`);
     expect((data(next) as { receipts: { id: string }[] }).receipts[0]!.id).toBe(id);
+    // The operator sees the same through the ops CLI.
+    const cli = (...args: string[]) => spawnSync(process.execPath, ['scripts/ops.ts', ...args], { env: { ...process.env, DATABASE_URL: ctx.db.url }, encoding: 'utf8' });
+    const listed = cli('usage', 'list', '--org', chain.organizationId, '--limit', '1');
+    expect(listed.status, listed.stderr).toBe(0);
+    expect((JSON.parse(listed.stdout) as { receipts: { id: string }[] }).receipts).toHaveLength(1);
+    const shown = cli('usage', 'get', '--org', chain.organizationId, '--id', id);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ id, outcome: 'settled' });
+    const budgetCli = cli('usage', 'budget', '--installation', chain.installationId);
+    expect(JSON.parse(budgetCli.stdout)).toMatchObject({ organization: { budgetMicrodollars: BUDGET } });
     const budget = await rt.request('GET', '/intelligence/budget');
     expect(data(budget)).toMatchObject({ organization: { budgetMicrodollars: BUDGET, maxConcurrent: 20, inFlight: 0 }, installation: { sublimitMicrodollars: null } });
   });

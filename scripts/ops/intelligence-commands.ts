@@ -1,0 +1,37 @@
+// System Operations for metered intelligence (domain/intelligence/ledger.ts): an organization's
+// usage receipts and an installation's budget as the runtime reports them. Budgets themselves are
+// set with `org set-runtime` and `installation set-sublimit`. Spread into the CLI by scripts/ops.ts.
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { getBudget, getReceipt, listReceipts } from '../../domain/intelligence/ledger.ts';
+import { AppError } from '../../domain/errors.ts';
+import { command } from './commands.ts';
+import type { Command } from './commands.ts';
+
+const id = (what: string) => z.uuid().describe(`${what} id (UUID)`);
+
+export const intelligenceCommands: Record<string, Record<string, Command>> = {
+  usage: {
+    list: command(
+      "List an organization's usage receipts (service.product-intelligence-usage), newest first",
+      z.object({
+        org: id('organization'),
+        installation: id('installation').optional(),
+        limit: z.coerce.number().int().min(1).max(200).optional().describe('receipts per page (default 50, at most 200)'),
+        cursor: z.string().max(512).optional().describe('nextCursor of the previous page'),
+      }),
+      (db, o) => listReceipts(db, o.org, { limit: o.limit ?? 50, cursor: o.cursor, installationId: o.installation }),
+    ),
+    get: command('Show one usage receipt', z.object({ org: id('organization'), id: id('receipt') }), (db, o) => getReceipt(db, o.org, o.id)),
+    budget: command(
+      "Show this month's intelligence budget, commitments and executions in flight for an installation and its organization",
+      z.object({ installation: id('installation') }),
+      async (db, o) => {
+        const row = await db.maybeOne(sql.type(z.object({ organizationId: z.uuid() }))`
+          SELECT organization_id AS "organizationId" FROM product_installations WHERE id = ${o.installation}`);
+        if (!row) throw new AppError('installation_not_found');
+        return getBudget(db, row.organizationId, o.installation);
+      },
+    ),
+  },
+};
