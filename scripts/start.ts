@@ -130,6 +130,11 @@ try {
       `  workspaceId  ${demo.workspaceId}`,
       `  mappingId    ${demo.mappingId}`,
       `  Product Runtime credential ${product.credential}   (installation of a demo product, write grant on the demo vault ${demo.vaultId})`,
+      `  Intelligence ${
+        config.INTELLIGENCE_PROVIDER_BASE_URL && config.INTELLIGENCE_PROVIDER_API_KEY && config.INTELLIGENCE_TEXT_MODEL
+          ? `${config.INTELLIGENCE_TEXT_MODEL} at ${config.INTELLIGENCE_PROVIDER_BASE_URL} (metered against the demo organization's US$5 monthly budget)`
+          : 'not configured: generate answers the unavailable envelope (set INTELLIGENCE_PROVIDER_BASE_URL, _API_KEY and INTELLIGENCE_TEXT_MODEL; docs/intelligence.md)'
+      }`,
       '',
       'Try:',
       `  curl -s ${auth} "${api.url}/api/dev/notes?mappingId=${demo.mappingId}"`,
@@ -137,6 +142,9 @@ try {
       `  curl -s ${auth} "${api.url}/api/dev/automation/proposals?workspaceId=${demo.workspaceId}"`,
       `  curl -s ${runtime} ${api.url}/api/product/v1/capabilities`,
       `  curl -s ${runtime} ${api.url}/api/product/v1/vaults/${demo.vaultId}/notes`,
+      `  curl -s ${runtime} -H "Idempotency-Key: demo-$(date +%s)" -H "Content-Type: application/json" -H "Accept: application/x-ndjson" \\`,
+      `       -d '{"intent":{"context":"plan","task":"A five-minute warm-up on equivalent fractions"}}' ${api.url}/api/product/v1/intelligence/education/generate`,
+      `  curl -s ${runtime} ${api.url}/api/product/v1/intelligence/budget`,
       '',
       'Operations CLI: npm run ops -- --help      Stop: Ctrl-C',
       '',

@@ -12,6 +12,7 @@ import {
   assignWorkspace,
   createInstallation,
   createOrganization,
+  setProductRuntimeSettings,
   createProductDefinition,
   createServicePrincipal,
   grantVault,
@@ -24,8 +25,8 @@ import { createScope, grantScope } from '../../domain/context-scopes/scopes.ts';
 const stateSchema = z.object({ organizationId: z.uuid(), installationId: z.uuid(), vaultId: z.uuid(), credential: z.string() });
 export type DemoProduct = z.infer<typeof stateSchema>;
 
-/** The scopes of the demo credential: the core operations' (intelligence, media and connections come with their issues). */
-const demoScopes: Scope[] = ['runtime.read', 'notes.read', 'notes.write', 'vaults.bind', 'scopes.read', 'memory.propose'];
+/** The scopes of the demo credential: the core operations' and intelligence (media and connections come with their issues). */
+const demoScopes: Scope[] = ['runtime.read', 'notes.read', 'notes.write', 'vaults.bind', 'scopes.read', 'memory.propose', 'intelligence.execute'];
 
 export async function ensureDemoProduct(db: DatabasePool, demo: { workspaceId: string; vaultId: string }, stateFile: string): Promise<DemoProduct> {
   if (existsSync(stateFile)) {
@@ -38,6 +39,8 @@ export async function ensureDemoProduct(db: DatabasePool, demo: { workspaceId: s
   const state = await db.transaction(async (tx) => {
     const org = await createOrganization(tx, { name: 'Demo district' });
     await assignWorkspace(tx, { organizationId: org.id, workspaceId: demo.workspaceId });
+    // US$5 a month and four executions at once: enough to try generate once a provider is configured.
+    await setProductRuntimeSettings(tx, org.id, { intelligenceBudgetMicrodollarsMonthly: 5_000_000, maxConcurrentIntelligence: 4 });
     const product = await createProductDefinition(tx, { slug: `demo-studio-${org.id.slice(0, 8)}`, name: 'Demo Lesson Studio', redirectUris: ['https://studio.example.test'] });
     const installation = await createInstallation(tx, { organizationId: org.id, productDefinitionId: product.id, workspaceId: demo.workspaceId });
     const principal = await createServicePrincipal(tx, { installationId: installation.id, name: 'demo-studio-backend' });
