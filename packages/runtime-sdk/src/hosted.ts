@@ -1,15 +1,27 @@
 // The hosted adapter: the runtime's operations over HTTP to {baseUrl}/api/product/v1, with an
 // installation's service credential. It pins the runtime version, sends an Idempotency-Key on every
-// applied write (the caller's, or a fresh one), parses every answer with the same schemas the
+// applied write and metered request (the caller's, or a fresh one), parses every answer with the same schemas the
 // service serializes with, and turns problem+json refusals into RuntimeError with the stable code.
 // It needs only fetch, Web Crypto and TextDecoder, so it runs in browsers and workers as in Node.
 import type { z } from 'zod';
 import { envelopeSchema, RUNTIME_VERSION, RUNTIME_VERSION_HEADER } from './envelope.ts';
 import type { BindVaultInput, PublishNoteInput } from './dto/core.ts';
 import type { MemoryCandidateInput } from './dto/scopes.ts';
+import { generationStreamEventSchema } from './dto/intelligence.ts';
+import type { GenerateImageInput, GenerateInput, GenerationStreamEvent } from './dto/intelligence.ts';
 import { NDJSON_CONTENT_TYPE, problemOf, readNdjson } from './ndjson.ts';
-import { dtoSchemas, parseEnvelope, RuntimeResponseError, runtimeOperations } from './operations.ts';
-import type { CallOptions, PageInput, RuntimeAdapter, RuntimeEnvelope, RuntimeKind, RuntimeOperationName, WriteOptions } from './operations.ts';
+import { dtoSchemas, parseEnvelope, RuntimeResponseError, RuntimeUnavailableError, runtimeOperations } from './operations.ts';
+import type {
+  CallOptions,
+  GenerationStream,
+  PageInput,
+  RuntimeAdapter,
+  RuntimeEnvelope,
+  RuntimeKind,
+  RuntimeOperationName,
+  UsageReceiptPageInput,
+  WriteOptions,
+} from './operations.ts';
 
 export { readNdjson };
 
@@ -96,10 +108,19 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
     if ([...query].length > 0) path += `?${query.toString()}`;
     const response = await send(path, { method: op.method, body: input.body, accept: 'application/json', idempotencyKey: input.idempotencyKey, signal: input.signal });
     if (!response.ok) throw await problemOf(response, input.idempotencyKey);
+    checkVersion(response);
+    return envelopeOf(name, response);
+  }
+
+  const checkVersion = (response: Response) => {
     const answered = response.headers.get(RUNTIME_VERSION_HEADER);
     if (answered !== null && answered !== RUNTIME_VERSION) {
       throw new RuntimeResponseError(`Runtime version ${answered} answered; this SDK speaks ${RUNTIME_VERSION}.`, { status: response.status });
     }
+  };
+
+  async function envelopeOf<N extends RuntimeOperationName>(name: N, response: Response): Promise<RuntimeEnvelope<(typeof runtimeOperations)[N]['kind']>> {
+    const kind = runtimeOperations[name].kind;
     const text = await response.text();
     let json: unknown;
     try {
@@ -107,7 +128,31 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
     } catch (cause) {
       throw new RuntimeResponseError(`${name} answered HTTP ${response.status} with a body that is not JSON.`, { status: response.status, cause });
     }
-    return parseEnvelope(op.kind, json, schemaOf(op.kind), response.status);
+    return parseEnvelope(kind, json, schemaOf(kind), response.status);
+  }
+
+  /**
+   * The NDJSON form of generate. Sent on the first step of the iteration, with the key fixed now so
+   * the caller holds it before anything can fail. Refusals are problem+json (RuntimeError with the
+   * key); a service without a model provider answers the unavailable JSON envelope even here, which
+   * becomes RuntimeUnavailableError rather than an empty stream a product could mistake for silence.
+   */
+  function generateStream(input: GenerateInput, o?: WriteOptions): GenerationStream {
+    const idempotencyKey = o?.idempotencyKey ?? newKey();
+    async function* events(): AsyncGenerator<GenerationStreamEvent, void, undefined> {
+      const response = await send(runtimeOperations.generate.path, { method: 'POST', body: input, accept: NDJSON_CONTENT_TYPE, idempotencyKey, signal: o?.signal });
+      if (!response.ok) throw await problemOf(response, idempotencyKey);
+      checkVersion(response);
+      const mediaType = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+      if (mediaType === 'application/json') {
+        const answer = await envelopeOf('generate', response);
+        if (answer.status === 'unavailable' && answer.missing.length > 0) throw new RuntimeUnavailableError(answer, { idempotencyKey });
+        throw new RuntimeResponseError(`generate answered a ${answer.status} JSON envelope to a stream request.`, { status: response.status });
+      }
+      // readNdjson checks the content type and the event order; returning early cancels the body.
+      yield* readNdjson(response, { schema: generationStreamEventSchema });
+    }
+    return Object.assign(events(), { idempotencyKey });
   }
 
   const page = (input: PageInput | undefined) => ({ limit: input?.limit, cursor: input?.cursor });
@@ -138,6 +183,14 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
     createSharedMemoryCandidate: (scopeId: string, input: MemoryCandidateInput, o?: WriteOptions) =>
       call('createSharedMemoryCandidate', { params: { scopeId }, body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
     getMemoryCandidate: (scopeId: string, candidateId: string, o?: CallOptions) => call('getMemoryCandidate', { params: { scopeId, candidateId }, signal: o?.signal }),
+    // Metered: always keyed, so a retry with the same key replays instead of paying twice.
+    generate: (input: GenerateInput, o?: WriteOptions) => call('generate', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
+    generateStream,
+    generateImage: (input: GenerateImageInput, o?: WriteOptions) => call('generateImage', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
+    listUsageReceipts: (p?: UsageReceiptPageInput, o?: CallOptions) =>
+      call('listUsageReceipts', { query: { ...page(p), installationId: p?.installationId }, signal: o?.signal }),
+    getUsageReceipt: (receiptId: string, o?: CallOptions) => call('getUsageReceipt', { params: { receiptId }, signal: o?.signal }),
+    getIntelligenceBudget: (o?: CallOptions) => call('getIntelligenceBudget', { signal: o?.signal }),
   };
 }
 

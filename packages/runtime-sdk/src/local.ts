@@ -2,7 +2,8 @@
 // Obsidian-style vault: nested folders of .md files; dot-folders such as .obsidian/ and .git/ are
 // not notes). It works offline, never opens a network connection and never uploads anything: what
 // only the hosted service has (workspace, vault bindings, context scopes, shared memory, domain
-// composition) answers the explicit `unavailable` envelope with reason `hosted_only`.
+// composition, metered intelligence) answers the explicit `unavailable` envelope with reason
+// `hosted_only`. It never calls a model: a streamed generate throws RuntimeUnavailableError.
 //
 // Notes follow the hosted rules so a product sees one contract: the same path rules (invalid →
 // invalid_path), revision (sha256 of the UTF-8 content), title and links, bytewise order and opaque
@@ -16,8 +17,9 @@ import type { MissingPart } from './envelope.ts';
 import { capabilityIds, publishNoteInputSchema } from './dto/core.ts';
 import type { Capability, CapabilityId, PublishNoteInput } from './dto/core.ts';
 import { compareBytewise, deriveNote, noteLimits, pathKey, pathProblem, unifiedDiff } from './notes.ts';
-import { RuntimeError } from './operations.ts';
-import type { DtoOf, PageInput, RuntimeAdapter, RuntimeEnvelope, WriteOptions } from './operations.ts';
+import type { GenerationStreamEvent } from './dto/intelligence.ts';
+import { RuntimeError, RuntimeUnavailableError } from './operations.ts';
+import type { DtoOf, GenerationStream, PageInput, RuntimeAdapter, RuntimeEnvelope, WriteOptions } from './operations.ts';
 
 export type LocalRuntimeOptions = {
   /** The vault folder. */
@@ -398,6 +400,21 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
   }
 
   const scopeDetail = 'Context scopes are resolved by the hosted service; a local runtime has none.';
+  const intelligenceDetail = `${localCapabilityDetail['intelligence.generate']} A local runtime never calls a model.`;
+
+  /**
+   * The stream of a generate that cannot run here: its first step throws RuntimeUnavailableError
+   * (reason hosted_only), as the hosted adapter does when the service has no model, rather than
+   * ending quietly with no events. It keeps the WriteOptions contract: the key is fixed up front.
+   */
+  function generateStream(_input: unknown, o?: WriteOptions): GenerationStream {
+    const idempotencyKey = o?.idempotencyKey ?? newKey();
+    async function* events(): AsyncGenerator<GenerationStreamEvent, void, undefined> {
+      throw new RuntimeUnavailableError(unavailable('service.generation', hostedOnly('intelligence', intelligenceDetail)), { idempotencyKey });
+    }
+    return Object.assign(events(), { idempotencyKey });
+  }
+
   return {
     adapter: 'local',
     vaultId,
@@ -418,5 +435,11 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     getScopeMemory: async () => unavailable('runtime.scope-memory', hostedOnly('scope.memory', localCapabilityDetail['shared-memory.propose'])),
     createSharedMemoryCandidate: async () => unavailable('runtime.memory-candidate', hostedOnly('memory-candidate', `${localCapabilityDetail['shared-memory.propose']} Nothing is uploaded.`)),
     getMemoryCandidate: async () => unavailable('runtime.memory-candidate-status', hostedOnly('memory-candidate', localCapabilityDetail['shared-memory.propose'])),
+    generate: async () => unavailable('service.generation', hostedOnly('intelligence', intelligenceDetail)),
+    generateStream,
+    generateImage: async () => unavailable('service.generated-image', hostedOnly('intelligence', intelligenceDetail)),
+    listUsageReceipts: async () => unavailable('service.product-intelligence-usage-list', hostedOnly('intelligence.usage', intelligenceDetail)),
+    getUsageReceipt: async () => unavailable('service.product-intelligence-usage', hostedOnly('intelligence.usage', intelligenceDetail)),
+    getIntelligenceBudget: async () => unavailable('service.intelligence-budget', hostedOnly('intelligence.budget', intelligenceDetail)),
   };
 }

@@ -3,7 +3,7 @@
 // becomes. Both adapters implement the interface; the server serializes its answers with the same
 // schemas, so a hosted answer that does not parse is a contract break, never silently accepted.
 import { z } from 'zod';
-import type { Envelope } from './envelope.ts';
+import type { Envelope, MissingPart, MissingReason } from './envelope.ts';
 import {
   bindingListSchema,
   bindingRequestSchema,
@@ -28,6 +28,8 @@ import {
   memoryCandidateStatusSchema,
 } from './dto/scopes.ts';
 import type { MemoryCandidateInput } from './dto/scopes.ts';
+import { generatedImageSchema, generationSchema, intelligenceBudgetSchema, usageReceiptListSchema, usageReceiptSchema } from './dto/intelligence.ts';
+import type { GeneratedImage, GenerateImageInput, GenerateInput, GenerationStreamEvent } from './dto/intelligence.ts';
 
 // ---- DTO schemas per kind --------------------------------------------------------------------
 
@@ -71,6 +73,12 @@ export const dtoSchemas = {
   'runtime.scope-memory': scopeMemorySchema,
   'runtime.memory-candidate': memoryCandidateSchema,
   'runtime.memory-candidate-status': memoryCandidateStatusSchema,
+  // Metered intelligence: the service's kinds (`service.*`), parsed like the runtime's own.
+  'service.generation': generationSchema,
+  'service.generated-image': generatedImageSchema,
+  'service.product-intelligence-usage-list': usageReceiptListSchema,
+  'service.product-intelligence-usage': usageReceiptSchema,
+  'service.intelligence-budget': intelligenceBudgetSchema,
 } as const;
 export type RuntimeKind = keyof typeof dtoSchemas;
 /** The `data` type of a kind. */
@@ -87,6 +95,16 @@ export type WriteOptions = CallOptions & {
   idempotencyKey?: string;
 };
 export type PageInput = { limit?: number; cursor?: string };
+/** A page of usage receipts; `installationId` narrows to one installation of the caller's organization. */
+export type UsageReceiptPageInput = PageInput & { installationId?: string };
+
+/**
+ * A streamed `generate`: iterate it with `for await` (the request is sent on the first step) to get
+ * `ready`, each `delta`, then `done`. `idempotencyKey` is the key it is sent with, known before
+ * anything is sent: pass it again to retry (a settled request replays, no second model call).
+ * Breaking out of the loop (or `return()`) cancels the body; the service aborts its provider request.
+ */
+export type GenerationStream = AsyncGenerator<GenerationStreamEvent, void, undefined> & { readonly idempotencyKey: string };
 
 /** Where an operation lives on the hosted runtime (`/api/product/v1` + path), its kind and the credential scope it needs. */
 export type OperationRoute = { method: 'GET' | 'POST'; path: string; kind: RuntimeKind; scope: string | null; vault: boolean };
@@ -109,6 +127,11 @@ export const runtimeOperations = {
   getScopeMemory: { method: 'GET', path: '/scopes/:scopeId/memory', kind: 'runtime.scope-memory', scope: 'scopes.read', vault: false },
   createSharedMemoryCandidate: { method: 'POST', path: '/scopes/:scopeId/memory-candidates', kind: 'runtime.memory-candidate', scope: 'memory.propose', vault: false },
   getMemoryCandidate: { method: 'GET', path: '/scopes/:scopeId/memory-candidates/:candidateId', kind: 'runtime.memory-candidate-status', scope: 'memory.propose', vault: false },
+  generate: { method: 'POST', path: '/intelligence/education/generate', kind: 'service.generation', scope: 'intelligence.execute', vault: false },
+  generateImage: { method: 'POST', path: '/intelligence/education/generate-image', kind: 'service.generated-image', scope: 'intelligence.execute', vault: false },
+  listUsageReceipts: { method: 'GET', path: '/intelligence/usage', kind: 'service.product-intelligence-usage-list', scope: 'intelligence.execute', vault: false },
+  getUsageReceipt: { method: 'GET', path: '/intelligence/usage/:receiptId', kind: 'service.product-intelligence-usage', scope: 'intelligence.execute', vault: false },
+  getIntelligenceBudget: { method: 'GET', path: '/intelligence/budget', kind: 'service.intelligence-budget', scope: 'intelligence.execute', vault: false },
 } as const satisfies Record<string, OperationRoute>;
 export type RuntimeOperationName = keyof typeof runtimeOperations;
 
@@ -142,6 +165,32 @@ export interface RuntimeAdapter {
   createSharedMemoryCandidate(scopeId: string, input: MemoryCandidateInput, options?: WriteOptions): Promise<RuntimeEnvelope<'runtime.memory-candidate'>>;
   /** Follows a candidate through review to Forge's receipt (the Forge operation a product may watch). */
   getMemoryCandidate(scopeId: string, candidateId: string, options?: CallOptions): Promise<RuntimeEnvelope<'runtime.memory-candidate-status'>>;
+  /**
+   * Metered generation, answered whole once it settled (always keyed: yours or a generated one).
+   * Unavailable (data null) when the service has no model provider (`capability_not_configured`)
+   * or on the local adapter (`hosted_only`).
+   */
+  generate(input: GenerateInput, options?: WriteOptions): Promise<RuntimeEnvelope<'service.generation'>>;
+  /**
+   * The same generation as a stream of ready, delta… and done events. Where `generate` would answer
+   * the unavailable envelope, iterating throws RuntimeUnavailableError (its `envelope` is that answer).
+   */
+  generateStream(input: GenerateInput, options?: WriteOptions): GenerationStream;
+  /** One metered classroom image, base64 in `data.base64` (`generatedImageBytes` decodes it); always keyed. */
+  generateImage(input: GenerateImageInput, options?: WriteOptions): Promise<RuntimeEnvelope<'service.generated-image'>>;
+  /** The organization's usage receipts, newest first. */
+  listUsageReceipts(page?: UsageReceiptPageInput, options?: CallOptions): Promise<RuntimeEnvelope<'service.product-intelligence-usage-list'>>;
+  getUsageReceipt(receiptId: string, options?: CallOptions): Promise<RuntimeEnvelope<'service.product-intelligence-usage'>>;
+  /** This month's budget, what is committed against it, and what a new request can still reserve. */
+  getIntelligenceBudget(options?: CallOptions): Promise<RuntimeEnvelope<'service.intelligence-budget'>>;
+}
+
+/** The bytes of a generated image (the service checked their signature against `mediaType`). Browser-safe: no Buffer. */
+export function generatedImageBytes(image: Pick<GeneratedImage, 'base64'>): Uint8Array {
+  const binary = atob(image.base64);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
+  return bytes;
 }
 
 export type { BindVaultInput, PublishNoteInput, MemoryCandidateInput };
@@ -184,7 +233,24 @@ export type KnownRuntimeErrorCode =
   | 'invalid_idempotency_key'
   | 'idempotency_key_reused'
   | 'idempotency_in_flight'
-  | 'context_scope_not_found';
+  | 'context_scope_not_found'
+  | 'payload_too_large'
+  // Metered intelligence (docs/runtime-sdk.md, "Metered intelligence").
+  | 'intelligence_budget_missing'
+  | 'intelligence_budget_exhausted'
+  | 'intelligence_sublimit_exhausted'
+  | 'intelligence_concurrency_exhausted'
+  | 'intelligence_reservation_expired'
+  | 'intelligence_request_failed'
+  | 'intelligence_provider_rate_limited'
+  | 'intelligence_provider_refused'
+  | 'intelligence_provider_error'
+  | 'intelligence_provider_unreachable'
+  | 'intelligence_provider_timeout'
+  | 'intelligence_provider_misconfigured'
+  | 'intelligence_interrupted'
+  | 'intelligence_output_invalid'
+  | 'usage_receipt_not_found';
 export type RuntimeErrorCode = KnownRuntimeErrorCode | (string & {});
 
 /** A refusal of the runtime: the HTTP status, the stable `code`, and the problem's extensions. */
@@ -209,6 +275,32 @@ export class RuntimeError extends Error {
     this.detail = detail;
     this.requestId = requestId;
     this.extensions = extensions;
+    this.idempotencyKey = options.idempotencyKey;
+  }
+}
+
+/**
+ * A streamed operation that cannot stream because the capability is absent: the service answered
+ * the `unavailable` envelope instead (no model provider: `capability_not_configured`), or the
+ * adapter cannot do it (the local adapter: `hosted_only`). Not a refusal: nothing was reserved or
+ * charged. `code` is the first missing part's reason; `envelope` is the whole answer.
+ */
+export class RuntimeUnavailableError extends Error {
+  override readonly name = 'RuntimeUnavailableError';
+  readonly code: MissingReason;
+  readonly missing: MissingPart[];
+  readonly envelope: Envelope<string, unknown>;
+  /** The key the request was (or would have been) sent with. */
+  readonly idempotencyKey: string | undefined;
+
+  /** `answer` is an unavailable envelope; it names at least one missing part (the envelope contract). */
+  constructor(answer: Envelope<string, unknown>, options: { idempotencyKey?: string | undefined } = {}) {
+    const first = answer.missing[0];
+    if (answer.status !== 'unavailable' || !first) throw new TypeError('RuntimeUnavailableError needs an unavailable envelope naming what is missing');
+    super(answer.missing.map((m) => m.detail).join(' '));
+    this.code = first.reason;
+    this.missing = answer.missing;
+    this.envelope = answer;
     this.idempotencyKey = options.idempotencyKey;
   }
 }
