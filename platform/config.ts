@@ -6,6 +6,8 @@ import type { Allowances } from '../domain/usage.ts';
 import type { IntelligenceSettings } from '../domain/intelligence/setup.ts';
 
 const positiveInt = z.coerce.number().int().positive();
+/** An empty value (docker compose's `${VAR:-}`) means unset. */
+const unsetIfEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
 export const configSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
@@ -29,13 +31,13 @@ export const configSchema = z.object({
   PROPOSAL_EXPIRY_SECONDS: positiveInt.default(7 * 24 * 3600),
   // Metered intelligence (docs/intelligence.md): an OpenAI-compatible provider. Without a base URL,
   // key and text model, intelligence is unavailable (never generated locally). Prices in microdollars.
-  INTELLIGENCE_PROVIDER_BASE_URL: z.url().optional(),
-  INTELLIGENCE_PROVIDER_API_KEY: z.string().min(1).optional(),
-  INTELLIGENCE_TEXT_MODEL: z.string().min(1).optional(),
+  INTELLIGENCE_PROVIDER_BASE_URL: unsetIfEmpty(z.url()),
+  INTELLIGENCE_PROVIDER_API_KEY: unsetIfEmpty(z.string()),
+  INTELLIGENCE_TEXT_MODEL: unsetIfEmpty(z.string()),
   INTELLIGENCE_TEXT_INPUT_MICRODOLLARS_PER_MTOK: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
   INTELLIGENCE_TEXT_OUTPUT_MICRODOLLARS_PER_MTOK: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
   INTELLIGENCE_TEXT_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(16).max(16_384).default(2_048),
-  INTELLIGENCE_IMAGE_MODEL: z.string().min(1).optional(),
+  INTELLIGENCE_IMAGE_MODEL: unsetIfEmpty(z.string()),
   INTELLIGENCE_IMAGE_MICRODOLLARS_PER_IMAGE: z.coerce.number().int().min(0).max(100_000_000).default(0),
   INTELLIGENCE_PROVIDER_TIMEOUT_MS: positiveInt.default(120_000),
   INTELLIGENCE_RESERVATION_TTL_MS: positiveInt.default(60_000),
