@@ -3,6 +3,7 @@
 // repeated report and the API's "not reserved" signal. Each ends with exactly the ledger
 // transitions the spec's table asks for, and no other.
 import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import type { Completion, Reservation, ReservationState } from '../../domain/intelligence/ledger.ts';
 import { completeUpdate, intelligenceUsage, notReservedSignal, stageQuery } from '../../workflows/intelligence-usage.ts';
@@ -36,7 +37,7 @@ function ledger(initial: ReservationState | null) {
   };
 }
 
-const start = (client: import('@temporalio/client').Client, taskQueue: string) =>
+const start = (client: Client, taskQueue: string) =>
   client.workflow.start(intelligenceUsage, { taskQueue, workflowId: `intelligence-usage-${randomUUID()}`, args: [input] });
 
 describe('intelligenceUsage', () => {
