@@ -63,7 +63,7 @@ export async function getRuntimeContext(db: Db, caller: RuntimeContext, presenta
 
 /** What the service is configured with, beyond the database (the API's configuration). */
 export type ServiceConfiguration = {
-  /** A model provider is configured (intelligence; none exists before issue 12). */
+  /** A model provider is configured (domain/intelligence/setup.ts). */
   intelligenceProvider: boolean;
   /** The product definition has a domain composition (a pack assigned). */
   domainComposition: boolean;
