@@ -284,6 +284,11 @@ export const everyOperation = (target: ConformanceTarget): Array<[string, () => 
     ['getScopeMemory', () => runtime.getScopeMemory(scopeId)],
     ['createSharedMemoryCandidate', () => runtime.createSharedMemoryCandidate(scopeId, { content: 'Fractions come before ratios.' })],
     ['getMemoryCandidate', () => runtime.getMemoryCandidate(scopeId, '00000000-0000-4000-8000-000000000000')],
+    ['generate', () => runtime.generate({ intent: { context: 'plan', task: 'A warm-up on fractions' } })],
+    ['generateImage', () => runtime.generateImage({ context: 'teach', brief: { type: 'diagram', audience: 'grade 4', style: 'flat', orientation: 'square', altTextIntent: 'Two equal fractions' } })],
+    ['listUsageReceipts', () => runtime.listUsageReceipts()],
+    ['getUsageReceipt', () => runtime.getUsageReceipt('00000000-0000-4000-8000-000000000000')],
+    ['getIntelligenceBudget', () => runtime.getIntelligenceBudget()],
   ];
 };
 
@@ -307,6 +312,11 @@ conformanceCases.push({
       getScopeMemory: 'runtime.scope-memory',
       createSharedMemoryCandidate: 'runtime.memory-candidate',
       getMemoryCandidate: 'runtime.memory-candidate-status',
+      generate: 'service.generation',
+      generateImage: 'service.generated-image',
+      listUsageReceipts: 'service.product-intelligence-usage-list',
+      getUsageReceipt: 'service.product-intelligence-usage',
+      getIntelligenceBudget: 'service.intelligence-budget',
     };
     for (const [name, call] of everyOperation(target)) {
       const outcome = await call().then(

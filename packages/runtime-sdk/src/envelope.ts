@@ -76,6 +76,11 @@ export const dtoKinds = [
   'runtime.scope-memory',
   'runtime.memory-candidate',
   'runtime.memory-candidate-status',
+  'service.generation',
+  'service.generated-image',
+  'service.product-intelligence-usage',
+  'service.product-intelligence-usage-list',
+  'service.intelligence-budget',
 ] as const;
 export type DtoKind = (typeof dtoKinds)[number] | `service.${string}`;
 
