@@ -4,6 +4,7 @@
 // process; autocannon drives it from this one.
 //   npm run bench -- [--duration 10] [--connections 32] [--only read,inventory]
 //   npm run bench -- --suite import [--notes 10000] [--import-sample 500]   (bench/import.ts)
+//   npm run bench -- --suite intelligence [--duration 10]   (bench/intelligence.ts)
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -31,6 +32,7 @@ import { findOrStartPostgres } from '../platform/local-stack/postgres-server.ts'
 import { measureLatency, mcpToolCall, seedLargeVault } from './mcp.ts';
 import { automationSuite } from './automation.ts';
 import { importSuite } from './import.ts';
+import { runIntelligenceSuite } from './intelligence.ts';
 import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import type { LatencyStats } from './mcp.ts';
@@ -224,6 +226,13 @@ async function main() {
     const { token } = await issueAccessToken(db, { accountId: account.id, name: 'bench' });
     if (args.suite === 'all' || args.suite === 'import') await runImportSuite(db, account.id);
     if (args.suite === 'import') {
+      await db.end();
+      return;
+    }
+    if (args.suite === 'all' || args.suite === 'intelligence') {
+      await runIntelligenceSuite({ databaseUrl, env: serverEnv(databaseUrl), duration, startServer, stopServer, printTable });
+    }
+    if (args.suite === 'intelligence') {
       await db.end();
       return;
     }
