@@ -8,12 +8,16 @@
 //    generation and the provider reports when it saw that request's socket close (both clocks are
 //    performance.timeOrigin + performance.now() on this machine); target ≤ 250 ms;
 // 3. throughput under contention, 200 concurrent callers of one organization: whole JSON generate
-//    requests (baseline: the provider alone), and ledger.reserve alone against one organization's
-//    rows (baseline: a one-row counter increment per transaction, the floor of a hot row).
+//    requests (baselines: the provider alone, and the request's Temporal part alone: start the
+//    usage workflow and complete it with an update), and ledger.reserve alone against one
+//    organization's rows (baseline: a one-row counter increment per transaction, a hot row's floor).
+// The two steps before the provider call that cost most, the workflow start and the reserve, are
+// also timed one at a time, to show where the first delta's overhead goes.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { generateInputSchema } from '@hosted-notes/runtime-sdk';
@@ -36,6 +40,7 @@ import {
 } from '../domain/product-runtime/entities.ts';
 import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
+import { completeUpdate, intelligenceUsage } from '../workflows/intelligence-usage.ts';
 
 const TEXT_MODEL = 'bench-model';
 const PROVIDER_KEY = 'sk-bench-scripted';
@@ -229,6 +234,7 @@ export async function runIntelligenceSuite(input: IntelligenceSuiteInput): Promi
   const server = await input.startServer('app', env);
   // The API's pool size (DATABASE_POOL_SIZE default), so reserve alone competes for as many connections.
   const db = await createDatabasePool(input.databaseUrl, { maxPoolSize: 20 });
+  const connection = await Connection.connect({ address: temporal.address });
   const setMode = (mode: 'fast' | 'slow') =>
     getJson(`${provider.controlUrl}/mode`, z.object({ mode: z.string() }), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode }) });
   try {
@@ -284,27 +290,11 @@ export async function runIntelligenceSuite(input: IntelligenceSuiteInput): Promi
     }
     console.log(`  measured disconnect → upstream abort (${ABORT_SAMPLES})`);
 
-    // 3a. Whole JSON generate requests, 200 callers of one organization; the provider alone first.
-    await setMode('fast');
-    const directCall = async () => {
-      const res = await fetch(direct.url, { method: 'POST', headers: direct.headers(), body: direct.body });
-      const text = await res.text();
-      if (!res.ok || !text.endsWith('data: [DONE]\n\n')) throw new Error(`provider HTTP ${res.status}`);
-    };
-    const json = platform('application/json');
-    const platformCall = async () => {
-      const res = await fetch(json.url, { method: 'POST', headers: json.headers(), body: json.body });
-      const body = (await res.json()) as { code?: string; data?: { content?: string } };
-      if (!res.ok || typeof body.data?.content !== 'string') throw new Error(`HTTP ${res.status} ${body.code ?? ''}`.trim());
-    };
-    await closedLoop('warm-up', CALLERS, 2, directCall);
-    const directLoad = await closedLoop(`provider alone, SSE chat request (baseline)`, CALLERS, duration, directCall);
-    console.log(`  measured ${directLoad.stats.name}`);
-    await closedLoop('warm-up', CALLERS, 2, platformCall);
-    const platformLoad = await closedLoop(`generate, JSON answer, end to end`, CALLERS, duration, platformCall);
-    console.log(`  measured ${platformLoad.stats.name}`);
-
-    // 3b. reserve() alone, 200 concurrent promises against one organization's spend, slot and sublimit rows.
+    // Components of that overhead, one at a time: the usage workflow's start (the API's client
+    // options and timings) and the reserve transaction (3b's organization, so 3a's ledger is untouched).
+    const temporalClient = new Client({ connection });
+    const usageArgs = { reservationTtlMs: 60_000, completionDeadlineMs: 180_000 };
+    const startUsage = () => temporalClient.workflow.start(intelligenceUsage, { workflowId: `bench-usage-${randomUUID()}`, taskQueue, args: [usageArgs] });
     const reserver = await meteredCaller(db, account.id, 'reserve');
     const cost = chatCostBound({ name: TEXT_MODEL, inputMicrodollarsPerMillionTokens: 1_000_000, outputMicrodollarsPerMillionTokens: 4_000_000, maxOutputTokens: MAX_OUTPUT_TOKENS }, inputTokenBound(messages), MAX_OUTPUT_TOKENS);
     const fingerprint = createHash('sha256').update(generateJson).digest('hex');
@@ -324,6 +314,50 @@ export async function runIntelligenceSuite(input: IntelligenceSuiteInput): Promi
       });
       if (outcome.kind !== 'reserved') throw new Error(outcome.kind);
     };
+    const starts: number[] = [];
+    const reserves: number[] = [];
+    for (let i = 0; i < 20 + LATENCY_SAMPLES; i++) {
+      const t0 = performance.now();
+      const handle = await startUsage();
+      const t1 = performance.now();
+      await reserveCall();
+      const t2 = performance.now();
+      // Not timed: end the workflow at once, as a refused request's does.
+      await handle.executeUpdate(completeUpdate, { args: [{ kind: 'release', code: 'bench' }] });
+      if (i < 20) continue;
+      starts.push(t1 - t0);
+      reserves.push(t2 - t1);
+    }
+
+    // 3a. Whole JSON generate requests, 200 callers of one organization; the provider alone first.
+    await setMode('fast');
+    const directCall = async () => {
+      const res = await fetch(direct.url, { method: 'POST', headers: direct.headers(), body: direct.body });
+      const text = await res.text();
+      if (!res.ok || !text.endsWith('data: [DONE]\n\n')) throw new Error(`provider HTTP ${res.status}`);
+    };
+    const json = platform('application/json');
+    const platformCall = async () => {
+      const res = await fetch(json.url, { method: 'POST', headers: json.headers(), body: json.body });
+      const body = (await res.json()) as { code?: string; data?: { content?: string } };
+      if (!res.ok || typeof body.data?.content !== 'string') throw new Error(`HTTP ${res.status} ${body.code ?? ''}`.trim());
+    };
+    await closedLoop('warm-up', CALLERS, 2, directCall);
+    const directLoad = await closedLoop(`provider alone, SSE chat request (baseline)`, CALLERS, duration, directCall);
+    console.log(`  measured ${directLoad.stats.name}`);
+    // The request's Temporal part alone: the workflow started and completed by an update (no reservation behind it).
+    const temporalCall = async () => {
+      const handle = await startUsage();
+      await handle.executeUpdate(completeUpdate, { args: [{ kind: 'release', code: 'bench' }] });
+    };
+    await closedLoop('warm-up', CALLERS, 2, temporalCall);
+    const temporalLoad = await closedLoop('usage workflow alone: start + complete update (baseline)', CALLERS, duration, temporalCall);
+    console.log(`  measured ${temporalLoad.stats.name}`);
+    await closedLoop('warm-up', CALLERS, 2, platformCall);
+    const platformLoad = await closedLoop(`generate, JSON answer, end to end`, CALLERS, duration, platformCall);
+    console.log(`  measured ${platformLoad.stats.name}`);
+
+    // 3b. reserve() alone, 200 concurrent promises against one organization's spend, slot and sublimit rows.
     await db.query(sql.type(emptyRow)`CREATE TABLE bench_hot_counter (id integer PRIMARY KEY, n bigint NOT NULL)`);
     const counterCall = async () => {
       await db.transaction(async (tx) => {
@@ -346,10 +380,11 @@ export async function runIntelligenceSuite(input: IntelligenceSuiteInput): Promi
 
     const ttfd = [stats('first delta, provider directly (baseline)', viaDirect), stats('first delta, through the platform', viaPlatform)];
     const abort = stats('client disconnect → provider sees its socket close', abortLatencies);
+    const components = [stats('  of which: usage workflow start', starts), stats('  of which: reserve() transaction', reserves)];
     const ms = (v: number) => v.toFixed(1);
     printTable(
       ['intelligence latency (one request at a time)', 'n', 'p50 ms', 'p90 ms', 'p99 ms', 'mean ms'],
-      [...ttfd, abort].map((s) => [s.name, String(s.count), ms(s.p50), ms(s.p90), ms(s.p99), ms(s.mean)]),
+      [...ttfd, ...components, abort].map((s) => [s.name, String(s.count), ms(s.p50), ms(s.p90), ms(s.p99), ms(s.mean)]),
     );
     const overhead = ttfd[1]!.p50 - ttfd[0]!.p50;
     console.log(
@@ -360,7 +395,7 @@ export async function runIntelligenceSuite(input: IntelligenceSuiteInput): Promi
       `disconnect → upstream abort: p50 ${ms(abort.p50)} ms, p99 ${ms(abort.p99)} ms (target ≤ 250 ms: ${abort.p99 <= 250 ? 'met at p99' : abort.p50 <= 250 ? 'met at p50, not at p99' : 'not met'}); ` +
         `${missing} abort(s) not seen within 5 s; provider clock − bench clock ${ms(clock.offsetMs)} ms ± ${ms(clock.roundTripMs / 2)} ms`,
     );
-    const loads = [directLoad, platformLoad, counterLoad, reserveLoad];
+    const loads = [directLoad, temporalLoad, platformLoad, counterLoad, reserveLoad];
     const errorsOf = (l: LoadResult) => {
       const total = [...l.errors.values()].reduce((a, b) => a + b, 0);
       return total === 0 ? '0' : `${total} (${[...l.errors].map(([m, c]) => `${m}×${c}`).join(', ')})`;
@@ -371,10 +406,12 @@ export async function runIntelligenceSuite(input: IntelligenceSuiteInput): Promi
     );
     console.log(
       `generate end to end: ${platformLoad.perSecond.toFixed(0)}/s (${(platformLoad.perSecond / directLoad.perSecond).toFixed(2)}x the provider alone); ` +
+        `${(platformLoad.perSecond / temporalLoad.perSecond).toFixed(2)}x the usage workflow alone; ` +
         `reserve alone: ${reserveLoad.perSecond.toFixed(0)}/s (${(reserveLoad.perSecond / counterLoad.perSecond).toFixed(2)}x one hot-row increment per transaction)`,
     );
     console.log(`ledger of the generate organization after the run: ${ledger.map((r) => `${r.state} ${r.count}`).join(', ')}; in flight ${inFlight ?? 0}`);
   } finally {
+    await connection.close();
     await db.end();
     await input.stopServer(server.child);
     await input.stopServer(worker);
