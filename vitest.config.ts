@@ -12,6 +12,7 @@ const unit = [
   'test/runtime-sdk-local.test.ts',
   'test/runtime-sdk-package.test.ts',
   'test/intelligence-units.test.ts',
+  'test/education-context.test.ts',
 ];
 // Workflow tests on the time-skipping test server with stubbed activities (test/support/time-skipping.ts).
 const workflows = ['test/workflows/**/*.test.ts'];

@@ -552,6 +552,13 @@ const problemDetails: Partial<Record<ErrorCode, { detail?: string; extensions?: 
   },
   unsupported_media_type: { detail: 'Unsupported Media Type: application/x-yaml' },
   payload_too_large: { detail: 'Request body is too large' },
+  intelligence_budget_exhausted: {
+    extensions: { limitMicrodollars: 50_000_000, committedMicrodollars: 49_998_200, requiredMicrodollars: 3_710, resetsAt: '2026-12-01T00:00:00.000Z' },
+  },
+  education_context_learner_record: {
+    detail: 'The education context describes a person (diagnosis); describe the class in aggregate.',
+    extensions: { errors: [{ pointer: '/body/educationContext/constraints/0', message: 'learner-record language (diagnosis)', code: 'diagnosis' }] },
+  },
   authentication_required: { detail: 'Send Authorization: Bearer <personal access token>.' },
   entitlement_required: { detail: 'The premium plan does not include the REST API.', extensions: { plan: 'premium', requiredPlans: ['developer_agent', 'team'] } },
   permission_denied: { detail: 'Your role in this workspace lacks the automation.manage permission.', extensions: { requiredPermission: 'automation.manage' } },

@@ -56,6 +56,7 @@ export const errorCatalog = {
   intelligence_provider_misconfigured: { status: 502, title: "The service's model provider configuration was refused by the provider; nothing was charged." },
   intelligence_interrupted: { status: 502, title: 'The provider accepted the request but it did not complete; recorded as a billable failure.' },
   intelligence_output_invalid: { status: 502, title: 'The provider answered something that is not the promised output; recorded as a billable failure.' },
+  education_context_learner_record: { status: 422, title: 'The education context contains learner-record language (a person, their record, diagnosis, scores or contact details); only aggregate class context is accepted.' },
   usage_receipt_not_found: { status: 404, title: 'No usage receipt with this id is visible to the caller.' },
   // resources
   not_found: { status: 404, title: 'The resource does not exist or is not visible to the caller.' },

@@ -61,8 +61,12 @@ describe('generate refuses every field out of bounds with invalid_request and a 
     ['a source excerpt of 8,001 characters', with_((b) => (source0(b)['excerpt'] = long(8_001))), '/body/sources/0/excerpt'],
     ['an unknown top-level field', with_((b) => (b['temperature'] = 2)), '/body/temperature'],
     ['an unknown nested field', with_((b) => (source0(b)['url'] = 'https://example.com')), '/body/sources/0/url'],
-    // Education context v1 arrives with the education operations (issue 13); until then it is an unknown field.
-    ['an education context', with_((b) => (b['educationContext'] = { version: 1 })), '/body/educationContext'],
+    ['an education context of another version', with_((b) => (b['educationContext'] = { kind: 'partner.education-context', version: 2 })), '/body/educationContext/version'],
+    [
+      'a support group of four learners',
+      with_((b) => (b['educationContext'] = { kind: 'partner.education-context', version: 1, classSupport: [{ category: 'reading-support', groupSize: 4 }] })),
+      '/body/educationContext/classSupport/0/groupSize',
+    ],
   ])('%s', async (_name, body, pointer) => {
     const res = await rt.request('POST', '/intelligence/education/generate', { body, headers: { 'idempotency-key': randomUUID() } });
     expect(res.statusCode, res.body).toBe(400);
@@ -200,5 +204,33 @@ describe('no provider configured', () => {
     } finally {
       await app.close();
     }
+  });
+});
+
+describe('education context v1 on generate and generate-image', () => {
+  const context = { kind: 'partner.education-context', version: 1, instructionalFocus: 'introducing equivalent fractions', classSupport: [{ category: 'english-language-development', groupSize: 6 }] };
+
+  it('an aggregate context is accepted and reaches the model as advisory data', async () => {
+    const res = await rt.request('POST', '/intelligence/education/generate', { body: { ...generateBody(), educationContext: context }, headers: { 'idempotency-key': randomUUID() } });
+    expect(res.statusCode, res.body).toBe(200);
+    const sent = JSON.stringify(provider.calls[0]!.body);
+    expect(sent).toContain('introducing equivalent fractions');
+    expect(sent).toContain('english-language-development');
+  });
+
+  it.each([
+    ['generate', '/intelligence/education/generate', generateBody()],
+    ['generate-image', '/intelligence/education/generate-image', imageBody()],
+  ])('%s refuses learner-record language before anything is reserved, naming the field, never the text', async (_name, path, body) => {
+    const held = (await reservations(ctx.db.pool, chain.installationId)).length;
+    const res = await rt.request('POST', path, {
+      body: { ...body, educationContext: { ...context, constraints: ['Jayden struggles with long division'] } },
+      headers: { 'idempotency-key': randomUUID() },
+    });
+    expect(res.statusCode).toBe(422);
+    expect(res.data).toMatchObject({ code: 'education_context_learner_record', errors: [{ pointer: '/body/educationContext/constraints/0', code: 'name-before-learner-verb' }] });
+    expect(res.body).not.toContain('Jayden');
+    expect(provider.calls).toHaveLength(0);
+    expect(await reservations(ctx.db.pool, chain.installationId)).toHaveLength(held);
   });
 });

@@ -27,6 +27,8 @@ function requestData(input: GenerateRequest): string {
     course: input.course ?? null,
     standards: input.standards,
     sources: input.sources,
+    // Advisory class context (already re-bounded and checked for learner-record language).
+    educationContext: input.educationContext ?? null,
   });
 }
 
@@ -88,6 +90,7 @@ export function imagePrompt(input: ImageGenerationRequest): { prompt: string; si
     b.palette.length > 0 ? `Palette: ${b.palette.join(', ')}.` : null,
     b.requiredElements.length > 0 ? `Must show: ${b.requiredElements.join('; ')}.` : null,
     b.exclusions.length > 0 ? `Must not show: ${b.exclusions.join('; ')}.` : null,
+    input.educationContext?.instructionalFocus ? `The class is working on: ${input.educationContext.instructionalFocus}.` : null,
     'No text other than short labels; no real people, logos or brands; suitable for school.',
   ];
   return { prompt: lines.filter((l): l is string => l !== null).join('\n'), size: sizes[b.orientation] };

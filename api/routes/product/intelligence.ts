@@ -17,6 +17,7 @@ import {
   usageReceiptSchema,
 } from '@hosted-notes/runtime-sdk';
 import { requireIdempotencyKey } from '../../../domain/idempotency.ts';
+import { checkEducationContext } from '../../../domain/education/context.ts';
 import { getBudget, getReceipt, listReceipts } from '../../../domain/intelligence/ledger.ts';
 import { idempotencyKeyHeader } from '../shared/headers.ts';
 import { acceptChat, generateImage, generateJson, generationStream, openGenerate, replayGeneration, replayStream } from './generation.ts';
@@ -101,12 +102,13 @@ export const intelligenceRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
           'replays a settled answer (no second model call); another body is 422. With no provider configured the answer is the unavailable envelope.',
         body: generateInputSchema,
         response: { 200: runtimeEnvelope('service.generation', generationSchema) },
-        problems: [...meteredProblems, 'payload_too_large'],
+        problems: [...meteredProblems, 'payload_too_large', 'education_context_learner_record'],
       },
     },
     async (request, reply) => {
       if (!generation) return unavailable('service.generation', notConfigured('A model provider'));
       const caller = runtimeCaller(request);
+      checkEducationContext(request.body.educationContext);
       const key = requireIdempotencyKey(idempotencyKeyHeader(request));
       const stream = wantsStream(request);
       const signal = disconnectSignal(reply);
@@ -139,12 +141,13 @@ export const intelligenceRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
           'configured price per image. With no image model configured the answer is the unavailable envelope.',
         body: generateImageInputSchema,
         response: { 200: runtimeEnvelope('service.generated-image', generatedImageSchema) },
-        problems: [...meteredProblems, 'payload_too_large'],
+        problems: [...meteredProblems, 'payload_too_large', 'education_context_learner_record'],
       },
     },
     async (request, reply) => {
       if (!generation) return unavailable('service.generated-image', notConfigured('A model provider'));
       if (!generation.intelligence.image) return unavailable('service.generated-image', notConfigured('An image model'));
+      checkEducationContext(request.body.educationContext);
       const key = requireIdempotencyKey(idempotencyKeyHeader(request));
       const image = await generateImage(generation, runtimeCaller(request), request.body, request.body, key, disconnectSignal(reply));
       return envelope('service.generated-image', image);

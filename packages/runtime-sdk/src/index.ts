@@ -11,6 +11,7 @@ export * from './dto/core.ts';
 export * from './dto/composition.ts';
 export * from './dto/scopes.ts';
 export * from './dto/intelligence.ts';
+export * from './dto/education/context.ts';
 export * from './operations.ts';
 export * from './ndjson.ts';
 export { createHostedRuntime, RUNTIME_MOUNT } from './hosted.ts';

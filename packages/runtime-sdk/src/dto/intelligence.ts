@@ -3,6 +3,7 @@
 // leaves. Strict objects: an unknown field is refused, never ignored, and every string and array
 // is bounded (docs/intelligence.md lists the bounds).
 import { z } from 'zod';
+import { educationContextSchema } from './education/context.ts';
 
 const text = (max: number) => z.string().min(1).max(max);
 
@@ -67,6 +68,8 @@ export const generateInputSchema = z
     standards: z.array(standardRefSchema).max(INTELLIGENCE_LIMITS.standards).default([]),
     course: courseMetadataSchema.optional(),
     sources: z.array(selectedSourceSchema).max(INTELLIGENCE_LIMITS.sources).default([]),
+    /** Optional, advisory class context (partner.education-context v1); never a person. */
+    educationContext: educationContextSchema.optional(),
   })
   .meta({ id: 'GenerateInput' });
 export type GenerateInput = z.input<typeof generateInputSchema>;
@@ -181,6 +184,8 @@ export const generateImageInputSchema = z
     }),
     /** The encoding asked of the provider (default png); the answer's bytes are checked, not trusted. */
     outputFormat: z.enum(imageFormats).default('png'),
+    /** Optional, advisory class context (partner.education-context v1); never a person. */
+    educationContext: educationContextSchema.optional(),
   })
   .meta({ id: 'GenerateImageInput' });
 export type GenerateImageInput = z.input<typeof generateImageInputSchema>;
