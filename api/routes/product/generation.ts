@@ -305,3 +305,115 @@ async function replayImage(db: DatabasePool, reservation: Reservation): Promise<
   if (!parsed.success || !stored?.bytes) throw new AppError('internal_error', 'The stored image could not be read.');
   return { generationId: reservation.id, ...parsed.data, base64: stored.bytes.toString('base64'), receipt: receiptOf(reservation), replayed: true };
 }
+
+// ---- structured metered operations (the education drafts and reviews) -------------------------
+
+/**
+ * How many times a structured operation asks the model before refusing: an output that is not the
+ * strict schema (or fails the operation's own checks) is asked again once, then refused. The bound
+ * is reserved up front (attempts × one attempt's bound) and every attempt's usage is settled.
+ */
+export const MAX_STRUCTURED_ATTEMPTS = 2;
+
+export type StructuredOperation<I, O> = {
+  /** The metered kind, e.g. `education-assessment-draft` (the receipt's operation). */
+  operation: string;
+  messages(input: I): ChatRequest['messages'];
+  /** The strict JSON schema the provider is held to. */
+  jsonSchema: { name: string; schema: Record<string, unknown> };
+  /** The model's text as the operation's result, or null when it is not acceptable (wrong shape, ids not submitted…). */
+  accept(text: string, input: I): O | null;
+  /** Output cap of one attempt (default: the model's maximum). */
+  maxOutputTokens?: number;
+};
+
+export type StructuredResult<O> = { generationId: string; result: O; model: Generation['model']; receipt: UsageReceipt; replayed: boolean };
+
+const storedStructuredSchema = z.object({ result: z.unknown(), model: modelIdentitySchema });
+
+/**
+ * One structured metered request: reserve, ask (at most MAX_STRUCTURED_ATTEMPTS times), store the
+ * accepted result and settle the usage of every attempt; the same key replays it. An output never
+ * accepted is a billable failure (`intelligence_output_invalid`), its usage charged.
+ */
+export async function runStructured<I, O>(
+  deps: GenerationDeps,
+  caller: RuntimeCaller,
+  op: StructuredOperation<I, O>,
+  input: I,
+  rawBody: unknown,
+  idempotencyKey: string,
+  signal: AbortSignal,
+  resultSchema: z.ZodType<O>,
+): Promise<StructuredResult<O>> {
+  const messages = op.messages(input);
+  const maxTokens = outputCap(deps.intelligence.text, op.maxOutputTokens);
+  const oneAttempt = chatCostBound(deps.intelligence.text, inputTokenBound(messages, JSON.stringify(op.jsonSchema.schema)), maxTokens);
+  const run = await deps.runs.open(caller, {
+    operation: op.operation,
+    idempotencyKey,
+    fingerprint: fingerprintOf({ operation: op.operation, body: rawBody }),
+    costMicrodollars: oneAttempt * MAX_STRUCTURED_ATTEMPTS,
+  });
+  if (run.kind === 'settled') {
+    const stored = storedStructuredSchema.safeParse((await storedResult(deps.db, run.reservation.id))?.result);
+    const result = stored.success ? resultSchema.safeParse(stored.data.result) : null;
+    if (!stored.success || !result?.success) throw new AppError('internal_error', 'The stored result could not be read.');
+    return { generationId: run.reservation.id, result: result.data, model: stored.data.model, receipt: receiptOf(run.reservation), replayed: true };
+  }
+  await dispatch(deps, run);
+  const usage = { inputTokens: 0, outputTokens: 0, reported: true };
+  let accepted = false;
+  let model: string | null = null;
+  const spent = () => (usage.reported ? tokenCost(deps.intelligence.text, { input: usage.inputTokens, output: usage.outputTokens }) : null);
+  try {
+    for (let attempt = 1; attempt <= MAX_STRUCTURED_ATTEMPTS; attempt++) {
+      let chat;
+      try {
+        chat = await deps.intelligence.provider.openChat({ model: deps.intelligence.text.name, messages, maxTokens, jsonSchema: op.jsonSchema }, signal);
+      } catch (error) {
+        // Before anything was accepted nothing was generated: release. After an accepted attempt, what it used is charged.
+        if (error instanceof ProviderRejection && !accepted) return await releaseAndRefuse(deps, run, error);
+        if (error instanceof ProviderRejection) throw new ProviderInterruption('intelligence_output_invalid', 'A retry after an invalid output was refused by the provider.', { model });
+        throw error;
+      }
+      accepted = true;
+      const deltas = chat.deltas();
+      let step = await deltas.next();
+      while (!step.done) step = await deltas.next();
+      const final = step.value;
+      model = final.model;
+      if (final.usage) {
+        usage.inputTokens += final.usage.inputTokens;
+        usage.outputTokens += final.usage.outputTokens;
+      } else usage.reported = false;
+      const result = final.finishReason === 'stop' ? op.accept(final.text, input) : null;
+      if (result === null) continue;
+      const modelIdentity = { id: final.model, provider: 'openai-compatible' as const };
+      await storeResult(deps.db, run.workflowId, { result, model: modelIdentity });
+      const recorded = await deps.runs.complete(run, {
+        kind: 'settle',
+        costMicrodollars: spent() ?? run.reservation.reservedMicrodollars,
+        model: final.model,
+        inputTokens: usage.reported ? usage.inputTokens : null,
+        outputTokens: usage.reported ? usage.outputTokens : null,
+        images: null,
+      });
+      if (recorded?.state !== 'settled') throw billableProblem('intelligence_interrupted', 'The result completed after its deadline was recorded.', receiptOrNull(recorded));
+      return { generationId: recorded.id, result, model: modelIdentity, receipt: receiptOf(recorded), replayed: false };
+    }
+    throw new ProviderInterruption('intelligence_output_invalid', `The model did not produce a valid ${op.operation} in ${MAX_STRUCTURED_ATTEMPTS} attempts.`, { model });
+  } catch (error) {
+    if (!(error instanceof ProviderInterruption)) throw error;
+    const known = usage.reported ? { inputTokens: usage.inputTokens + (error.usage?.inputTokens ?? 0), outputTokens: usage.outputTokens + (error.usage?.outputTokens ?? 0) } : null;
+    const recorded = await report(deps, run, {
+      kind: 'billable_failure',
+      code: error.code,
+      costMicrodollars: known ? tokenCost(deps.intelligence.text, { input: known.inputTokens, output: known.outputTokens }) : null,
+      model: error.model ?? model,
+      inputTokens: known?.inputTokens ?? null,
+      outputTokens: known?.outputTokens ?? null,
+    });
+    throw billableProblem(error.code, error.message, receiptOrNull(recorded));
+  }
+}
