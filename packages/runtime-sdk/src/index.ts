@@ -12,6 +12,7 @@ export * from './dto/composition.ts';
 export * from './dto/scopes.ts';
 export * from './dto/intelligence.ts';
 export * from './dto/education/context.ts';
+export * from './dto/education/student-guidance.ts';
 export * from './operations.ts';
 export * from './ndjson.ts';
 export { createHostedRuntime, RUNTIME_MOUNT } from './hosted.ts';
