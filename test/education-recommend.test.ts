@@ -229,6 +229,8 @@ describe('scoring', () => {
       ['none', Math.round((RECOMMEND_WEIGHTS.educatorAccepted / applicable) * 10_000) / 10_000],
     ]);
     const half = byId(answer, 'half');
+    // (0.25 × 2/3 + 0.3 × 1/2) ÷ 0.65 with the documented weights.
+    expect(half.score).toBe(0.4872);
     expect(half.signals['goal']).toMatchObject({ value: 0.6667, weight: RECOMMEND_WEIGHTS.goal, matched: 2, of: 3 });
     expect(half.signals['standard']).toMatchObject({ value: 0.5, weight: RECOMMEND_WEIGHTS.standard, matched: 1, of: 2 });
     for (const name of ['course', 'format', 'gradeLevel', 'locale']) expect(half.signals[name]).toMatchObject({ value: null, contribution: 0 });

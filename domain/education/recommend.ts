@@ -46,7 +46,10 @@ export const SAME_LANGUAGE_OTHER_REGION = 0.5;
 /** Scores, contributions and similarities are rounded to 4 decimals, so no float noise reaches the output or the order. */
 const DECIMALS = 4;
 
-/** Word 3-shingles: short enough to match in 300-word excerpts, long enough that shared common phrases are not enough. */
+/**
+ * Word 3-shingles: short enough to match in 300-word excerpts, long enough that shared common phrases
+ * are not enough. (nearDuplicates builds its keys for exactly three words.)
+ */
 export const SHINGLE_WORDS = 3;
 /** Texts with fewer distinct shingles (about ten words) say too little to call two artifacts duplicates; they match by content hash only. */
 export const MIN_SHINGLES = 8;
@@ -79,9 +82,9 @@ function words(text: string): string[] {
 }
 
 /** Content words for goal overlap: no stop words, no single characters, a plural -s folded (fractions → fraction). */
-function contentWords(text: string): Set<string> {
+function contentWords(...texts: readonly string[][]): Set<string> {
   const out = new Set<string>();
-  for (const word of words(text)) {
+  for (const word of texts.flat()) {
     if (word.length < 2 || STOP_WORDS.has(word)) continue;
     out.add(word.length > 3 && word.endsWith('s') && !word.endsWith('ss') ? word.slice(0, -1) : word);
   }
@@ -109,9 +112,16 @@ function localeMatch(wanted: string | undefined, actual: string) {
 }
 
 type PreparedGoal = { words: Set<string>; standards: Set<string>; grades: Set<string>; goal: Goal };
+/** A candidate with its text split into words once (goal overlap and shingles both read them). */
+type PreparedCandidate = { candidate: Candidate; tokens: { title: string[]; summary: string[]; excerpt: string[] | null } };
 
-function signalsOf(goal: PreparedGoal, candidate: Candidate): { signals: Record<SignalName, Signal>; score: number } {
-  const candidateWords = contentWords([candidate.title, candidate.summary ?? '', candidate.excerpt ?? ''].join('\n'));
+function prepare(candidate: Candidate): PreparedCandidate {
+  const tokens = { title: words(candidate.title), summary: words(candidate.summary ?? ''), excerpt: candidate.excerpt === undefined ? null : words(candidate.excerpt) };
+  return { candidate, tokens };
+}
+
+function signalsOf(goal: PreparedGoal, { candidate, tokens }: PreparedCandidate): { signals: Record<SignalName, Signal>; score: number } {
+  const candidateWords = contentWords(tokens.title, tokens.summary, tokens.excerpt ?? []);
   const raw: Record<SignalName, { value: number | null; matched: number | null; of: number | null }> = {
     goal: overlap(goal.words, candidateWords),
     standard: overlap(goal.standards, new Set(candidate.standardIds)),
@@ -167,33 +177,65 @@ function recommend(goal: PreparedGoal, candidate: Candidate, signals: Record<Sig
 type NearDuplicate = { candidateId: string; similarity: number; basis: 'content-sha256' | 'shingles' };
 
 /**
+ * Exact interning of word-id triples into dense shingle ids: an open-addressing table over typed
+ * arrays (linear probing, the stored triple compared on every probe, so no two shingles share an id).
+ * Maps keyed by joined strings or by 40-bit numbers cost several times more at 250 × 1,000 shingles.
+ */
+function shingleTable(capacity: number) {
+  let size = 1;
+  while (size < capacity * 2) size *= 2;
+  const mask = size - 1;
+  const slots = new Int32Array(size).fill(-1);
+  const triples = new Int32Array(Math.max(1, capacity) * 3);
+  let count = 0;
+  return (a: number, b: number, c: number): number => {
+    // A multiplicative mix of the three ids (constants from MurmurHash3/xxHash): any spread will do, equality is checked.
+    let h = Math.imul(a, 0x9e3779b1) ^ Math.imul(b + 0x7f4a7c15, 0x85ebca77) ^ Math.imul(c + 0x165667b1, 0xc2b2ae3d);
+    h = Math.imul(h ^ (h >>> 15), 0x27d4eb2f);
+    h ^= h >>> 13;
+    for (let slot = h & mask; ; slot = (slot + 1) & mask) {
+      const id = slots[slot]!;
+      if (id === -1) {
+        slots[slot] = count;
+        triples.set([a, b, c], count * 3);
+        return count++;
+      }
+      if (triples[id * 3] === a && triples[id * 3 + 1] === b && triples[id * 3 + 2] === c) return id;
+    }
+  };
+}
+
+/**
  * Near-duplicate pairs among candidates in id order: equal content hashes, or a Jaccard similarity of
  * word 3-shingles at or above NEAR_DUPLICATE_JACCARD. Shingles come from the excerpt when there is
  * one (the content), otherwise from title and summary. Intersections are counted through an inverted
  * index (shingle → candidates), so unrelated candidates cost nothing.
  */
-function nearDuplicates(candidates: readonly Candidate[]): NearDuplicate[][] {
+function nearDuplicates(candidates: readonly PreparedCandidate[]): NearDuplicate[][] {
   const n = candidates.length;
-  const interned = new Map<string, number>();
+  const texts = candidates.map(({ tokens }) => tokens.excerpt ?? [...tokens.title, ...tokens.summary]);
+  const wordIds = new Map<string, number>();
+  const capacity = texts.reduce((sum, text) => sum + text.length, 0);
+  const shingleId = shingleTable(capacity);
   const postings: number[][] = [];
-  const sizes = candidates.map((candidate, index) => {
-    const text = candidate.excerpt ?? [candidate.title, candidate.summary ?? ''].join('\n');
-    const tokens = words(text);
-    const own = new Set<number>();
-    for (let i = 0; i + SHINGLE_WORDS <= tokens.length; i += 1) {
-      const shingle = tokens.slice(i, i + SHINGLE_WORDS).join(' ');
-      let id = interned.get(shingle);
-      if (id === undefined) {
-        id = interned.size;
-        interned.set(shingle, id);
-        postings.push([]);
-      }
-      if (!own.has(id)) {
-        own.add(id);
-        postings[id]!.push(index);
-      }
+  // The last candidate each shingle was counted for: a repeated shingle counts once per candidate.
+  const lastSeen = new Int32Array(Math.max(1, capacity)).fill(-1);
+  const sizes = texts.map((text, index) => {
+    const ids = text.map((word) => {
+      let id = wordIds.get(word);
+      if (id === undefined) wordIds.set(word, (id = wordIds.size));
+      return id;
+    });
+    let distinct = 0;
+    for (let i = 0; i + SHINGLE_WORDS <= ids.length; i += 1) {
+      const id = shingleId(ids[i]!, ids[i + 1]!, ids[i + 2]!);
+      if (lastSeen[id] === index) continue;
+      lastSeen[id] = index;
+      distinct += 1;
+      if (id === postings.length) postings.push([]);
+      postings[id]!.push(index);
     }
-    return own.size;
+    return distinct;
   });
   // Pair counts fit 16 bits: an excerpt of 2,000 characters has at most 1,000 words.
   const shared = new Uint16Array(n * n);
@@ -203,57 +245,69 @@ function nearDuplicates(candidates: readonly Candidate[]): NearDuplicate[][] {
   const found: NearDuplicate[][] = candidates.map(() => []);
   for (let i = 0; i < n; i += 1) {
     for (let j = i + 1; j < n; j += 1) {
-      const hashI = candidates[i]!.contentSha256;
+      const hashI = candidates[i]!.candidate.contentSha256;
       let pair: { similarity: number; basis: NearDuplicate['basis'] } | null = null;
-      if (hashI !== undefined && hashI === candidates[j]!.contentSha256) pair = { similarity: 1, basis: 'content-sha256' };
+      if (hashI !== undefined && hashI === candidates[j]!.candidate.contentSha256) pair = { similarity: 1, basis: 'content-sha256' };
       else if (sizes[i]! >= MIN_SHINGLES && sizes[j]! >= MIN_SHINGLES) {
         const common = shared[i * n + j]!;
         const similarity = common / (sizes[i]! + sizes[j]! - common);
         if (similarity >= NEAR_DUPLICATE_JACCARD) pair = { similarity: round(similarity), basis: 'shingles' };
       }
       if (!pair) continue;
-      found[i]!.push({ candidateId: candidates[j]!.id, ...pair });
-      found[j]!.push({ candidateId: candidates[i]!.id, ...pair });
+      found[i]!.push({ candidateId: candidates[j]!.candidate.id, ...pair });
+      found[j]!.push({ candidateId: candidates[i]!.candidate.id, ...pair });
     }
   }
   // Pushed in id order (i ascending, then j ascending), so each list is already sorted by candidate id.
   return found;
 }
 
-/** JSON with object keys sorted at every level: the canonical form hashed into ids. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    return `{${entries
-      .sort(([a], [b]) => byCodeUnits(a, b))
-      .map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
+const sortedSet = (values: readonly string[]) => [...new Set(values)].sort(byCodeUnits);
 
-/** The request with every set sorted and deduplicated: what the answer depends on, in one order. */
-function canonicalRequest(request: RecommendArtifactsRequest, candidates: readonly Candidate[]) {
-  const sets = <T extends { standardIds: string[]; gradeLevels: string[] }>(item: T) => ({
-    ...item,
-    standardIds: [...new Set(item.standardIds)].sort(byCodeUnits),
-    gradeLevels: normalizeAll(item.gradeLevels),
+/**
+ * The request in one canonical form, hashed into the recommendation id: candidates in id order, sets
+ * sorted and deduplicated, every object's keys written in a fixed order (absent fields left out).
+ */
+function canonicalRequest(request: RecommendArtifactsRequest, candidates: readonly Candidate[]): string {
+  const { goal } = request;
+  return JSON.stringify({
+    goal: {
+      description: goal.description,
+      standardIds: sortedSet(goal.standardIds),
+      courseId: goal.courseId,
+      gradeLevels: normalizeAll(goal.gradeLevels),
+      format: goal.format,
+      locale: goal.locale,
+    },
+    candidates: candidates.map((c) => ({
+      id: c.id,
+      title: c.title,
+      summary: c.summary,
+      excerpt: c.excerpt,
+      contentSha256: c.contentSha256,
+      standardIds: sortedSet(c.standardIds),
+      courseId: c.courseId,
+      gradeLevels: normalizeAll(c.gradeLevels),
+      format: c.format,
+      locale: c.locale,
+      educatorAccepted: c.educatorAccepted,
+    })),
+    limit: request.limit,
   });
-  return { goal: sets(request.goal), candidates: candidates.map(sets), limit: request.limit };
 }
 
 export function recommendArtifacts(request: RecommendArtifactsRequest): ArtifactRecommendations {
   const candidates = [...request.candidates].sort((a, b) => byCodeUnits(a.id, b.id));
   const goal: PreparedGoal = {
-    words: contentWords(request.goal.description),
+    words: contentWords(words(request.goal.description)),
     standards: new Set(request.goal.standardIds),
     grades: new Set(normalizeAll(request.goal.gradeLevels)),
     goal: request.goal,
   };
-  const duplicates = nearDuplicates(candidates);
-  const ranked = candidates
-    .map((candidate, index) => ({ candidate, index, ...signalsOf(goal, candidate) }))
+  const prepared = candidates.map(prepare);
+  const duplicates = nearDuplicates(prepared);
+  const ranked = prepared
+    .map((entry, index) => ({ candidate: entry.candidate, index, ...signalsOf(goal, entry) }))
     .sort((a, b) => b.score - a.score || byCodeUnits(a.candidate.id, b.candidate.id));
   const rankOf = new Map(ranked.map((entry, position) => [entry.index, position + 1]));
 
@@ -267,7 +321,7 @@ export function recommendArtifacts(request: RecommendArtifactsRequest): Artifact
   }));
 
   return {
-    recommendationId: `rec_${sha256(canonicalJson(canonicalRequest(request, candidates))).slice(0, 24)}`,
+    recommendationId: `rec_${sha256(canonicalRequest(request, candidates)).slice(0, 24)}`,
     algorithm: RECOMMEND_ALGORITHM,
     candidateCount: candidates.length,
     weights: { ...RECOMMEND_WEIGHTS },
