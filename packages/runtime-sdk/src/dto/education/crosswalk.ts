@@ -90,7 +90,7 @@ export const crosswalkInputSchema = z
       })
       .default({ minConfidence: CROSSWALK_DEFAULTS.minConfidence, maxCandidatesPerItem: CROSSWALK_DEFAULTS.maxCandidatesPerItem }),
   })
-  .meta({ id: 'CrosswalkInput' });
+  .meta({ id: 'StandardsCrosswalkRequest' });
 export type CrosswalkInput = z.input<typeof crosswalkInputSchema>;
 
 /** The evidence a candidate may carry (docs/education-crosswalk.md: how each is computed). */
@@ -154,6 +154,6 @@ export const crosswalkSchema = z
       candidates: z.number().int(),
     }),
   })
-  .meta({ id: 'Crosswalk' });
+  .meta({ id: 'StandardsCrosswalk' });
 export type Crosswalk = z.output<typeof crosswalkSchema>;
 export type CrosswalkCandidate = z.output<typeof crosswalkCandidateSchema>;
