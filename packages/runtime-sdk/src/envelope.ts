@@ -81,6 +81,10 @@ export const dtoKinds = [
   'service.product-intelligence-usage',
   'service.product-intelligence-usage-list',
   'service.intelligence-budget',
+  'service.education-projection',
+  'service.education-artifact-recommendations',
+  'service.education-standards-crosswalk',
+  'service.education-student-guidance',
 ] as const;
 export type DtoKind = (typeof dtoKinds)[number] | `service.${string}`;
 

@@ -9,6 +9,10 @@ import type { BindVaultInput, PublishNoteInput } from './dto/core.ts';
 import type { MemoryCandidateInput } from './dto/scopes.ts';
 import { generationStreamEventSchema } from './dto/intelligence.ts';
 import type { GenerateImageInput, GenerateInput, GenerationStreamEvent } from './dto/intelligence.ts';
+import type { EducationProjectionInput } from './dto/education/projection.ts';
+import type { RecommendArtifactsInput } from './dto/education/recommend.ts';
+import type { CrosswalkInput } from './dto/education/crosswalk.ts';
+import type { StudentGuidanceInput } from './dto/education/student-guidance.ts';
 import { NDJSON_CONTENT_TYPE, problemOf, readNdjson } from './ndjson.ts';
 import { dtoSchemas, parseEnvelope, RuntimeResponseError, RuntimeUnavailableError, runtimeOperations } from './operations.ts';
 import type {
@@ -191,6 +195,10 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
       call('listUsageReceipts', { query: { ...page(p), installationId: p?.installationId }, signal: o?.signal }),
     getUsageReceipt: (receiptId: string, o?: CallOptions) => call('getUsageReceipt', { params: { receiptId }, signal: o?.signal }),
     getIntelligenceBudget: (o?: CallOptions) => call('getIntelligenceBudget', { signal: o?.signal }),
+    educationProjection: (input: EducationProjectionInput, o?: CallOptions) => call('educationProjection', { body: input, signal: o?.signal }),
+    recommendArtifacts: (input: RecommendArtifactsInput, o?: CallOptions) => call('recommendArtifacts', { body: input, signal: o?.signal }),
+    crosswalkStandards: (input: CrosswalkInput, o?: CallOptions) => call('crosswalkStandards', { body: input, signal: o?.signal }),
+    studentGuidance: (input: StudentGuidanceInput, o?: WriteOptions) => call('studentGuidance', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
   };
 }
 

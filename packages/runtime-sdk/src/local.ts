@@ -441,5 +441,10 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     listUsageReceipts: async () => unavailable('service.product-intelligence-usage-list', hostedOnly('intelligence.usage', intelligenceDetail)),
     getUsageReceipt: async () => unavailable('service.product-intelligence-usage', hostedOnly('intelligence.usage', intelligenceDetail)),
     getIntelligenceBudget: async () => unavailable('service.intelligence-budget', hostedOnly('intelligence.budget', intelligenceDetail)),
+    // The education operations run on the service (the deterministic ones too: their logic is the service's).
+    educationProjection: async () => unavailable('service.education-projection', hostedOnly('intelligence.education', intelligenceDetail)),
+    recommendArtifacts: async () => unavailable('service.education-artifact-recommendations', hostedOnly('intelligence.education', intelligenceDetail)),
+    crosswalkStandards: async () => unavailable('service.education-standards-crosswalk', hostedOnly('intelligence.education', intelligenceDetail)),
+    studentGuidance: async () => unavailable('service.education-student-guidance', hostedOnly('intelligence.education', intelligenceDetail)),
   };
 }

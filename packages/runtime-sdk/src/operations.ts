@@ -30,6 +30,14 @@ import {
 import type { MemoryCandidateInput } from './dto/scopes.ts';
 import { generatedImageSchema, generationSchema, intelligenceBudgetSchema, usageReceiptListSchema, usageReceiptSchema } from './dto/intelligence.ts';
 import type { GeneratedImage, GenerateImageInput, GenerateInput, GenerationStreamEvent } from './dto/intelligence.ts';
+import { educationProjectionSchema } from './dto/education/projection.ts';
+import type { EducationProjectionInput } from './dto/education/projection.ts';
+import { artifactRecommendationsSchema } from './dto/education/recommend.ts';
+import type { RecommendArtifactsInput } from './dto/education/recommend.ts';
+import { crosswalkSchema } from './dto/education/crosswalk.ts';
+import type { CrosswalkInput } from './dto/education/crosswalk.ts';
+import { studentGuidanceSchema } from './dto/education/student-guidance.ts';
+import type { StudentGuidanceInput } from './dto/education/student-guidance.ts';
 
 // ---- DTO schemas per kind --------------------------------------------------------------------
 
@@ -79,6 +87,11 @@ export const dtoSchemas = {
   'service.product-intelligence-usage-list': usageReceiptListSchema,
   'service.product-intelligence-usage': usageReceiptSchema,
   'service.intelligence-budget': intelligenceBudgetSchema,
+  // Education operations: deterministic (no model, no metering) and metered.
+  'service.education-projection': educationProjectionSchema,
+  'service.education-artifact-recommendations': artifactRecommendationsSchema,
+  'service.education-standards-crosswalk': crosswalkSchema,
+  'service.education-student-guidance': studentGuidanceSchema,
 } as const;
 export type RuntimeKind = keyof typeof dtoSchemas;
 /** The `data` type of a kind. */
@@ -132,6 +145,10 @@ export const runtimeOperations = {
   listUsageReceipts: { method: 'GET', path: '/intelligence/usage', kind: 'service.product-intelligence-usage-list', scope: 'intelligence.execute', vault: false },
   getUsageReceipt: { method: 'GET', path: '/intelligence/usage/:receiptId', kind: 'service.product-intelligence-usage', scope: 'intelligence.execute', vault: false },
   getIntelligenceBudget: { method: 'GET', path: '/intelligence/budget', kind: 'service.intelligence-budget', scope: 'intelligence.execute', vault: false },
+  educationProjection: { method: 'POST', path: '/intelligence/education/projection', kind: 'service.education-projection', scope: 'intelligence.execute', vault: false },
+  recommendArtifacts: { method: 'POST', path: '/intelligence/education/artifacts/recommend', kind: 'service.education-artifact-recommendations', scope: 'intelligence.execute', vault: false },
+  crosswalkStandards: { method: 'POST', path: '/intelligence/education/standards/crosswalk', kind: 'service.education-standards-crosswalk', scope: 'intelligence.execute', vault: false },
+  studentGuidance: { method: 'POST', path: '/intelligence/education/student-guidance', kind: 'service.education-student-guidance', scope: 'intelligence.execute', vault: false },
 } as const satisfies Record<string, OperationRoute>;
 export type RuntimeOperationName = keyof typeof runtimeOperations;
 
@@ -183,6 +200,14 @@ export interface RuntimeAdapter {
   getUsageReceipt(receiptId: string, options?: CallOptions): Promise<RuntimeEnvelope<'service.product-intelligence-usage'>>;
   /** This month's budget, what is committed against it, and what a new request can still reserve. */
   getIntelligenceBudget(options?: CallOptions): Promise<RuntimeEnvelope<'service.intelligence-budget'>>;
+  /** Deterministic findings and Decision Signals over Education entities (no model, no metering, read-only). */
+  educationProjection(input: EducationProjectionInput, options?: CallOptions): Promise<RuntimeEnvelope<'service.education-projection'>>;
+  /** Deterministic ranking of at most 250 authorized artifacts (no model, no metering; never echoes content). */
+  recommendArtifacts(input: RecommendArtifactsInput, options?: CallOptions): Promise<RuntimeEnvelope<'service.education-artifact-recommendations'>>;
+  /** Deterministic crosswalk candidates between two CASE slices, each a proposal for qualified review. */
+  crosswalkStandards(input: CrosswalkInput, options?: CallOptions): Promise<RuntimeEnvelope<'service.education-standards-crosswalk'>>;
+  /** One metered guidance turn for a learner under the fail-closed policy (Idempotency-Key: yours or a fresh one). */
+  studentGuidance(input: StudentGuidanceInput, options?: WriteOptions): Promise<RuntimeEnvelope<'service.education-student-guidance'>>;
 }
 
 /** The bytes of a generated image (the service checked their signature against `mediaType`). Browser-safe: no Buffer. */
