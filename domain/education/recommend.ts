@@ -13,7 +13,7 @@ import type {
   recommendationActions,
   recommendationReasons,
   signalNames,
-} from '../../packages/runtime-sdk/src/dto/education/recommend.ts';
+} from '@hosted-notes/runtime-sdk';
 
 type SignalName = (typeof signalNames)[number];
 type Reason = (typeof recommendationReasons)[number];

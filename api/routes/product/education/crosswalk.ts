@@ -6,9 +6,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { envelope } from '@hosted-notes/runtime-sdk';
 import type { OperationExamples } from '../../../openapi-examples.ts';
 import { crosswalkStandards } from '../../../../domain/education/crosswalk.ts';
-// TODO(merge): import these from '@hosted-notes/runtime-sdk' once its index exports dto/education/crosswalk.ts.
-import { CROSSWALK_DEFAULTS, CROSSWALK_LIMITS, crosswalkInputSchema, crosswalkSchema } from '../../../../packages/runtime-sdk/src/dto/education/crosswalk.ts';
-import type { CrosswalkInput } from '../../../../packages/runtime-sdk/src/dto/education/crosswalk.ts';
+import { CROSSWALK_DEFAULTS, CROSSWALK_LIMITS, crosswalkInputSchema, crosswalkSchema } from '@hosted-notes/runtime-sdk';
+import type { CrosswalkInput } from '@hosted-notes/runtime-sdk';
 import type { RuntimeRouteDeps } from '../kit.ts';
 import { runtimeEnvelope, runtimeSecurity } from '../kit.ts';
 

@@ -10,8 +10,8 @@ import {
   artifactRecommendationsSchema,
   RECOMMEND_LIMITS,
   recommendArtifactsInputSchema,
-} from '../../../../packages/runtime-sdk/src/dto/education/recommend.ts';
-import type { RecommendArtifactsRequest } from '../../../../packages/runtime-sdk/src/dto/education/recommend.ts';
+} from '@hosted-notes/runtime-sdk';
+import type { RecommendArtifactsRequest } from '@hosted-notes/runtime-sdk';
 import type { RuntimeRouteDeps } from '../kit.ts';
 import { runtimeSecurity, runtimeEnvelope } from '../kit.ts';
 
