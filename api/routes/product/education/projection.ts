@@ -18,7 +18,7 @@ import { runtimeSecurity, runtimeEnvelope } from '../kit.ts';
 const KIND = 'service.education-projection';
 
 /**
- * 500 entities and 2,000 relationships with every field at its maximum are about 2.9 MB of ASCII
+ * 500 entities and 2,000 relationships with every field at its maximum are about 2.6 MB of ASCII
  * JSON; 6 MiB leaves room for multi-byte ids and titles.
  */
 const BODY_LIMIT = 6 * 1_048_576;
