@@ -2,7 +2,7 @@
 // ids whatever the input order, every bound, strict fields, nothing submitted echoed back, the scope,
 // each finding kind's rule and severity on small hand-made graphs, and the Decision Signal handoff.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PROJECTION_LIMITS } from '../packages/runtime-sdk/src/dto/education/projection.ts';
+import { PROJECTION_LIMITS } from '@hosted-notes/runtime-sdk';
 import { gradeTokens } from '../domain/education/projection.ts';
 import { useTestApp } from './support/harness.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';

@@ -19,8 +19,8 @@ import type {
   relationshipTypes,
   severities,
   suggestedActions,
-} from '../../packages/runtime-sdk/src/dto/education/projection.ts';
-import { findingKinds, severities as severityOrder } from '../../packages/runtime-sdk/src/dto/education/projection.ts';
+} from '@hosted-notes/runtime-sdk';
+import { findingKinds, severities as severityOrder } from '@hosted-notes/runtime-sdk';
 
 type Entity = EducationProjectionRequest['entities'][number];
 type Relationship = EducationProjectionRequest['relationships'][number];

@@ -3,15 +3,15 @@
 // (domain/education/projection.ts). Deterministic and read-only: no model, no metering, no database
 // write, no trusted memory, no Forge mutation; it answers with no provider configured.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { envelope } from '@hosted-notes/runtime-sdk';
 import type { OperationExamples } from '../../../openapi-examples.ts';
 import { projectEducation } from '../../../../domain/education/projection.ts';
 import {
+  envelope,
   educationProjectionInputSchema,
   educationProjectionSchema,
   PROJECTION_LIMITS,
-} from '../../../../packages/runtime-sdk/src/dto/education/projection.ts';
-import type { EducationProjectionRequest } from '../../../../packages/runtime-sdk/src/dto/education/projection.ts';
+} from '@hosted-notes/runtime-sdk';
+import type { EducationProjectionRequest } from '@hosted-notes/runtime-sdk';
 import type { RuntimeRouteDeps } from '../kit.ts';
 import { runtimeSecurity, runtimeEnvelope } from '../kit.ts';
 
