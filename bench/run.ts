@@ -5,6 +5,7 @@
 //   npm run bench -- [--duration 10] [--connections 32] [--only read,inventory]
 //   npm run bench -- --suite import [--notes 10000] [--import-sample 500]   (bench/import.ts)
 //   npm run bench -- --suite intelligence [--duration 10]   (bench/intelligence.ts)
+//   npm run bench -- --suite education   (bench/education.ts)
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -33,6 +34,7 @@ import { measureLatency, mcpToolCall, seedLargeVault } from './mcp.ts';
 import { automationSuite } from './automation.ts';
 import { importSuite } from './import.ts';
 import { runIntelligenceSuite } from './intelligence.ts';
+import { runEducationSuite } from './education.ts';
 import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import type { LatencyStats } from './mcp.ts';
@@ -226,6 +228,11 @@ async function main() {
     const { token } = await issueAccessToken(db, { accountId: account.id, name: 'bench' });
     if (args.suite === 'all' || args.suite === 'import') await runImportSuite(db, account.id);
     if (args.suite === 'import') {
+      await db.end();
+      return;
+    }
+    if (args.suite === 'all' || args.suite === 'education') await runEducationSuite({ db, printTable });
+    if (args.suite === 'education') {
       await db.end();
       return;
     }
