@@ -1,0 +1,181 @@
+// POST /intelligence/education/quality-review: an advisory evaluation of one artifact revision
+// against its course, adopted standards, supporting sources and policy constraints
+// (domain/education/quality-review.ts), metered through runStructured. The answer names the artifact
+// by its id and revision only; nothing is graded, approved or changed by a review.
+import type { FastifyReply } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { envelope, modelIdentitySchema, unavailable } from '@hosted-notes/runtime-sdk';
+import type { OperationExamples } from '../../../openapi-examples.ts';
+import { checkEducationContext } from '../../../../domain/education/context.ts';
+import { acceptQualityReview, qualityReviewJsonSchema, qualityReviewMessages } from '../../../../domain/education/quality-review.ts';
+import type { QualityReviewRequest } from '../../../../domain/education/quality-review.ts';
+import { requireIdempotencyKey } from '../../../../domain/idempotency.ts';
+// TODO(merge): import these from '@hosted-notes/runtime-sdk' once its index exports dto/education/quality-review.ts.
+import { QUALITY_REVIEW_LIMITS, qualityEvaluationSchema, qualityReviewInputSchema, qualityReviewSchema } from '../../../../packages/runtime-sdk/src/dto/education/quality-review.ts';
+import type { QualityEvaluation } from '../../../../packages/runtime-sdk/src/dto/education/quality-review.ts';
+import { idempotencyKeyHeader } from '../../shared/headers.ts';
+import { runStructured } from '../generation.ts';
+import type { GenerationDeps, StructuredOperation } from '../generation.ts';
+import type { RuntimeRouteDeps } from '../kit.ts';
+import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from '../kit.ts';
+import { MeteredRuns } from '../metered-runs.ts';
+
+const KIND = 'service.education-quality-review';
+
+const qualityReviewOperation: StructuredOperation<QualityReviewRequest, QualityEvaluation> = {
+  operation: 'education-quality-review',
+  messages: qualityReviewMessages,
+  jsonSchema: { name: 'education_quality_review', schema: qualityReviewJsonSchema },
+  accept: acceptQualityReview,
+  // Eight dimensions of at most five 500-character findings and a summary: ~22,000 characters at
+  // the maxima; 6,000 tokens cover that with the JSON around it (the model's maximum still caps it).
+  maxOutputTokens: 6_000,
+};
+
+/** Refusals every metered operation may answer, beyond the chain's (as in ../intelligence.ts). */
+const meteredProblems = [
+  'idempotency_key_required',
+  'invalid_idempotency_key',
+  'idempotency_key_reused',
+  'idempotency_in_flight',
+  'intelligence_budget_missing',
+  'intelligence_budget_exhausted',
+  'intelligence_sublimit_exhausted',
+  'intelligence_concurrency_exhausted',
+  'intelligence_reservation_expired',
+  'intelligence_request_failed',
+  'intelligence_provider_rate_limited',
+  'intelligence_provider_refused',
+  'intelligence_provider_error',
+  'intelligence_provider_unreachable',
+  'intelligence_provider_timeout',
+  'intelligence_provider_misconfigured',
+  'intelligence_interrupted',
+  'intelligence_output_invalid',
+] as const;
+
+/** Aborted when the client goes away before the answer was written: the upstream request is aborted with it. */
+function disconnectSignal(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+export const qualityReviewRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app, deps) => {
+  const intelligence = deps.intelligence;
+  const generation: GenerationDeps | null = intelligence
+    ? { db: deps.db, intelligence, log: app.log, runs: new MeteredRuns(deps.db, deps.temporal, deps.taskQueue, intelligence.timing) }
+    : null;
+
+  app.post(
+    '/intelligence/education/quality-review',
+    {
+      bodyLimit: QUALITY_REVIEW_LIMITS.bodyBytes,
+      config: { runtime: { scope: 'intelligence.execute' } },
+      schema: {
+        tags: ['product-runtime'],
+        security: runtimeSecurity,
+        operationId: 'educationQualityReview',
+        summary: 'educationQualityReview: an advisory evaluation of one artifact revision (alignment, sources, citations, reading level, accessibility, bias risk, assessment validity, policy conflicts)',
+        description:
+          `Needs intelligence.execute and an Idempotency-Key; metered (receipt operation education-quality-review). One artifact revision (content ≤ ${QUALITY_REVIEW_LIMITS.contentChars.toLocaleString('en-US')} characters), ` +
+          `its course, 1–${QUALITY_REVIEW_LIMITS.standards} adopted standards, ≤ ${QUALITY_REVIEW_LIMITS.sources} supporting sources and ≤ ${QUALITY_REVIEW_LIMITS.policyConstraints} policy constraints. ` +
+          'Each dimension gets a rating from a fixed vocabulary and at most five findings citing only submitted standard ids, source ids and constraint indexes; ' +
+          'an output that is not that is asked again once, then refused (502 intelligence_output_invalid, both attempts charged). Advisory: nothing is graded or approved. ' +
+          'The artifact content is never returned.',
+        body: qualityReviewInputSchema,
+        response: { 200: runtimeEnvelope(KIND, qualityReviewSchema) },
+        problems: [...meteredProblems, 'payload_too_large', 'education_context_learner_record'],
+      },
+    },
+    async (request, reply) => {
+      if (!generation) {
+        return unavailable(KIND, [{ part: 'intelligence', reason: 'capability_not_configured', detail: 'A model provider is not configured on this service; nothing is generated without it.' }]);
+      }
+      checkEducationContext(request.body.educationContext);
+      const key = requireIdempotencyKey(idempotencyKeyHeader(request));
+      const run = await runStructured(generation, runtimeCaller(request), qualityReviewOperation, request.body, request.body, key, disconnectSignal(reply), qualityEvaluationSchema);
+      return envelope(KIND, {
+        generationId: run.generationId,
+        advisory: true as const,
+        artifact: { id: request.body.artifact.id, revision: request.body.artifact.revision },
+        evaluation: run.result,
+        model: run.model,
+        receipt: run.receipt,
+        replayed: run.replayed,
+      });
+    },
+  );
+};
+
+export const qualityReviewOperationDocs = {
+  educationQualityReview: {
+    headers: ['RuntimeIdempotencyKey'],
+    responses: { 200: { description: 'The advisory evaluation with its usage receipt (replayed for the same Idempotency-Key), or the unavailable envelope with no provider.' } },
+  },
+};
+
+const exampleReceipt = {
+  id: '3d6b9a0e-2f41-4c7a-9b85-1e0f4d2c6a73',
+  kind: 'service.product-intelligence-usage' as const,
+  organizationId: '0c7b5cfe-3b57-4f14-9b8f-3c1e1b0e6a51',
+  installationId: '9a3e2c11-4f5b-4d8a-8d2b-7a6c5b4e3d21',
+  operation: 'education-quality-review',
+  outcome: 'settled' as const,
+  outcomeCode: null,
+  model: modelIdentitySchema.parse({ id: 'gpt-4.1-mini-2025-04-14', provider: 'openai-compatible' }),
+  costMicrodollars: 3_412,
+  reservedMicrodollars: 52_860,
+  usage: { inputTokens: 1_836, outputTokens: 394, images: null },
+  requestedAt: '2026-11-23T10:04:51.117Z',
+  dispatchedAt: '2026-11-23T10:04:51.131Z',
+  settledAt: '2026-11-23T10:04:57.902Z',
+};
+
+const none = { standardIds: [], sourceIds: [], policyConstraintIndexes: [] };
+
+export const qualityReviewExamples: Record<string, OperationExamples> = {
+  educationQualityReview: {
+    request: {
+      value: {
+        artifact: {
+          id: 'artifact-fraction-strips',
+          revision: '7',
+          title: 'Fraction strips: equivalent fractions',
+          format: 'markdown',
+          content:
+            '# Fraction strips\n\nFold one strip into halves and one into fourths. Lay them side by side.\n\n**Check:** Which fraction equals 2/4? Explain with your strips.\n\nAs the textbook shows, every fraction has exactly one equivalent fraction.',
+        },
+        course: { id: 'course-math-4', title: 'Grade 4 Mathematics', subject: 'Mathematics', gradeLevels: ['4'] },
+        standards: [{ id: 'urn:case:4.NF.A.1', code: '4.NF.A.1', statement: 'Explain why a fraction a/b is equivalent to a fraction (n × a)/(n × b) by using visual fraction models.' }],
+        sources: [{ id: 'src-strips', title: 'Fraction strips lesson', excerpt: 'Students fold paper strips into halves, fourths and eighths and compare the folds.' }],
+        policyConstraints: ['Every image needs alt text.', 'No brand names in classroom materials.'],
+      },
+    },
+    responses: {
+      200: {
+        value: envelope(KIND, {
+          generationId: exampleReceipt.id,
+          advisory: true as const,
+          artifact: { id: 'artifact-fraction-strips', revision: '7' },
+          evaluation: {
+            alignment: { rating: 'adequate' as const, findings: [{ ...none, note: 'The folding task and the check question practise equivalence with a visual model, as the standard asks.', standardIds: ['urn:case:4.NF.A.1'] }] },
+            sourceSupport: { rating: 'weak' as const, findings: [{ ...none, note: 'The closing claim that each fraction has exactly one equivalent is not in the source and is false.', sourceIds: ['src-strips'] }] },
+            citations: { rating: 'weak' as const, findings: [{ ...none, note: 'It refers to "the textbook" without naming a source; the supplied lesson is not attributed.', sourceIds: ['src-strips'] }] },
+            readingLevel: { rating: 'strong' as const, findings: [] },
+            accessibility: { rating: 'adequate' as const, findings: [{ ...none, note: 'The task relies on folding paper; offer a drawn or digital strip for learners who cannot fold.' }] },
+            biasRisk: { rating: 'none-found' as const, findings: [] },
+            assessmentValidity: { rating: 'adequate' as const, findings: [{ ...none, note: 'The check question has one defensible answer, but asking learners to explain with the strips is what shows the reasoning.', standardIds: ['urn:case:4.NF.A.1'] }] },
+            policyConflicts: { rating: 'none-found' as const, findings: [] },
+            summary: 'Aligned, accessible practice with a visual model. Remove or correct the closing claim about equivalent fractions and attribute the strips lesson before use.',
+          },
+          model: exampleReceipt.model,
+          receipt: exampleReceipt,
+          replayed: false,
+        }),
+      },
+    },
+  },
+};
