@@ -1,0 +1,192 @@
+// POST /intelligence/education/assessment-draft: a strict structured draft of assessment items,
+// metered through runStructured (reserve, ask at most twice, check, settle, replay by key). The
+// check of the model's answer against the request is domain/education/assessment-draft.ts; the
+// draft is always `proposed` (an educator reviews it) and nothing here grades or places a learner.
+import type { FastifyReply } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { envelope, modelIdentitySchema, unavailable } from '@hosted-notes/runtime-sdk';
+import type { OperationExamples } from '../../../openapi-examples.ts';
+import { checkEducationContext } from '../../../../domain/education/context.ts';
+import { acceptAssessmentDraft, assessmentDraftJsonSchema, assessmentDraftMessages, ASSESSMENT_DRAFT_OPERATION } from '../../../../domain/education/assessment-draft.ts';
+import { requireIdempotencyKey } from '../../../../domain/idempotency.ts';
+// TODO(merge): import these from '@hosted-notes/runtime-sdk' once its index exports dto/education/assessment-draft.ts.
+import { assessmentDraftContentSchema, assessmentDraftInputSchema, assessmentDraftSchema } from '../../../../packages/runtime-sdk/src/dto/education/assessment-draft.ts';
+import type { AssessmentDraftContent, AssessmentDraftRequest } from '../../../../packages/runtime-sdk/src/dto/education/assessment-draft.ts';
+import { idempotencyKeyHeader } from '../../shared/headers.ts';
+import { runStructured } from '../generation.ts';
+import type { GenerationDeps, StructuredOperation } from '../generation.ts';
+import type { RuntimeRouteDeps } from '../kit.ts';
+import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from '../kit.ts';
+import { MeteredRuns } from '../metered-runs.ts';
+
+const KIND = 'service.education-assessment-draft';
+
+const assessmentDraftOperation: StructuredOperation<AssessmentDraftRequest, AssessmentDraftContent> = {
+  operation: ASSESSMENT_DRAFT_OPERATION,
+  messages: assessmentDraftMessages,
+  jsonSchema: { name: 'assessment_draft', schema: assessmentDraftJsonSchema },
+  accept: acceptAssessmentDraft,
+  // No cap below the model's maximum: thirty constructed-response items with rationales need it.
+};
+
+/** Refusals of a metered operation (intelligence.ts), and this one's own. */
+const problems = [
+  'idempotency_key_required',
+  'invalid_idempotency_key',
+  'idempotency_key_reused',
+  'idempotency_in_flight',
+  'intelligence_budget_missing',
+  'intelligence_budget_exhausted',
+  'intelligence_sublimit_exhausted',
+  'intelligence_concurrency_exhausted',
+  'intelligence_reservation_expired',
+  'intelligence_request_failed',
+  'intelligence_provider_rate_limited',
+  'intelligence_provider_refused',
+  'intelligence_provider_error',
+  'intelligence_provider_unreachable',
+  'intelligence_provider_timeout',
+  'intelligence_provider_misconfigured',
+  'intelligence_interrupted',
+  'intelligence_output_invalid',
+  'payload_too_large',
+  'education_context_learner_record',
+] as const;
+
+/** Aborted when the client goes away before the answer was written: the upstream request is aborted with it. */
+function disconnectSignal(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+export const assessmentDraftRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app, deps) => {
+  const intelligence = deps.intelligence;
+  const generation: GenerationDeps | null = intelligence
+    ? { db: deps.db, intelligence, log: app.log, runs: new MeteredRuns(deps.db, deps.temporal, deps.taskQueue, intelligence.timing) }
+    : null;
+
+  app.post(
+    '/intelligence/education/assessment-draft',
+    {
+      // 10 source excerpts of 8,000 characters and 40 statements of 1,000, in multi-byte scripts, fit.
+      bodyLimit: 512 * 1024,
+      config: { runtime: { scope: 'intelligence.execute' } },
+      schema: {
+        tags: ['product-runtime'],
+        security: runtimeSecurity,
+        operationId: 'educationAssessmentDraft',
+        summary: 'assessmentDraft: a metered, strictly structured draft of assessment items aligned to authorized standards, proposed for educator review',
+        description:
+          'Needs intelligence.execute and an Idempotency-Key. Takes the course, 1–20 authorized standards, 1–20 reviewed learning targets, up to 10 reviewed ' +
+          'source excerpts, itemCount (1–30), the item types and Depth of Knowledge levels allowed, and accessibility requirements. Answers exactly itemCount ' +
+          'items (ids item-1…), each of a requested type and level (each requested type and level at least once when itemCount allows), citing only submitted ' +
+          'ids; answer keys and rationales are under educatorOnly. The model is asked at most twice; an answer that is not what was asked is refused with ' +
+          'intelligence_output_invalid and the usage of both attempts charged. The draft is always proposed. The same key replays it (no second model call).',
+        body: assessmentDraftInputSchema,
+        response: { 200: runtimeEnvelope(KIND, assessmentDraftSchema) },
+        problems: [...problems],
+      },
+    },
+    async (request, reply) => {
+      if (!generation) {
+        return unavailable(KIND, [{ part: 'intelligence', reason: 'capability_not_configured', detail: 'A model provider is not configured on this service; nothing is generated without it.' }]);
+      }
+      checkEducationContext(request.body.educationContext);
+      const key = requireIdempotencyKey(idempotencyKeyHeader(request));
+      const run = await runStructured(generation, runtimeCaller(request), assessmentDraftOperation, request.body, request.body, key, disconnectSignal(reply), assessmentDraftContentSchema);
+      return envelope(KIND, { generationId: run.generationId, status: 'proposed' as const, ...run.result, model: run.model, receipt: run.receipt, replayed: run.replayed });
+    },
+  );
+};
+
+export const assessmentDraftOperationDocs = {
+  educationAssessmentDraft: {
+    headers: ['RuntimeIdempotencyKey'],
+    responses: { 200: { description: 'The proposed draft with its usage receipt, or the unavailable envelope with no provider configured.' } },
+  },
+};
+
+const exampleReceipt = {
+  id: '3f0b9c2a-6d1e-4f7a-9b8c-2e5d4a1f6c03',
+  kind: 'service.product-intelligence-usage' as const,
+  organizationId: '0c7b5cfe-3b57-4f14-9b8f-3c1e1b0e6a51',
+  installationId: '9a3e2c11-4f5b-4d8a-8d2b-7a6c5b4e3d21',
+  operation: ASSESSMENT_DRAFT_OPERATION,
+  outcome: 'settled' as const,
+  outcomeCode: null,
+  model: modelIdentitySchema.parse({ id: 'gpt-4.1-mini-2025-04-14', provider: 'openai-compatible' }),
+  costMicrodollars: 1_912,
+  reservedMicrodollars: 57_344,
+  usage: { inputTokens: 1_084, outputTokens: 571, images: null },
+  requestedAt: '2026-11-23T09:31:02.118Z',
+  dispatchedAt: '2026-11-23T09:31:02.131Z',
+  settledAt: '2026-11-23T09:31:09.744Z',
+};
+
+export const assessmentDraftExamples: Record<string, OperationExamples> = {
+  educationAssessmentDraft: {
+    request: {
+      value: {
+        course: { title: 'Grade 4 Mathematics', subject: 'Mathematics', gradeLevels: ['4'], locale: 'en-US' },
+        standards: [
+          { id: 'urn:case:4.NF.A.1', code: '4.NF.A.1', statement: 'Explain why a fraction a/b is equivalent to a fraction (n × a)/(n × b) by using visual fraction models.' },
+        ],
+        learningTargets: [{ id: 'lt-equiv-1', statement: 'I can use a fraction model to show that two fractions are equivalent.', reviewed: true }],
+        sources: [{ id: 'src-strips', title: 'Fraction strips lesson notes', excerpt: 'Students fold paper strips into halves, fourths and eighths and compare the folds.' }],
+        itemCount: 2,
+        itemTypes: ['multiple-choice', 'short-answer'],
+        dokLevels: [1, 2],
+        accessibilityRequirements: ['Readable by a screen reader: no information only in images'],
+      },
+    },
+    responses: {
+      200: {
+        value: envelope(KIND, {
+          generationId: exampleReceipt.id,
+          status: 'proposed' as const,
+          title: 'Equivalent fractions check',
+          items: [
+            {
+              itemId: 'item-1',
+              type: 'multiple-choice' as const,
+              dokLevel: 1 as const,
+              stem: 'Which fraction is equivalent to 2/4?',
+              choices: [
+                { id: 'A', text: '1/2' },
+                { id: 'B', text: '2/8' },
+                { id: 'C', text: '4/2' },
+              ],
+              matchPrompts: [],
+              accessibilityNotes: ['Fractions are written as text, so a screen reader reads them.'],
+              alignment: { standardIds: ['urn:case:4.NF.A.1'], learningTargetIds: ['lt-equiv-1'], sourceIds: [] },
+              educatorOnly: {
+                answerKey: { choiceIds: ['A'], matches: [], sampleAnswer: null },
+                rationale: 'Multiplying 1/2 by 2/2 gives 2/4. B halves the fraction; C inverts it (a common misconception).',
+              },
+            },
+            {
+              itemId: 'item-2',
+              type: 'short-answer' as const,
+              dokLevel: 2 as const,
+              stem: 'You folded a strip into fourths and another into eighths. Explain how the strips show that 3/4 = 6/8.',
+              choices: [],
+              matchPrompts: [],
+              accessibilityNotes: ['The strips are described in words; no picture is needed to answer.'],
+              alignment: { standardIds: ['urn:case:4.NF.A.1'], learningTargetIds: ['lt-equiv-1'], sourceIds: ['src-strips'] },
+              educatorOnly: {
+                answerKey: { choiceIds: [], matches: [], sampleAnswer: 'Each fourth is two eighths, so three fourths cover the same length as six eighths.' },
+                rationale: 'Looks for the idea that each part is split into the same number of smaller parts (n = 2).',
+              },
+            },
+          ],
+          model: exampleReceipt.model,
+          receipt: exampleReceipt,
+          replayed: false,
+        }),
+      },
+    },
+  },
+};
