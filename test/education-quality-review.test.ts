@@ -4,8 +4,10 @@
 // provider on loopback, real Postgres and Temporal; the accept check also unit-tested on its own.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { envelopeSchema } from '@hosted-notes/runtime-sdk';
+import { qualityReviewExamples } from '../api/routes/product/education/quality-review-routes.ts';
 import { acceptQualityReview, evaluationProblem } from '../domain/education/quality-review.ts';
-import { qualityEvaluationSchema, qualityReviewInputSchema } from '../packages/runtime-sdk/src/dto/education/quality-review.ts';
+import { qualityEvaluationSchema, qualityReviewInputSchema, qualityReviewSchema } from '../packages/runtime-sdk/src/dto/education/quality-review.ts';
 import type { QualityEvaluation } from '../packages/runtime-sdk/src/dto/education/quality-review.ts';
 import { buildTestApp } from './support/app.ts';
 import { useTestAppWithWorker } from './support/harness.ts';
@@ -227,5 +229,13 @@ describe('the accept check (no app)', () => {
     const parsed = qualityEvaluationSchema.parse(evaluation());
     expect(evaluationProblem(parsed, none)).toBe('policyConflicts: rated with no policy constraints submitted');
     expect(evaluationProblem({ ...parsed, policyConflicts: { rating: 'not-applicable', findings: [] } }, none)).toBeNull();
+  });
+
+  it('the OpenAPI example request and answer are valid by the published schemas, and the answer passes the check', () => {
+    const example = qualityReviewExamples['educationQualityReview'] as { request: { value: unknown }; responses: { 200: { value: unknown } } };
+    const request = qualityReviewInputSchema.parse(example.request.value);
+    const response = envelopeSchema('service.education-quality-review', qualityReviewSchema).parse(example.responses[200].value);
+    expect(evaluationProblem(response.data!.evaluation, request)).toBeNull();
+    expect(JSON.stringify(response)).not.toContain(request.artifact.content.slice(0, 40));
   });
 });
