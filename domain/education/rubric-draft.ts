@@ -105,7 +105,8 @@ export function acceptRubricDraft(raw: string, input: RubricDraftRequest): Rubri
   const { title, criteria } = parsed.data;
   if (criteria.length !== input.criterionCount || !distinct(criteria.map((c) => c.name))) return null;
   const sum = criteria.reduce((total, c) => total + c.weight, 0);
-  if (Math.abs(sum - 1) > RUBRIC_WEIGHT_TOLERANCE) return null;
+  // 1e-9 absorbs binary rounding of the sum itself (0.33 + 0.33 + 0.33 is not exactly 0.99).
+  if (Math.abs(sum - 1) > RUBRIC_WEIGHT_TOLERANCE + 1e-9) return null;
   const levels = input.levelLabels;
   const ordered = (c: (typeof criteria)[number]) => c.descriptors.length === levels.length && c.descriptors.every((d, i) => d.level.trim() === levels[i]) && distinct(c.descriptors.map((d) => d.descriptor));
   if (!criteria.every(ordered)) return null;
