@@ -9,7 +9,7 @@ import { envelopeSchema } from '@hosted-notes/runtime-sdk';
 import { practiceReviewExamples } from '../api/routes/product/education/practice-review-routes.ts';
 import { acceptPracticeReview, checkPracticeEvidence, planProblem } from '../domain/education/practice-review.ts';
 import { AppError } from '../domain/errors.ts';
-import { practicePlanSchema, practiceReviewInputSchema, practiceReviewSchema } from '../packages/runtime-sdk/src/dto/education/practice-review.ts';
+import { practicePlanSchema, practiceReviewInputSchema, practiceReviewSchema } from '@hosted-notes/runtime-sdk';
 import { buildTestApp } from './support/app.ts';
 import { useTestAppWithWorker } from './support/harness.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';

@@ -2,7 +2,7 @@
 // the input order, every bound, strict fields, nothing submitted echoed back, the scope, and the
 // scoring, recommendations and near-duplicate detection on small hand-made cases.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { RECOMMEND_LIMITS } from '../packages/runtime-sdk/src/dto/education/recommend.ts';
+import { RECOMMEND_LIMITS } from '@hosted-notes/runtime-sdk';
 import { MIN_SHINGLES, NEAR_DUPLICATE_JACCARD, RECOMMEND_WEIGHTS } from '../domain/education/recommend.ts';
 import { useTestApp } from './support/harness.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';

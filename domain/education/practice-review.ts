@@ -14,9 +14,8 @@
 // - every proposal cites the one submitted standard id.
 // Anything else is invalid and asked again once (runStructured's bound), then refused.
 import type { z } from 'zod';
-// TODO(merge): import these from '@hosted-notes/runtime-sdk' once its index exports dto/education/practice-review.ts.
-import { practiceKinds, practicePlanSchema, PRACTICE_REVIEW_LIMITS } from '../../packages/runtime-sdk/src/dto/education/practice-review.ts';
-import type { PracticePlan, PracticeProposal, practiceReviewInputSchema } from '../../packages/runtime-sdk/src/dto/education/practice-review.ts';
+import { practiceKinds, practicePlanSchema, PRACTICE_REVIEW_LIMITS } from '@hosted-notes/runtime-sdk';
+import type { PracticePlan, PracticeProposal, practiceReviewInputSchema } from '@hosted-notes/runtime-sdk';
 import { AppError } from '../errors.ts';
 import type { ChatMessage } from '../intelligence/provider.ts';
 import { learnerRecordRule } from './context.ts';

@@ -10,9 +10,8 @@
 //   finding that says why, and a policy conflict (moderate, high) names the constraint it breaks.
 // Anything else is invalid and asked again once (runStructured's bound), then refused.
 import type { z } from 'zod';
-// TODO(merge): import these from '@hosted-notes/runtime-sdk' once its index exports dto/education/quality-review.ts.
-import { qualityDimensions, qualityEvaluationSchema, qualityRatings, riskDimensions, riskRatings } from '../../packages/runtime-sdk/src/dto/education/quality-review.ts';
-import type { QualityEvaluation, qualityReviewInputSchema } from '../../packages/runtime-sdk/src/dto/education/quality-review.ts';
+import { qualityDimensions, qualityEvaluationSchema, qualityRatings, riskDimensions, riskRatings } from '@hosted-notes/runtime-sdk';
+import type { QualityEvaluation, qualityReviewInputSchema } from '@hosted-notes/runtime-sdk';
 import type { ChatMessage } from '../intelligence/provider.ts';
 
 export type QualityReviewRequest = z.output<typeof qualityReviewInputSchema>;

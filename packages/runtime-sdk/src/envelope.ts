@@ -85,6 +85,8 @@ export const dtoKinds = [
   'service.education-artifact-recommendations',
   'service.education-standards-crosswalk',
   'service.education-student-guidance',
+  'service.education-quality-review',
+  'service.education-practice-review',
 ] as const;
 export type DtoKind = (typeof dtoKinds)[number] | `service.${string}`;
 

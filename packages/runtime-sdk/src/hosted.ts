@@ -13,6 +13,8 @@ import type { EducationProjectionInput } from './dto/education/projection.ts';
 import type { RecommendArtifactsInput } from './dto/education/recommend.ts';
 import type { CrosswalkInput } from './dto/education/crosswalk.ts';
 import type { StudentGuidanceInput } from './dto/education/student-guidance.ts';
+import type { QualityReviewInput } from './dto/education/quality-review.ts';
+import type { PracticeReviewInput } from './dto/education/practice-review.ts';
 import { NDJSON_CONTENT_TYPE, problemOf, readNdjson } from './ndjson.ts';
 import { dtoSchemas, parseEnvelope, RuntimeResponseError, RuntimeUnavailableError, runtimeOperations } from './operations.ts';
 import type {
@@ -199,6 +201,10 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
     recommendArtifacts: (input: RecommendArtifactsInput, o?: CallOptions) => call('recommendArtifacts', { body: input, signal: o?.signal }),
     crosswalkStandards: (input: CrosswalkInput, o?: CallOptions) => call('crosswalkStandards', { body: input, signal: o?.signal }),
     studentGuidance: (input: StudentGuidanceInput, o?: WriteOptions) => call('studentGuidance', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
+    educationQualityReview: (input: QualityReviewInput, o?: WriteOptions) =>
+      call('educationQualityReview', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
+    educationPracticeReview: (input: PracticeReviewInput, o?: WriteOptions) =>
+      call('educationPracticeReview', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
   };
 }
 

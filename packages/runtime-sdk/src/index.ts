@@ -16,6 +16,8 @@ export * from './dto/education/student-guidance.ts';
 export * from './dto/education/projection.ts';
 export * from './dto/education/recommend.ts';
 export * from './dto/education/crosswalk.ts';
+export * from './dto/education/quality-review.ts';
+export * from './dto/education/practice-review.ts';
 export * from './operations.ts';
 export * from './ndjson.ts';
 export { createHostedRuntime, RUNTIME_MOUNT } from './hosted.ts';

@@ -446,5 +446,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     recommendArtifacts: async () => unavailable('service.education-artifact-recommendations', hostedOnly('intelligence.education', intelligenceDetail)),
     crosswalkStandards: async () => unavailable('service.education-standards-crosswalk', hostedOnly('intelligence.education', intelligenceDetail)),
     studentGuidance: async () => unavailable('service.education-student-guidance', hostedOnly('intelligence.education', intelligenceDetail)),
+    educationQualityReview: async () => unavailable('service.education-quality-review', hostedOnly('intelligence.education', intelligenceDetail)),
+    educationPracticeReview: async () => unavailable('service.education-practice-review', hostedOnly('intelligence.education', intelligenceDetail)),
   };
 }

@@ -38,6 +38,10 @@ import { crosswalkSchema } from './dto/education/crosswalk.ts';
 import type { CrosswalkInput } from './dto/education/crosswalk.ts';
 import { studentGuidanceSchema } from './dto/education/student-guidance.ts';
 import type { StudentGuidanceInput } from './dto/education/student-guidance.ts';
+import { qualityReviewSchema } from './dto/education/quality-review.ts';
+import type { QualityReviewInput } from './dto/education/quality-review.ts';
+import { practiceReviewSchema } from './dto/education/practice-review.ts';
+import type { PracticeReviewInput } from './dto/education/practice-review.ts';
 
 // ---- DTO schemas per kind --------------------------------------------------------------------
 
@@ -92,6 +96,8 @@ export const dtoSchemas = {
   'service.education-artifact-recommendations': artifactRecommendationsSchema,
   'service.education-standards-crosswalk': crosswalkSchema,
   'service.education-student-guidance': studentGuidanceSchema,
+  'service.education-quality-review': qualityReviewSchema,
+  'service.education-practice-review': practiceReviewSchema,
 } as const;
 export type RuntimeKind = keyof typeof dtoSchemas;
 /** The `data` type of a kind. */
@@ -149,6 +155,8 @@ export const runtimeOperations = {
   recommendArtifacts: { method: 'POST', path: '/intelligence/education/artifacts/recommend', kind: 'service.education-artifact-recommendations', scope: 'intelligence.execute', vault: false },
   crosswalkStandards: { method: 'POST', path: '/intelligence/education/standards/crosswalk', kind: 'service.education-standards-crosswalk', scope: 'intelligence.execute', vault: false },
   studentGuidance: { method: 'POST', path: '/intelligence/education/student-guidance', kind: 'service.education-student-guidance', scope: 'intelligence.execute', vault: false },
+  educationQualityReview: { method: 'POST', path: '/intelligence/education/quality-review', kind: 'service.education-quality-review', scope: 'intelligence.execute', vault: false },
+  educationPracticeReview: { method: 'POST', path: '/intelligence/education/practice-review', kind: 'service.education-practice-review', scope: 'intelligence.execute', vault: false },
 } as const satisfies Record<string, OperationRoute>;
 export type RuntimeOperationName = keyof typeof runtimeOperations;
 
@@ -208,6 +216,10 @@ export interface RuntimeAdapter {
   crosswalkStandards(input: CrosswalkInput, options?: CallOptions): Promise<RuntimeEnvelope<'service.education-standards-crosswalk'>>;
   /** One metered guidance turn for a learner under the fail-closed policy (Idempotency-Key: yours or a fresh one). */
   studentGuidance(input: StudentGuidanceInput, options?: WriteOptions): Promise<RuntimeEnvelope<'service.education-student-guidance'>>;
+  /** A metered, advisory evaluation of one artifact revision (Idempotency-Key: yours or a fresh one). */
+  educationQualityReview(input: QualityReviewInput, options?: WriteOptions): Promise<RuntimeEnvelope<'service.education-quality-review'>>;
+  /** Metered practice proposals for one standard over two to five sessions, from aggregate evidence only. */
+  educationPracticeReview(input: PracticeReviewInput, options?: WriteOptions): Promise<RuntimeEnvelope<'service.education-practice-review'>>;
 }
 
 /** The bytes of a generated image (the service checked their signature against `mediaType`). Browser-safe: no Buffer. */

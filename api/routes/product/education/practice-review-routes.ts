@@ -11,9 +11,8 @@ import { checkEducationContext } from '../../../../domain/education/context.ts';
 import { acceptPracticeReview, checkPracticeEvidence, practiceReviewJsonSchema, practiceReviewMessages } from '../../../../domain/education/practice-review.ts';
 import type { PracticeReviewRequest } from '../../../../domain/education/practice-review.ts';
 import { requireIdempotencyKey } from '../../../../domain/idempotency.ts';
-// TODO(merge): import these from '@hosted-notes/runtime-sdk' once its index exports dto/education/practice-review.ts.
-import { PRACTICE_REVIEW_LIMITS, practicePlanSchema, practiceReviewInputSchema, practiceReviewSchema } from '../../../../packages/runtime-sdk/src/dto/education/practice-review.ts';
-import type { PracticePlan } from '../../../../packages/runtime-sdk/src/dto/education/practice-review.ts';
+import { PRACTICE_REVIEW_LIMITS, practicePlanSchema, practiceReviewInputSchema, practiceReviewSchema } from '@hosted-notes/runtime-sdk';
+import type { PracticePlan } from '@hosted-notes/runtime-sdk';
 import { idempotencyKeyHeader } from '../../shared/headers.ts';
 import { runStructured } from '../generation.ts';
 import type { GenerationDeps, StructuredOperation } from '../generation.ts';

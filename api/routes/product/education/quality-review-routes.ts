@@ -10,9 +10,8 @@ import { checkEducationContext } from '../../../../domain/education/context.ts';
 import { acceptQualityReview, qualityReviewJsonSchema, qualityReviewMessages } from '../../../../domain/education/quality-review.ts';
 import type { QualityReviewRequest } from '../../../../domain/education/quality-review.ts';
 import { requireIdempotencyKey } from '../../../../domain/idempotency.ts';
-// TODO(merge): import these from '@hosted-notes/runtime-sdk' once its index exports dto/education/quality-review.ts.
-import { QUALITY_REVIEW_LIMITS, qualityEvaluationSchema, qualityReviewInputSchema, qualityReviewSchema } from '../../../../packages/runtime-sdk/src/dto/education/quality-review.ts';
-import type { QualityEvaluation } from '../../../../packages/runtime-sdk/src/dto/education/quality-review.ts';
+import { QUALITY_REVIEW_LIMITS, qualityEvaluationSchema, qualityReviewInputSchema, qualityReviewSchema } from '@hosted-notes/runtime-sdk';
+import type { QualityEvaluation } from '@hosted-notes/runtime-sdk';
 import { idempotencyKeyHeader } from '../../shared/headers.ts';
 import { runStructured } from '../generation.ts';
 import type { GenerationDeps, StructuredOperation } from '../generation.ts';

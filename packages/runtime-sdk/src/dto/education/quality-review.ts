@@ -32,7 +32,7 @@ export const QUALITY_REVIEW_LIMITS = {
   bodyBytes: 512 * 1_024,
 } as const;
 
-export const artifactFormats = ['markdown', 'plain-text', 'html'] as const;
+export const reviewedArtifactFormats = ['markdown', 'plain-text', 'html'] as const;
 
 /** The eight dimensions of a review, in the order they are answered. */
 export const qualityDimensions = ['alignment', 'sourceSupport', 'citations', 'readingLevel', 'accessibility', 'biasRisk', 'assessmentValidity', 'policyConflicts'] as const;
@@ -59,7 +59,7 @@ export const qualityReviewInputSchema = z
       id: text(QUALITY_REVIEW_LIMITS.idChars),
       revision: text(QUALITY_REVIEW_LIMITS.revisionChars),
       title: text(QUALITY_REVIEW_LIMITS.titleChars),
-      format: z.enum(artifactFormats),
+      format: z.enum(reviewedArtifactFormats),
       content: text(QUALITY_REVIEW_LIMITS.contentChars),
     }),
     /** The course the artifact is authorized for. */
