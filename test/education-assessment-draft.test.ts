@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { acceptAssessmentDraft } from '../domain/education/assessment-draft.ts';
-import { assessmentDraftInputSchema } from '../packages/runtime-sdk/src/dto/education/assessment-draft.ts';
+import { assessmentDraftInputSchema, assessmentDraftSchema } from '../packages/runtime-sdk/src/dto/education/assessment-draft.ts';
+import { assessmentDraftExamples } from '../api/routes/product/education/assessment-draft-routes.ts';
 import { buildTestApp } from './support/app.ts';
 import { useTestAppWithWorker } from './support/harness.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
@@ -67,6 +68,13 @@ const draft = (items: unknown[] = [mcItem(), saItem()], title = 'Equivalent frac
 const turn = (output: unknown) => ({ kind: 'chat' as const, chunks: [typeof output === 'string' ? output : JSON.stringify(output)], usage: { prompt_tokens: 300, completion_tokens: 20 } });
 
 describe('the check of the model answer (no app)', () => {
+  it('the OpenAPI examples are a valid request and a valid answer', () => {
+    const example = assessmentDraftExamples['educationAssessmentDraft']!;
+    expect(assessmentDraftInputSchema.safeParse((example.request as { value: unknown }).value).success).toBe(true);
+    const answer = (example.responses![200] as { value: { data: unknown } }).value;
+    expect(assessmentDraftSchema.safeParse(answer.data).error).toBeUndefined();
+  });
+
   const input = assessmentDraftInputSchema.parse(body());
   const accept = (output: unknown, request = input) => acceptAssessmentDraft(JSON.stringify(output), request);
 

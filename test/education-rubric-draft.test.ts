@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { acceptRubricDraft } from '../domain/education/rubric-draft.ts';
-import { RUBRIC_WEIGHT_TOLERANCE, rubricDraftInputSchema } from '../packages/runtime-sdk/src/dto/education/rubric-draft.ts';
+import { RUBRIC_WEIGHT_TOLERANCE, rubricDraftInputSchema, rubricDraftSchema } from '../packages/runtime-sdk/src/dto/education/rubric-draft.ts';
+import { rubricDraftExamples } from '../api/routes/product/education/rubric-draft-routes.ts';
 import { buildTestApp } from './support/app.ts';
 import { useTestAppWithWorker } from './support/harness.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
@@ -47,6 +48,13 @@ const rubric = (criteria: unknown[] = [criterion('Uses a fraction model', 0.6), 
 const turn = (output: unknown) => ({ kind: 'chat' as const, chunks: [typeof output === 'string' ? output : JSON.stringify(output)], usage: { prompt_tokens: 300, completion_tokens: 20 } });
 
 describe('the check of the model answer (no app)', () => {
+  it('the OpenAPI examples are a valid request and a valid answer', () => {
+    const example = rubricDraftExamples['educationRubricDraft']!;
+    expect(rubricDraftInputSchema.safeParse((example.request as { value: unknown }).value).success).toBe(true);
+    const answer = (example.responses![200] as { value: { data: unknown } }).value;
+    expect(rubricDraftSchema.safeParse(answer.data).error).toBeUndefined();
+  });
+
   const input = rubricDraftInputSchema.parse(body());
   const accept = (output: unknown, request = input) => acceptRubricDraft(JSON.stringify(output), request);
 
