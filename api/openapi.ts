@@ -27,6 +27,7 @@ import { LEGACY_VERSION, MODERN_VERSION, PROTOCOL_VERSION_META_KEY } from './rou
 import { toolsByName } from './routes/mcp/tools.ts';
 import { bindingDecisionExamples, runtimeExamples, runtimeOperationDocs } from './routes/product/openapi-docs.ts';
 import { intelligenceExamples, intelligenceOperationDocs } from './routes/product/intelligence-docs.ts';
+import { educationExamples, educationOperationDocs } from './routes/product/education/index.ts';
 import { operationExamples, parameterExamples, planRevision, problemExample } from './openapi-examples.ts';
 import type { ExampleSet } from './openapi-examples.ts';
 
@@ -363,6 +364,7 @@ const operations: Record<string, OperationDoc> = {
   // Product Runtime (its own table: api/routes/product/openapi-docs.ts)
   ...(runtimeOperationDocs as Record<string, OperationDoc>),
   ...(intelligenceOperationDocs as Record<string, OperationDoc>),
+  ...(educationOperationDocs as Record<string, OperationDoc>),
 };
 
 /** Operation ids the document publishes (for tests and the export script). */
@@ -583,7 +585,7 @@ const undocumented: OperationDoc = { responses: {} };
 function completeOperation(path: string, operation: Operation): void {
   const id = operation.operationId ?? '';
   const doc = operations[id] ?? undocumented;
-  const examples = operationExamples[id] ?? runtimeExamples[id] ?? intelligenceExamples[id] ?? bindingDecisionExamples[id] ?? {};
+  const examples = operationExamples[id] ?? runtimeExamples[id] ?? intelligenceExamples[id] ?? educationExamples[id] ?? bindingDecisionExamples[id] ?? {};
 
   for (const parameter of operation.parameters ?? []) {
     const name = String(parameter['name']);

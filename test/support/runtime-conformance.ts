@@ -3,6 +3,7 @@
 // the local adapter over a temporary folder). A case states the contract a product relies on; where
 // the adapters legitimately differ (the local one has no provenance log, no hosted chain), the case
 // says so through the target's `adapter`, never by skipping.
+import { educationExamples } from '../../api/routes/product/education/index.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { envelopeSchema, dtoSchemas, missingReasons, RuntimeError } from '@hosted-notes/runtime-sdk';
@@ -264,6 +265,14 @@ export const conformanceCases: ConformanceCase[] = [
 ];
 
 /** Every operation of the interface, called with plausible inputs: each answers an envelope or a typed refusal. */
+/** The request body of an operation's OpenAPI example (api/routes/product/education). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the examples are untyped JSON; the adapters validate them on the way out
+function exampleRequest(operationId: string): any {
+  const request = educationExamples[operationId]?.request;
+  if (!request || !('value' in request)) throw new Error(`no request example for ${operationId}`);
+  return request.value;
+}
+
 export const everyOperation = (target: ConformanceTarget): Array<[string, () => Promise<unknown>]> => {
   const { runtime, vaultId } = target;
   const scopeId = 'course-algebra-1';
@@ -289,6 +298,13 @@ export const everyOperation = (target: ConformanceTarget): Array<[string, () => 
     ['listUsageReceipts', () => runtime.listUsageReceipts()],
     ['getUsageReceipt', () => runtime.getUsageReceipt('00000000-0000-4000-8000-000000000000')],
     ['getIntelligenceBudget', () => runtime.getIntelligenceBudget()],
+    // The education operations with the requests of their OpenAPI examples.
+    ['educationProjection', () => runtime.educationProjection(exampleRequest('educationProjection'))],
+    ['recommendArtifacts', () => runtime.recommendArtifacts(exampleRequest('recommendArtifacts'))],
+    ['crosswalkStandards', () => runtime.crosswalkStandards(exampleRequest('crosswalkStandards'))],
+    ['studentGuidance', () => runtime.studentGuidance(exampleRequest('educationStudentGuidance'))],
+    ['educationQualityReview', () => runtime.educationQualityReview(exampleRequest('educationQualityReview'))],
+    ['educationPracticeReview', () => runtime.educationPracticeReview(exampleRequest('educationPracticeReview'))],
   ];
 };
 
@@ -317,6 +333,12 @@ conformanceCases.push({
       listUsageReceipts: 'service.product-intelligence-usage-list',
       getUsageReceipt: 'service.product-intelligence-usage',
       getIntelligenceBudget: 'service.intelligence-budget',
+      educationProjection: 'service.education-projection',
+      recommendArtifacts: 'service.education-artifact-recommendations',
+      crosswalkStandards: 'service.education-standards-crosswalk',
+      studentGuidance: 'service.education-student-guidance',
+      educationQualityReview: 'service.education-quality-review',
+      educationPracticeReview: 'service.education-practice-review',
     };
     for (const [name, call] of everyOperation(target)) {
       const outcome = await call().then(

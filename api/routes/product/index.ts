@@ -11,6 +11,7 @@ import { resolvePresentation } from '../../../domain/product-runtime/brands.ts';
 import { compositionRoutes } from './composition.ts';
 import { contextScopeRoutes } from './context-scopes.ts';
 import { intelligenceRoutes } from './intelligence.ts';
+import { educationRoutes } from './education/index.ts';
 import { presentationRoutes } from './presentation.ts';
 import { runtimeNotesRoutes } from './notes.ts';
 import { runtimeRoutes } from './runtime.ts';
@@ -49,4 +50,5 @@ export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (
   await app.register(vaultBindingRoutes, deps);
   await app.register(contextScopeRoutes, deps);
   await app.register(intelligenceRoutes, deps);
+  await app.register(educationRoutes, deps);
 };
