@@ -12,9 +12,8 @@
 // Anything else is null: asked again once, then refused (intelligence_output_invalid, paid).
 // Item ids are assigned here in order (item-1…), never taken from the model.
 import { z } from 'zod';
-// TODO(merge): import these from '@hosted-notes/runtime-sdk' once its index exports dto/education/assessment-draft.ts.
-import { ASSESSMENT_DRAFT_LIMITS as L, assessmentItemTypes, dokLevels } from '../../packages/runtime-sdk/src/dto/education/assessment-draft.ts';
-import type { AssessmentDraftContent, AssessmentDraftRequest, AssessmentItem, AssessmentItemType } from '../../packages/runtime-sdk/src/dto/education/assessment-draft.ts';
+import { ASSESSMENT_DRAFT_LIMITS as L, assessmentItemTypes, dokLevels } from '@hosted-notes/runtime-sdk';
+import type { AssessmentDraftContent, AssessmentDraftRequest, AssessmentItem, AssessmentItemType } from '@hosted-notes/runtime-sdk';
 import type { ChatMessage } from '../intelligence/provider.ts';
 
 export const ASSESSMENT_DRAFT_OPERATION = 'education-assessment-draft';

@@ -10,9 +10,8 @@
 // Anything else is null: asked again once, then refused (intelligence_output_invalid, paid).
 // Criterion ids are assigned here in order (criterion-1…), never taken from the model.
 import { z } from 'zod';
-// TODO(merge): import these from '@hosted-notes/runtime-sdk' once its index exports dto/education/rubric-draft.ts.
-import { RUBRIC_DRAFT_LIMITS as L, RUBRIC_WEIGHT_TOLERANCE } from '../../packages/runtime-sdk/src/dto/education/rubric-draft.ts';
-import type { RubricDraftContent, RubricDraftRequest } from '../../packages/runtime-sdk/src/dto/education/rubric-draft.ts';
+import { RUBRIC_DRAFT_LIMITS as L, RUBRIC_WEIGHT_TOLERANCE } from '@hosted-notes/runtime-sdk';
+import type { RubricDraftContent, RubricDraftRequest } from '@hosted-notes/runtime-sdk';
 import type { ChatMessage } from '../intelligence/provider.ts';
 
 export const RUBRIC_DRAFT_OPERATION = 'education-rubric-draft';

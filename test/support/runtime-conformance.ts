@@ -305,6 +305,8 @@ export const everyOperation = (target: ConformanceTarget): Array<[string, () => 
     ['studentGuidance', () => runtime.studentGuidance(exampleRequest('educationStudentGuidance'))],
     ['educationQualityReview', () => runtime.educationQualityReview(exampleRequest('educationQualityReview'))],
     ['educationPracticeReview', () => runtime.educationPracticeReview(exampleRequest('educationPracticeReview'))],
+    ['assessmentDraft', () => runtime.assessmentDraft(exampleRequest('educationAssessmentDraft'))],
+    ['rubricDraft', () => runtime.rubricDraft(exampleRequest('educationRubricDraft'))],
   ];
 };
 
@@ -339,6 +341,8 @@ conformanceCases.push({
       studentGuidance: 'service.education-student-guidance',
       educationQualityReview: 'service.education-quality-review',
       educationPracticeReview: 'service.education-practice-review',
+      assessmentDraft: 'service.education-assessment-draft',
+      rubricDraft: 'service.education-rubric-draft',
     };
     for (const [name, call] of everyOperation(target)) {
       const outcome = await call().then(

@@ -87,6 +87,8 @@ export const dtoKinds = [
   'service.education-student-guidance',
   'service.education-quality-review',
   'service.education-practice-review',
+  'service.education-assessment-draft',
+  'service.education-rubric-draft',
 ] as const;
 export type DtoKind = (typeof dtoKinds)[number] | `service.${string}`;
 

@@ -15,6 +15,8 @@ import type { CrosswalkInput } from './dto/education/crosswalk.ts';
 import type { StudentGuidanceInput } from './dto/education/student-guidance.ts';
 import type { QualityReviewInput } from './dto/education/quality-review.ts';
 import type { PracticeReviewInput } from './dto/education/practice-review.ts';
+import type { AssessmentDraftInput } from './dto/education/assessment-draft.ts';
+import type { RubricDraftInput } from './dto/education/rubric-draft.ts';
 import { NDJSON_CONTENT_TYPE, problemOf, readNdjson } from './ndjson.ts';
 import { dtoSchemas, parseEnvelope, RuntimeResponseError, RuntimeUnavailableError, runtimeOperations } from './operations.ts';
 import type {
@@ -205,6 +207,8 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
       call('educationQualityReview', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
     educationPracticeReview: (input: PracticeReviewInput, o?: WriteOptions) =>
       call('educationPracticeReview', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
+    assessmentDraft: (input: AssessmentDraftInput, o?: WriteOptions) => call('assessmentDraft', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
+    rubricDraft: (input: RubricDraftInput, o?: WriteOptions) => call('rubricDraft', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
   };
 }
 

@@ -448,5 +448,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     studentGuidance: async () => unavailable('service.education-student-guidance', hostedOnly('intelligence.education', intelligenceDetail)),
     educationQualityReview: async () => unavailable('service.education-quality-review', hostedOnly('intelligence.education', intelligenceDetail)),
     educationPracticeReview: async () => unavailable('service.education-practice-review', hostedOnly('intelligence.education', intelligenceDetail)),
+    assessmentDraft: async () => unavailable('service.education-assessment-draft', hostedOnly('intelligence.education', intelligenceDetail)),
+    rubricDraft: async () => unavailable('service.education-rubric-draft', hostedOnly('intelligence.education', intelligenceDetail)),
   };
 }

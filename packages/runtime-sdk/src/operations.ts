@@ -42,6 +42,10 @@ import { qualityReviewSchema } from './dto/education/quality-review.ts';
 import type { QualityReviewInput } from './dto/education/quality-review.ts';
 import { practiceReviewSchema } from './dto/education/practice-review.ts';
 import type { PracticeReviewInput } from './dto/education/practice-review.ts';
+import { assessmentDraftSchema } from './dto/education/assessment-draft.ts';
+import type { AssessmentDraftInput } from './dto/education/assessment-draft.ts';
+import { rubricDraftSchema } from './dto/education/rubric-draft.ts';
+import type { RubricDraftInput } from './dto/education/rubric-draft.ts';
 
 // ---- DTO schemas per kind --------------------------------------------------------------------
 
@@ -98,6 +102,8 @@ export const dtoSchemas = {
   'service.education-student-guidance': studentGuidanceSchema,
   'service.education-quality-review': qualityReviewSchema,
   'service.education-practice-review': practiceReviewSchema,
+  'service.education-assessment-draft': assessmentDraftSchema,
+  'service.education-rubric-draft': rubricDraftSchema,
 } as const;
 export type RuntimeKind = keyof typeof dtoSchemas;
 /** The `data` type of a kind. */
@@ -157,6 +163,8 @@ export const runtimeOperations = {
   studentGuidance: { method: 'POST', path: '/intelligence/education/student-guidance', kind: 'service.education-student-guidance', scope: 'intelligence.execute', vault: false },
   educationQualityReview: { method: 'POST', path: '/intelligence/education/quality-review', kind: 'service.education-quality-review', scope: 'intelligence.execute', vault: false },
   educationPracticeReview: { method: 'POST', path: '/intelligence/education/practice-review', kind: 'service.education-practice-review', scope: 'intelligence.execute', vault: false },
+  assessmentDraft: { method: 'POST', path: '/intelligence/education/assessment-draft', kind: 'service.education-assessment-draft', scope: 'intelligence.execute', vault: false },
+  rubricDraft: { method: 'POST', path: '/intelligence/education/rubric-draft', kind: 'service.education-rubric-draft', scope: 'intelligence.execute', vault: false },
 } as const satisfies Record<string, OperationRoute>;
 export type RuntimeOperationName = keyof typeof runtimeOperations;
 
@@ -220,6 +228,10 @@ export interface RuntimeAdapter {
   educationQualityReview(input: QualityReviewInput, options?: WriteOptions): Promise<RuntimeEnvelope<'service.education-quality-review'>>;
   /** Metered practice proposals for one standard over two to five sessions, from aggregate evidence only. */
   educationPracticeReview(input: PracticeReviewInput, options?: WriteOptions): Promise<RuntimeEnvelope<'service.education-practice-review'>>;
+  /** A metered assessment draft, `proposed` until an educator reviews it (answer keys under educatorOnly). */
+  assessmentDraft(input: AssessmentDraftInput, options?: WriteOptions): Promise<RuntimeEnvelope<'service.education-assessment-draft'>>;
+  /** A metered analytic rubric draft: weighted criteria, one observable descriptor per level, `proposed`. */
+  rubricDraft(input: RubricDraftInput, options?: WriteOptions): Promise<RuntimeEnvelope<'service.education-rubric-draft'>>;
 }
 
 /** The bytes of a generated image (the service checked their signature against `mediaType`). Browser-safe: no Buffer. */

@@ -9,9 +9,8 @@ import type { OperationExamples } from '../../../openapi-examples.ts';
 import { checkEducationContext } from '../../../../domain/education/context.ts';
 import { acceptAssessmentDraft, assessmentDraftJsonSchema, assessmentDraftMessages, ASSESSMENT_DRAFT_OPERATION } from '../../../../domain/education/assessment-draft.ts';
 import { requireIdempotencyKey } from '../../../../domain/idempotency.ts';
-// TODO(merge): import these from '@hosted-notes/runtime-sdk' once its index exports dto/education/assessment-draft.ts.
-import { assessmentDraftContentSchema, assessmentDraftInputSchema, assessmentDraftSchema } from '../../../../packages/runtime-sdk/src/dto/education/assessment-draft.ts';
-import type { AssessmentDraftContent, AssessmentDraftRequest } from '../../../../packages/runtime-sdk/src/dto/education/assessment-draft.ts';
+import { assessmentDraftContentSchema, assessmentDraftInputSchema, assessmentDraftSchema } from '@hosted-notes/runtime-sdk';
+import type { AssessmentDraftContent, AssessmentDraftRequest } from '@hosted-notes/runtime-sdk';
 import { idempotencyKeyHeader } from '../../shared/headers.ts';
 import { runStructured } from '../generation.ts';
 import type { GenerationDeps, StructuredOperation } from '../generation.ts';

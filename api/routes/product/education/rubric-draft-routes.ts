@@ -9,9 +9,8 @@ import type { OperationExamples } from '../../../openapi-examples.ts';
 import { checkEducationContext } from '../../../../domain/education/context.ts';
 import { acceptRubricDraft, rubricDraftJsonSchema, rubricDraftMessages, RUBRIC_DRAFT_OPERATION } from '../../../../domain/education/rubric-draft.ts';
 import { requireIdempotencyKey } from '../../../../domain/idempotency.ts';
-// TODO(merge): import these from '@hosted-notes/runtime-sdk' once its index exports dto/education/rubric-draft.ts.
-import { rubricDraftContentSchema, rubricDraftInputSchema, rubricDraftSchema } from '../../../../packages/runtime-sdk/src/dto/education/rubric-draft.ts';
-import type { RubricDraftContent, RubricDraftRequest } from '../../../../packages/runtime-sdk/src/dto/education/rubric-draft.ts';
+import { rubricDraftContentSchema, rubricDraftInputSchema, rubricDraftSchema } from '@hosted-notes/runtime-sdk';
+import type { RubricDraftContent, RubricDraftRequest } from '@hosted-notes/runtime-sdk';
 import { idempotencyKeyHeader } from '../../shared/headers.ts';
 import { runStructured } from '../generation.ts';
 import type { GenerationDeps, StructuredOperation } from '../generation.ts';
