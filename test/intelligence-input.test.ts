@@ -189,6 +189,8 @@ describe('no provider configured', () => {
       }
       const caps = (await nrt.capabilities()).data as { data: { capabilities: { id: string; available: boolean; reason: string }[] } };
       expect(caps.data.capabilities.find((c) => c.id === 'intelligence.generate')).toMatchObject({ available: false, reason: 'capability_not_configured' });
+      // The deterministic education operations need no model: available with the scope alone.
+      expect(caps.data.capabilities.find((c) => c.id === 'intelligence.education-deterministic')).toMatchObject({ available: true });
       expect(provider.calls).toHaveLength(0);
       expect(await reservations(ctx.db.pool, chain.installationId)).toHaveLength(held);
     } finally {

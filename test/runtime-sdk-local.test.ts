@@ -129,6 +129,7 @@ describe('local adapter: hosted-only operations', () => {
       'shared-memory.propose': 'hosted_only',
       'intelligence.generate': 'hosted_only',
       'intelligence.education': 'hosted_only',
+      'intelligence.education-deterministic': 'hosted_only',
       'media.audio': 'hosted_only',
       'connections.google': 'hosted_only',
       'decisions.forge': 'hosted_only',

@@ -68,6 +68,7 @@ const localCapabilityDetail: Record<Exclude<CapabilityId, 'notes.read' | 'notes.
   'shared-memory.propose': 'Shared memory lives on the hosted service, after a person reviews it.',
   'intelligence.generate': 'Intelligence runs on the hosted service, against the organization budget.',
   'intelligence.education': 'Education intelligence runs on the hosted service.',
+  'intelligence.education-deterministic': 'The deterministic education operations run on the hosted service.',
   'media.audio': 'Private audio media are stored by the hosted service.',
   'connections.google': 'Delegated connections are held by the hosted service.',
   'decisions.forge': 'Governed actions are reviewed and executed by Forge on the hosted service.',

@@ -33,6 +33,8 @@ export const capabilityIds = [
   'shared-memory.propose',
   'intelligence.generate',
   'intelligence.education',
+  // projection, artifacts/recommend, standards/crosswalk: no model, so no provider or budget needed.
+  'intelligence.education-deterministic',
   'media.audio',
   'connections.google',
   'decisions.forge',
