@@ -21,35 +21,12 @@ import { checkEducationContext } from '../../../domain/education/context.ts';
 import { getBudget, getReceipt, listReceipts } from '../../../domain/intelligence/ledger.ts';
 import { idempotencyKeyHeader } from '../shared/headers.ts';
 import { acceptChat, generateImage, generateJson, generationStream, openGenerate, replayGeneration, replayStream } from './generation.ts';
-import type { GenerationDeps } from './generation.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
 import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from './kit.ts';
-import { MeteredRuns } from './metered-runs.ts';
+import { disconnectSignal, generationDepsOf, meteredProblems } from './metered-route.ts';
 
 const tags = ['product-runtime'];
 const execute = { runtime: { scope: 'intelligence.execute' } } as const;
-
-/** Refusals every metered operation may answer, beyond the chain's. */
-const meteredProblems = [
-  'idempotency_key_required',
-  'invalid_idempotency_key',
-  'idempotency_key_reused',
-  'idempotency_in_flight',
-  'intelligence_budget_missing',
-  'intelligence_budget_exhausted',
-  'intelligence_sublimit_exhausted',
-  'intelligence_concurrency_exhausted',
-  'intelligence_reservation_expired',
-  'intelligence_request_failed',
-  'intelligence_provider_rate_limited',
-  'intelligence_provider_refused',
-  'intelligence_provider_error',
-  'intelligence_provider_unreachable',
-  'intelligence_provider_timeout',
-  'intelligence_provider_misconfigured',
-  'intelligence_interrupted',
-  'intelligence_output_invalid',
-] as const;
 
 const notConfigured = (what: string) =>
   [{ part: 'intelligence', reason: 'capability_not_configured' as const, detail: `${what} is not configured on this service; nothing is generated without it.` }] as [
@@ -62,15 +39,6 @@ function wantsStream(request: FastifyRequest): boolean {
   return accept.split(',').some((part) => part.split(';')[0]!.trim().toLowerCase() === NDJSON_CONTENT_TYPE);
 }
 
-/** Aborted when the client goes away before the answer was written: the upstream request is aborted with it. */
-function disconnectSignal(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}
-
 const receiptParams = z.strictObject({ receiptId: z.string().min(1).max(100).describe('The usage receipt id (the generationId of the request).') });
 const receiptPage = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(50).describe('Receipts per page, at most 200.'),
@@ -80,10 +48,7 @@ const receiptPage = z.strictObject({
 
 export const intelligenceRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app, deps) => {
   const { db } = deps;
-  const intelligence = deps.intelligence;
-  const generation: GenerationDeps | null = intelligence
-    ? { db, intelligence, log: app.log, runs: new MeteredRuns(db, deps.temporal, deps.taskQueue, intelligence.timing) }
-    : null;
+  const generation = generationDepsOf(deps, app.log);
 
   app.post(
     '/intelligence/education/generate',

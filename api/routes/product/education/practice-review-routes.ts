@@ -3,7 +3,6 @@
 // teacher-confirmed aggregate evidence (domain/education/practice-review.ts), metered through
 // runStructured. Learner-record language in the evidence is refused before anything is reserved.
 // The answer is `proposed`: nothing is assigned, scheduled, graded or placed.
-import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { envelope, modelIdentitySchema, unavailable } from '@hosted-notes/runtime-sdk';
 import type { OperationExamples } from '../../../openapi-examples.ts';
@@ -15,10 +14,10 @@ import { PRACTICE_REVIEW_LIMITS, practicePlanSchema, practiceReviewInputSchema, 
 import type { PracticePlan } from '@hosted-notes/runtime-sdk';
 import { idempotencyKeyHeader } from '../../shared/headers.ts';
 import { runStructured } from '../generation.ts';
-import type { GenerationDeps, StructuredOperation } from '../generation.ts';
+import type { StructuredOperation } from '../generation.ts';
 import type { RuntimeRouteDeps } from '../kit.ts';
 import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from '../kit.ts';
-import { MeteredRuns } from '../metered-runs.ts';
+import { disconnectSignal, generationDepsOf, meteredProblems } from '../metered-route.ts';
 
 const KIND = 'service.education-practice-review';
 
@@ -32,42 +31,8 @@ const practiceReviewOperation: StructuredOperation<PracticeReviewRequest, Practi
   maxOutputTokens: 8_000,
 };
 
-/** Refusals every metered operation may answer, beyond the chain's (as in ../intelligence.ts). */
-const meteredProblems = [
-  'idempotency_key_required',
-  'invalid_idempotency_key',
-  'idempotency_key_reused',
-  'idempotency_in_flight',
-  'intelligence_budget_missing',
-  'intelligence_budget_exhausted',
-  'intelligence_sublimit_exhausted',
-  'intelligence_concurrency_exhausted',
-  'intelligence_reservation_expired',
-  'intelligence_request_failed',
-  'intelligence_provider_rate_limited',
-  'intelligence_provider_refused',
-  'intelligence_provider_error',
-  'intelligence_provider_unreachable',
-  'intelligence_provider_timeout',
-  'intelligence_provider_misconfigured',
-  'intelligence_interrupted',
-  'intelligence_output_invalid',
-] as const;
-
-/** Aborted when the client goes away before the answer was written: the upstream request is aborted with it. */
-function disconnectSignal(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}
-
 export const practiceReviewRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app, deps) => {
-  const intelligence = deps.intelligence;
-  const generation: GenerationDeps | null = intelligence
-    ? { db: deps.db, intelligence, log: app.log, runs: new MeteredRuns(deps.db, deps.temporal, deps.taskQueue, intelligence.timing) }
-    : null;
+  const generation = generationDepsOf(deps, app.log);
 
   app.post(
     '/intelligence/education/practice-review',

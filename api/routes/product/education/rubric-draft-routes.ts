@@ -2,7 +2,6 @@
 // descriptors, metered through runStructured (reserve, ask at most twice, check, settle, replay by
 // key). The check of the model's answer against the request is domain/education/rubric-draft.ts;
 // the rubric is always `proposed` (the product keeps it as a proposed, versioned instrument).
-import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { envelope, modelIdentitySchema, unavailable } from '@hosted-notes/runtime-sdk';
 import type { OperationExamples } from '../../../openapi-examples.ts';
@@ -13,10 +12,10 @@ import { rubricDraftContentSchema, rubricDraftInputSchema, rubricDraftSchema } f
 import type { RubricDraftContent, RubricDraftRequest } from '@hosted-notes/runtime-sdk';
 import { idempotencyKeyHeader } from '../../shared/headers.ts';
 import { runStructured } from '../generation.ts';
-import type { GenerationDeps, StructuredOperation } from '../generation.ts';
+import type { StructuredOperation } from '../generation.ts';
 import type { RuntimeRouteDeps } from '../kit.ts';
 import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from '../kit.ts';
-import { MeteredRuns } from '../metered-runs.ts';
+import { disconnectSignal, generationDepsOf } from '../metered-route.ts';
 
 const KIND = 'service.education-rubric-draft';
 
@@ -53,20 +52,8 @@ const problems = [
   'education_context_learner_record',
 ] as const;
 
-/** Aborted when the client goes away before the answer was written: the upstream request is aborted with it. */
-function disconnectSignal(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}
-
 export const rubricDraftRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app, deps) => {
-  const intelligence = deps.intelligence;
-  const generation: GenerationDeps | null = intelligence
-    ? { db: deps.db, intelligence, log: app.log, runs: new MeteredRuns(deps.db, deps.temporal, deps.taskQueue, intelligence.timing) }
-    : null;
+  const generation = generationDepsOf(deps, app.log);
 
   app.post(
     '/intelligence/education/rubric-draft',

@@ -2,7 +2,6 @@
 // fail-closed policy (domain/education/student-guidance.ts), metered through runStructured. Guidance
 // that fails a check after generation is refused (422 student_guidance_refused with the safety
 // receipt and the usage receipt: the model's work is paid for) and never shown.
-import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { envelope, modelIdentitySchema, studentGuidanceInputSchema, studentGuidanceSchema, unavailable, STUDENT_GUIDANCE_POLICY_VERSION } from '@hosted-notes/runtime-sdk';
@@ -13,10 +12,10 @@ import { checkGuidance, guidanceJsonSchema, guidanceMessages } from '../../../..
 import type { CheckedGuidance, StudentGuidanceRequest } from '../../../../domain/education/student-guidance.ts';
 import { idempotencyKeyHeader } from '../../shared/headers.ts';
 import { runStructured } from '../generation.ts';
-import type { GenerationDeps, StructuredOperation } from '../generation.ts';
+import type { StructuredOperation } from '../generation.ts';
 import type { RuntimeRouteDeps } from '../kit.ts';
 import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from '../kit.ts';
-import { MeteredRuns } from '../metered-runs.ts';
+import { disconnectSignal, generationDepsOf } from '../metered-route.ts';
 
 const KIND = 'service.education-student-guidance';
 
@@ -36,19 +35,8 @@ const checkedSchema = z.object({
   safety: studentGuidanceSchema.shape.safety,
 }) as z.ZodType<CheckedGuidance>;
 
-function disconnectSignal(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}
-
 export const studentGuidanceRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app, deps) => {
-  const intelligence = deps.intelligence;
-  const generation: GenerationDeps | null = intelligence
-    ? { db: deps.db, intelligence, log: app.log, runs: new MeteredRuns(deps.db, deps.temporal, deps.taskQueue, intelligence.timing) }
-    : null;
+  const generation = generationDepsOf(deps, app.log);
 
   app.post(
     '/intelligence/education/student-guidance',
