@@ -15,7 +15,7 @@ import { runStructured } from '../generation.ts';
 import type { StructuredOperation } from '../generation.ts';
 import type { RuntimeRouteDeps } from '../kit.ts';
 import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from '../kit.ts';
-import { disconnectSignal, generationDepsOf } from '../metered-route.ts';
+import { disconnectSignal, generationDepsOf, meteredProblems } from '../metered-route.ts';
 
 const KIND = 'service.education-rubric-draft';
 
@@ -28,29 +28,7 @@ const rubricDraftOperation: StructuredOperation<RubricDraftRequest, RubricDraftC
   maxOutputTokens: 12_000,
 };
 
-/** Refusals of a metered operation (intelligence.ts), and this one's own. */
-const problems = [
-  'idempotency_key_required',
-  'invalid_idempotency_key',
-  'idempotency_key_reused',
-  'idempotency_in_flight',
-  'intelligence_budget_missing',
-  'intelligence_budget_exhausted',
-  'intelligence_sublimit_exhausted',
-  'intelligence_concurrency_exhausted',
-  'intelligence_reservation_expired',
-  'intelligence_request_failed',
-  'intelligence_provider_rate_limited',
-  'intelligence_provider_refused',
-  'intelligence_provider_error',
-  'intelligence_provider_unreachable',
-  'intelligence_provider_timeout',
-  'intelligence_provider_misconfigured',
-  'intelligence_interrupted',
-  'intelligence_output_invalid',
-  'payload_too_large',
-  'education_context_learner_record',
-] as const;
+const problems = [...meteredProblems, 'payload_too_large', 'education_context_learner_record'] as const;
 
 export const rubricDraftRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app, deps) => {
   const generation = generationDepsOf(deps, app.log);

@@ -15,7 +15,7 @@ import { runStructured } from '../generation.ts';
 import type { StructuredOperation } from '../generation.ts';
 import type { RuntimeRouteDeps } from '../kit.ts';
 import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from '../kit.ts';
-import { disconnectSignal, generationDepsOf } from '../metered-route.ts';
+import { disconnectSignal, generationDepsOf, meteredProblems } from '../metered-route.ts';
 
 const KIND = 'service.education-student-guidance';
 
@@ -54,11 +54,7 @@ export const studentGuidanceRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = as
           "teacher's answer when supplied): a failure is 422 student_guidance_refused with the safety receipt and the usage receipt, never a repaired text.",
         body: studentGuidanceInputSchema,
         response: { 200: runtimeEnvelope(KIND, studentGuidanceSchema) },
-        problems: ['idempotency_key_required', 'invalid_idempotency_key', 'idempotency_key_reused', 'idempotency_in_flight', 'intelligence_budget_missing',
-          'intelligence_budget_exhausted', 'intelligence_sublimit_exhausted', 'intelligence_concurrency_exhausted', 'intelligence_request_failed',
-          'intelligence_provider_rate_limited', 'intelligence_provider_refused', 'intelligence_provider_error', 'intelligence_provider_unreachable',
-          'intelligence_provider_timeout', 'intelligence_provider_misconfigured', 'intelligence_interrupted', 'intelligence_output_invalid',
-          'student_guidance_refused', 'payload_too_large'],
+        problems: [...meteredProblems, 'student_guidance_refused', 'payload_too_large'],
       },
     },
     async (request, reply) => {
