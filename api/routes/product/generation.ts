@@ -58,11 +58,6 @@ function billableProblem(code: ProviderInterruption['code'], message: string, re
   return new AppError(appCode, message, { extensions: { outcome: 'billable_failure', outcomeCode: code, receipt } });
 }
 
-/** Marks the run dispatched; if the timer already released it, nothing was held any more. */
-async function dispatch(deps: GenerationDeps, run: Held): Promise<void> {
-  await deps.runs.dispatch(run);
-}
-
 async function releaseAndRefuse(deps: GenerationDeps, run: Held, rejection: ProviderRejection): Promise<never> {
   await report(deps, run, { kind: 'release', code: rejection.code });
   if (rejection.code === 'client_disconnected') throw new AppError('intelligence_interrupted', 'The client went away before the provider accepted; released, nothing charged.');
@@ -105,10 +100,10 @@ function prepareGenerate(intelligence: Intelligence, input: GenerateRequest): Pr
   };
 }
 
-/** The run of a generate request, reserved or replayed. The body is fingerprinted as sent (the same key with another body is refused). */
-export async function openGenerate(deps: GenerationDeps, caller: RuntimeCaller, input: GenerateRequest, rawBody: unknown, idempotencyKey: string) {
+/** The run of a generate request, reserved or replayed. The parsed body is fingerprinted (the same key with another body is refused). */
+export async function openGenerate(deps: GenerationDeps, caller: RuntimeCaller, input: GenerateRequest, idempotencyKey: string) {
   const prepared = prepareGenerate(deps.intelligence, input);
-  const run = await deps.runs.open(caller, { operation: 'generate', idempotencyKey, fingerprint: fingerprintOf({ operation: 'generate', body: rawBody }), costMicrodollars: prepared.costMicrodollars });
+  const run = await deps.runs.open(caller, { operation: 'generate', idempotencyKey, fingerprint: fingerprintOf({ operation: 'generate', body: input }), costMicrodollars: prepared.costMicrodollars });
   return { run, prepared };
 }
 
@@ -122,7 +117,7 @@ export async function replayGeneration(db: DatabasePool, reservation: Reservatio
 
 /** Provider accepted (or a release and a refusal). */
 export async function acceptChat(deps: GenerationDeps, run: Held, prepared: PreparedGenerate, signal: AbortSignal): Promise<AcceptedChat> {
-  await dispatch(deps, run);
+  await deps.runs.dispatch(run);
   try {
     return await deps.intelligence.provider.openChat(prepared.chat, signal);
   } catch (error) {
@@ -251,7 +246,6 @@ export async function generateImage(
   deps: GenerationDeps,
   caller: RuntimeCaller,
   input: ImageGenerationRequest,
-  rawBody: unknown,
   idempotencyKey: string,
   signal: AbortSignal,
 ): Promise<GeneratedImage> {
@@ -259,9 +253,9 @@ export async function generateImage(
   if (!model) throw new AppError('capability_unavailable', 'No image model is configured.');
   const { prompt, size } = imagePrompt(input);
   const cost = imageCost(model, 1);
-  const run = await deps.runs.open(caller, { operation: 'generate-image', idempotencyKey, fingerprint: fingerprintOf({ operation: 'generate-image', body: rawBody }), costMicrodollars: cost });
+  const run = await deps.runs.open(caller, { operation: 'generate-image', idempotencyKey, fingerprint: fingerprintOf({ operation: 'generate-image', body: input }), costMicrodollars: cost });
   if (run.kind === 'settled') return replayImage(deps.db, run.reservation);
-  await dispatch(deps, run);
+  await deps.runs.dispatch(run);
   try {
     let answer;
     try {
@@ -341,7 +335,6 @@ export async function runStructured<I, O>(
   caller: RuntimeCaller,
   op: StructuredOperation<I, O>,
   input: I,
-  rawBody: unknown,
   idempotencyKey: string,
   signal: AbortSignal,
   resultSchema: z.ZodType<O>,
@@ -352,7 +345,7 @@ export async function runStructured<I, O>(
   const run = await deps.runs.open(caller, {
     operation: op.operation,
     idempotencyKey,
-    fingerprint: fingerprintOf({ operation: op.operation, body: rawBody }),
+    fingerprint: fingerprintOf({ operation: op.operation, body: input }),
     costMicrodollars: oneAttempt * MAX_STRUCTURED_ATTEMPTS,
   });
   if (run.kind === 'settled') {
@@ -361,7 +354,7 @@ export async function runStructured<I, O>(
     if (!stored.success || !result?.success) throw new AppError('internal_error', 'The stored result could not be read.');
     return { generationId: run.reservation.id, result: result.data, model: stored.data.model, receipt: receiptOf(run.reservation), replayed: true };
   }
-  await dispatch(deps, run);
+  await deps.runs.dispatch(run);
   const usage = { inputTokens: 0, outputTokens: 0, reported: true };
   let accepted = false;
   let model: string | null = null;

@@ -12,7 +12,6 @@ import {
   generationSchema,
   intelligenceBudgetSchema,
   NDJSON_CONTENT_TYPE,
-  unavailable,
   usageReceiptListSchema,
   usageReceiptSchema,
 } from '@hosted-notes/runtime-sdk';
@@ -23,15 +22,10 @@ import { idempotencyKeyHeader } from '../shared/headers.ts';
 import { acceptChat, generateImage, generateJson, generationStream, openGenerate, replayGeneration, replayStream } from './generation.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
 import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from './kit.ts';
-import { disconnectSignal, generationDepsOf, meteredProblems } from './metered-route.ts';
+import { disconnectSignal, generationDepsOf, intelligenceUnavailable, meteredProblems } from './metered-route.ts';
 
 const tags = ['product-runtime'];
 const execute = { runtime: { scope: 'intelligence.execute' } } as const;
-
-const notConfigured = (what: string) =>
-  [{ part: 'intelligence', reason: 'capability_not_configured' as const, detail: `${what} is not configured on this service; nothing is generated without it.` }] as [
-    { part: string; reason: 'capability_not_configured'; detail: string },
-  ];
 
 /** True when the caller asked for the NDJSON stream (a missing version header means 1, decision 46). */
 function wantsStream(request: FastifyRequest): boolean {
@@ -71,13 +65,13 @@ export const intelligenceRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
       },
     },
     async (request, reply) => {
-      if (!generation) return unavailable('service.generation', notConfigured('A model provider'));
+      if (!generation) return intelligenceUnavailable('service.generation');
       const caller = runtimeCaller(request);
       checkEducationContext(request.body.educationContext);
       const key = requireIdempotencyKey(idempotencyKeyHeader(request));
       const stream = wantsStream(request);
       const signal = disconnectSignal(reply);
-      const { run, prepared } = await openGenerate(generation, caller, request.body, request.body, key);
+      const { run, prepared } = await openGenerate(generation, caller, request.body, key);
       if (run.kind === 'settled') {
         const replayed = await replayGeneration(db, run.reservation);
         if (!stream) return envelope('service.generation', replayed);
@@ -110,11 +104,11 @@ export const intelligenceRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
       },
     },
     async (request, reply) => {
-      if (!generation) return unavailable('service.generated-image', notConfigured('A model provider'));
-      if (!generation.intelligence.image) return unavailable('service.generated-image', notConfigured('An image model'));
+      if (!generation) return intelligenceUnavailable('service.generated-image');
+      if (!generation.intelligence.image) return intelligenceUnavailable('service.generated-image', 'An image model');
       checkEducationContext(request.body.educationContext);
       const key = requireIdempotencyKey(idempotencyKeyHeader(request));
-      const image = await generateImage(generation, runtimeCaller(request), request.body, request.body, key, disconnectSignal(reply));
+      const image = await generateImage(generation, runtimeCaller(request), request.body, key, disconnectSignal(reply));
       return envelope('service.generated-image', image);
     },
   );

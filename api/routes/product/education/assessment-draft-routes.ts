@@ -3,19 +3,16 @@
 // check of the model's answer against the request is domain/education/assessment-draft.ts; the
 // draft is always `proposed` (an educator reviews it) and nothing here grades or places a learner.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { envelope, modelIdentitySchema, unavailable } from '@hosted-notes/runtime-sdk';
+import { envelope, modelIdentitySchema } from '@hosted-notes/runtime-sdk';
 import type { OperationExamples } from '../../../openapi-examples.ts';
 import { checkEducationContext } from '../../../../domain/education/context.ts';
 import { acceptAssessmentDraft, assessmentDraftJsonSchema, assessmentDraftMessages, ASSESSMENT_DRAFT_OPERATION } from '../../../../domain/education/assessment-draft.ts';
-import { requireIdempotencyKey } from '../../../../domain/idempotency.ts';
 import { assessmentDraftContentSchema, assessmentDraftInputSchema, assessmentDraftSchema } from '@hosted-notes/runtime-sdk';
 import type { AssessmentDraftContent, AssessmentDraftRequest } from '@hosted-notes/runtime-sdk';
-import { idempotencyKeyHeader } from '../../shared/headers.ts';
-import { runStructured } from '../generation.ts';
 import type { StructuredOperation } from '../generation.ts';
 import type { RuntimeRouteDeps } from '../kit.ts';
-import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from '../kit.ts';
-import { disconnectSignal, generationDepsOf, meteredProblems } from '../metered-route.ts';
+import { runtimeEnvelope, runtimeSecurity } from '../kit.ts';
+import { generationDepsOf, intelligenceUnavailable, meteredProblems, structuredAnswer } from '../metered-route.ts';
 
 const KIND = 'service.education-assessment-draft';
 
@@ -55,12 +52,9 @@ export const assessmentDraftRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = as
       },
     },
     async (request, reply) => {
-      if (!generation) {
-        return unavailable(KIND, [{ part: 'intelligence', reason: 'capability_not_configured', detail: 'A model provider is not configured on this service; nothing is generated without it.' }]);
-      }
+      if (!generation) return intelligenceUnavailable(KIND);
       checkEducationContext(request.body.educationContext);
-      const key = requireIdempotencyKey(idempotencyKeyHeader(request));
-      const run = await runStructured(generation, runtimeCaller(request), assessmentDraftOperation, request.body, request.body, key, disconnectSignal(reply), assessmentDraftContentSchema);
+      const run = await structuredAnswer(generation, request, reply, assessmentDraftOperation, assessmentDraftContentSchema);
       return envelope(KIND, { generationId: run.generationId, status: 'proposed' as const, ...run.result, model: run.model, receipt: run.receipt, replayed: run.replayed });
     },
   );

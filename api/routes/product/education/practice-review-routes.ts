@@ -4,20 +4,17 @@
 // runStructured. Learner-record language in the evidence is refused before anything is reserved.
 // The answer is `proposed`: nothing is assigned, scheduled, graded or placed.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { envelope, modelIdentitySchema, unavailable } from '@hosted-notes/runtime-sdk';
+import { envelope, modelIdentitySchema } from '@hosted-notes/runtime-sdk';
 import type { OperationExamples } from '../../../openapi-examples.ts';
 import { checkEducationContext } from '../../../../domain/education/context.ts';
 import { acceptPracticeReview, checkPracticeEvidence, practiceReviewJsonSchema, practiceReviewMessages } from '../../../../domain/education/practice-review.ts';
 import type { PracticeReviewRequest } from '../../../../domain/education/practice-review.ts';
-import { requireIdempotencyKey } from '../../../../domain/idempotency.ts';
 import { PRACTICE_REVIEW_LIMITS, practicePlanSchema, practiceReviewInputSchema, practiceReviewSchema } from '@hosted-notes/runtime-sdk';
 import type { PracticePlan } from '@hosted-notes/runtime-sdk';
-import { idempotencyKeyHeader } from '../../shared/headers.ts';
-import { runStructured } from '../generation.ts';
 import type { StructuredOperation } from '../generation.ts';
 import type { RuntimeRouteDeps } from '../kit.ts';
-import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from '../kit.ts';
-import { disconnectSignal, generationDepsOf, meteredProblems } from '../metered-route.ts';
+import { runtimeEnvelope, runtimeSecurity } from '../kit.ts';
+import { generationDepsOf, intelligenceUnavailable, meteredProblems, structuredAnswer } from '../metered-route.ts';
 
 const KIND = 'service.education-practice-review';
 
@@ -57,13 +54,10 @@ export const practiceReviewRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = asy
       },
     },
     async (request, reply) => {
-      if (!generation) {
-        return unavailable(KIND, [{ part: 'intelligence', reason: 'capability_not_configured', detail: 'A model provider is not configured on this service; nothing is generated without it.' }]);
-      }
+      if (!generation) return intelligenceUnavailable(KIND);
       checkEducationContext(request.body.educationContext);
       checkPracticeEvidence(request.body);
-      const key = requireIdempotencyKey(idempotencyKeyHeader(request));
-      const run = await runStructured(generation, runtimeCaller(request), practiceReviewOperation, request.body, request.body, key, disconnectSignal(reply), practicePlanSchema);
+      const run = await structuredAnswer(generation, request, reply, practiceReviewOperation, practicePlanSchema);
       return envelope(KIND, {
         generationId: run.generationId,
         status: 'proposed' as const,

@@ -3,20 +3,17 @@
 // (domain/education/quality-review.ts), metered through runStructured. The answer names the artifact
 // by its id and revision only; nothing is graded, approved or changed by a review.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { envelope, modelIdentitySchema, unavailable } from '@hosted-notes/runtime-sdk';
+import { envelope, modelIdentitySchema } from '@hosted-notes/runtime-sdk';
 import type { OperationExamples } from '../../../openapi-examples.ts';
 import { checkEducationContext } from '../../../../domain/education/context.ts';
 import { acceptQualityReview, qualityReviewJsonSchema, qualityReviewMessages } from '../../../../domain/education/quality-review.ts';
 import type { QualityReviewRequest } from '../../../../domain/education/quality-review.ts';
-import { requireIdempotencyKey } from '../../../../domain/idempotency.ts';
 import { QUALITY_REVIEW_LIMITS, qualityEvaluationSchema, qualityReviewInputSchema, qualityReviewSchema } from '@hosted-notes/runtime-sdk';
 import type { QualityEvaluation } from '@hosted-notes/runtime-sdk';
-import { idempotencyKeyHeader } from '../../shared/headers.ts';
-import { runStructured } from '../generation.ts';
 import type { StructuredOperation } from '../generation.ts';
 import type { RuntimeRouteDeps } from '../kit.ts';
-import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from '../kit.ts';
-import { disconnectSignal, generationDepsOf, meteredProblems } from '../metered-route.ts';
+import { runtimeEnvelope, runtimeSecurity } from '../kit.ts';
+import { generationDepsOf, intelligenceUnavailable, meteredProblems, structuredAnswer } from '../metered-route.ts';
 
 const KIND = 'service.education-quality-review';
 
@@ -55,12 +52,9 @@ export const qualityReviewRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = asyn
       },
     },
     async (request, reply) => {
-      if (!generation) {
-        return unavailable(KIND, [{ part: 'intelligence', reason: 'capability_not_configured', detail: 'A model provider is not configured on this service; nothing is generated without it.' }]);
-      }
+      if (!generation) return intelligenceUnavailable(KIND);
       checkEducationContext(request.body.educationContext);
-      const key = requireIdempotencyKey(idempotencyKeyHeader(request));
-      const run = await runStructured(generation, runtimeCaller(request), qualityReviewOperation, request.body, request.body, key, disconnectSignal(reply), qualityEvaluationSchema);
+      const run = await structuredAnswer(generation, request, reply, qualityReviewOperation, qualityEvaluationSchema);
       return envelope(KIND, {
         generationId: run.generationId,
         advisory: true as const,

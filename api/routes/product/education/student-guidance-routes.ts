@@ -4,18 +4,15 @@
 // receipt and the usage receipt: the model's work is paid for) and never shown.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { envelope, modelIdentitySchema, studentGuidanceInputSchema, studentGuidanceSchema, unavailable, STUDENT_GUIDANCE_POLICY_VERSION } from '@hosted-notes/runtime-sdk';
+import { envelope, modelIdentitySchema, studentGuidanceInputSchema, studentGuidanceSchema, STUDENT_GUIDANCE_POLICY_VERSION } from '@hosted-notes/runtime-sdk';
 import type { OperationExamples } from '../../../openapi-examples.ts';
 import { AppError } from '../../../../domain/errors.ts';
-import { requireIdempotencyKey } from '../../../../domain/idempotency.ts';
 import { checkGuidance, guidanceJsonSchema, guidanceMessages } from '../../../../domain/education/student-guidance.ts';
 import type { CheckedGuidance, StudentGuidanceRequest } from '../../../../domain/education/student-guidance.ts';
-import { idempotencyKeyHeader } from '../../shared/headers.ts';
-import { runStructured } from '../generation.ts';
 import type { StructuredOperation } from '../generation.ts';
 import type { RuntimeRouteDeps } from '../kit.ts';
-import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from '../kit.ts';
-import { disconnectSignal, generationDepsOf, meteredProblems } from '../metered-route.ts';
+import { runtimeEnvelope, runtimeSecurity } from '../kit.ts';
+import { generationDepsOf, intelligenceUnavailable, meteredProblems, structuredAnswer } from '../metered-route.ts';
 
 const KIND = 'service.education-student-guidance';
 
@@ -58,11 +55,8 @@ export const studentGuidanceRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = as
       },
     },
     async (request, reply) => {
-      if (!generation) {
-        return unavailable(KIND, [{ part: 'intelligence', reason: 'capability_not_configured', detail: 'A model provider is not configured on this service; nothing is generated without it.' }]);
-      }
-      const key = requireIdempotencyKey(idempotencyKeyHeader(request));
-      const run = await runStructured(generation, runtimeCaller(request), guidanceOperation, request.body, request.body, key, disconnectSignal(reply), checkedSchema);
+      if (!generation) return intelligenceUnavailable(KIND);
+      const run = await structuredAnswer(generation, request, reply, guidanceOperation, checkedSchema);
       const { safety, mode, text, locale } = run.result;
       if (!safety.passed) {
         throw new AppError('student_guidance_refused', 'The generated guidance broke the policy and is withheld.', {
