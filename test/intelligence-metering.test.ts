@@ -7,11 +7,12 @@ import { Client } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { setProductRuntimeSettings } from '../domain/product-runtime/entities.ts';
 import { MeteredRuns } from '../api/routes/product/metered-runs.ts';
-import { markDispatched } from '../domain/intelligence/ledger.ts';
+import { markDispatched, reserve } from '../domain/intelligence/ledger.ts';
+import { buildTestApp } from './support/app.ts';
 import { useTestAppWithWorker } from './support/harness.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
 import type { RuntimeChain, RuntimeClient } from './support/product-runtime.ts';
-import { ScriptedProvider, SCRIPTED_MODEL } from './support/scripted-provider.ts';
+import { ScriptedProvider, SCRIPTED_MODEL, unreachableIntelligence } from './support/scripted-provider.ts';
 import { expectedCommitted, generateBody, orgLedger, reservations, setBudget } from './support/intelligence.ts';
 import type { Json } from './support/dev-client.ts';
 
@@ -296,3 +297,51 @@ function callerOf(c: RuntimeChain) {
     vault: null,
   };
 }
+
+describe('claims the docs make, each with a test that fails if it breaks', () => {
+  it('an unreachable provider is a rejection before acceptance: 502 intelligence_provider_unreachable, released', async () => {
+    const app = await buildTestApp(ctx.db.pool, { temporal: { connection: ctx.temporal, namespace: 'default', taskQueue: ctx.taskQueue }, intelligence: unreachableIntelligence() });
+    try {
+      const before = await orgLedger(ctx.db.pool, chain.organizationId);
+      const res = await runtimeClient(app, chain.secret).request('POST', '/intelligence/education/generate', { body: generateBody(), headers: { 'idempotency-key': randomUUID() } });
+      expect(res.statusCode, res.body).toBe(502);
+      expect(res.data).toMatchObject({ code: 'intelligence_provider_unreachable' });
+      expect((await reservations(ctx.db.pool, chain.installationId)).at(-1)).toMatchObject({ state: 'released', charged: 0, outcomeCode: 'intelligence_provider_unreachable' });
+      expect(await orgLedger(ctx.db.pool, chain.organizationId)).toEqual({ committed: before.committed, inFlight: 0 });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('maxConcurrentIntelligence defaults to 8 when unset, and 0 allows none', async () => {
+    const other = await buildRuntimeChain(ctx.db.pool);
+    await setBudget(ctx.db.pool, other.organizationId, 1_000_000);
+    const ort = runtimeClient(ctx.app, other.secret);
+    expect(data(await ort.request('GET', '/intelligence/budget'))).toMatchObject({ organization: { maxConcurrent: 8 } });
+    await setBudget(ctx.db.pool, other.organizationId, undefined, 0);
+    const res = await ort.request('POST', '/intelligence/education/generate', { body: generateBody(), headers: { 'idempotency-key': randomUUID() } });
+    expect(res.statusCode).toBe(429);
+    expect(res.data).toMatchObject({ code: 'intelligence_concurrency_exhausted', maxConcurrent: 0 });
+    expect(res.headers['retry-after']).toBe('1');
+    expect(provider.calls).toHaveLength(0);
+  });
+
+  it('a reservation is refused once half its timer has passed, so it can never appear after the timer looked', async () => {
+    const reserveBy = Date.now() - 1;
+    await expect(
+      reserve(ctx.db.pool, {
+        id: randomUUID(),
+        organizationId: chain.organizationId,
+        installationId: chain.installationId,
+        operation: 'generate',
+        keyHash: 'c'.repeat(64),
+        fingerprint: 'c'.repeat(64),
+        costMicrodollars: 1,
+        workflowId: `intelligence-usage-${randomUUID()}`,
+        ttlMs: 60_000,
+        reserveBy,
+      }),
+    ).rejects.toMatchObject({ code: 'intelligence_reservation_expired' });
+    expect((await reservations(ctx.db.pool, chain.installationId)).some((r) => r.reserved === 1)).toBe(false);
+  });
+});
