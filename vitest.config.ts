@@ -13,6 +13,9 @@ const unit = [
   'test/runtime-sdk-package.test.ts',
   'test/intelligence-units.test.ts',
   'test/education-context.test.ts',
+  'test/media-upload-rules.test.ts',
+  'test/media-inspection.test.ts',
+  'test/media-s3-store.test.ts',
 ];
 // Workflow tests on the time-skipping test server with stubbed activities (test/support/time-skipping.ts).
 const workflows = ['test/workflows/**/*.test.ts'];

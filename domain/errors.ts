@@ -59,6 +59,18 @@ export const errorCatalog = {
   education_context_learner_record: { status: 422, title: 'The education context contains learner-record language (a person, their record, diagnosis, scores or contact details); only aggregate class context is accepted.' },
   student_guidance_refused: { status: 422, title: 'The generated guidance failed the fail-closed policy (an answer, a link or a contact request); it is withheld, not repaired.' },
   usage_receipt_not_found: { status: 404, title: 'No usage receipt with this id is visible to the caller.' },
+  // private audio media (docs/media.md)
+  media_empty: { status: 400, title: 'The upload has no bytes; send the audio as the request body.' },
+  media_reference_invalid: { status: 400, title: 'X-Media-Reference must be 1–200 visible ASCII characters (an opaque reference of the product).' },
+  media_duration_invalid: { status: 400, title: 'X-Media-Duration-Seconds must be a positive number of seconds with at most 3 decimals.' },
+  media_duration_exceeded: { status: 422, title: 'The audio is longer than 120 seconds (declared, or as its container states).' },
+  media_duration_mismatch: { status: 422, title: "The declared duration grossly contradicts the duration the audio's container states." },
+  media_type_unsupported: { status: 415, title: 'The bytes are not WebM, Ogg or MP4 audio (recognized from the bytes; the declared type is not trusted).' },
+  media_truncated: { status: 422, title: 'The audio container is truncated or malformed.' },
+  media_storage_exhausted: { status: 409, title: "The organization's media storage cannot hold this upload; delete media to free space." },
+  media_storage_unavailable: { status: 503, title: 'Media storage is unavailable; nothing was stored and no quota was used.' },
+  media_not_found: { status: 404, title: 'No media with this id is visible to the caller.' },
+  range_not_satisfiable: { status: 416, title: 'The requested byte range is outside the media.' },
   // resources
   not_found: { status: 404, title: 'The resource does not exist or is not visible to the caller.' },
   mapping_not_found: { status: 404, title: 'No hosted mapping with this id is visible to the caller.' },

@@ -20,6 +20,7 @@ export * from './dto/education/quality-review.ts';
 export * from './dto/education/practice-review.ts';
 export * from './dto/education/assessment-draft.ts';
 export * from './dto/education/rubric-draft.ts';
+export * from './dto/media.ts';
 export * from './operations.ts';
 export * from './ndjson.ts';
 export { createHostedRuntime, RUNTIME_MOUNT } from './hosted.ts';
