@@ -6,8 +6,9 @@
 import { educationExamples } from '../../api/routes/product/education/index.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import { envelopeSchema, dtoSchemas, missingReasons, RuntimeError } from '@hosted-notes/runtime-sdk';
+import { envelopeSchema, dtoSchemas, missingReasons, RuntimeError, RuntimeUnavailableError } from '@hosted-notes/runtime-sdk';
 import type { RuntimeAdapter, RuntimeKind } from '@hosted-notes/runtime-sdk';
+import { audioFixture } from './media.ts';
 
 export type ConformanceTarget = {
   runtime: RuntimeAdapter;
@@ -47,6 +48,17 @@ export async function expectRefusal(promise: Promise<unknown>, code: string, sta
 
 /** A path no other case uses, so cases can share a hosted vault. */
 const fresh = (name: string) => `Conformance ${randomUUID().slice(0, 8)}/${name}.md`;
+
+/** A mediaId no installation holds. */
+const MISSING_MEDIA_ID = '00000000-0000-4000-8000-000000000000';
+
+/** An upload of a committed fixture (a 3 s tone) under a fresh key. */
+const fixtureUpload = (name: string, reference: string) => ({
+  idempotencyKey: `conformance-${randomUUID()}`,
+  reference,
+  declaredDurationSeconds: 3,
+  bytes: new Uint8Array(audioFixture(name)),
+});
 
 export const conformanceCases: ConformanceCase[] = [
   {
@@ -307,6 +319,11 @@ export const everyOperation = (target: ConformanceTarget): Array<[string, () => 
     ['educationPracticeReview', () => runtime.educationPracticeReview(exampleRequest('educationPracticeReview'))],
     ['assessmentDraft', () => runtime.assessmentDraft(exampleRequest('educationAssessmentDraft'))],
     ['rubricDraft', () => runtime.rubricDraft(exampleRequest('educationRubricDraft'))],
+    // readAudio answers bytes, not an envelope: the media case below covers it.
+    ['uploadAudio', () => runtime.uploadAudio(fixtureUpload('tone-3s.webm', 'conformance/every'))],
+    ['listAudio', () => runtime.listAudio()],
+    ['getAudioMetadata', () => runtime.getAudioMetadata(MISSING_MEDIA_ID)],
+    ['deleteAudio', () => runtime.deleteAudio(MISSING_MEDIA_ID)],
   ];
 };
 
@@ -343,6 +360,10 @@ conformanceCases.push({
       educationPracticeReview: 'service.education-practice-review',
       assessmentDraft: 'service.education-assessment-draft',
       rubricDraft: 'service.education-rubric-draft',
+      uploadAudio: 'service.media-audio',
+      listAudio: 'service.media-audio-list',
+      getAudioMetadata: 'service.media-audio-record',
+      deleteAudio: 'service.media-deletion',
     };
     for (const [name, call] of everyOperation(target)) {
       const outcome = await call().then(
@@ -352,6 +373,67 @@ conformanceCases.push({
       if ('error' in outcome) expect(outcome.error, name).toBeInstanceOf(RuntimeError);
       else expectEnvelope(kinds[name]!, outcome.value);
     }
+  },
+});
+
+conformanceCases.push({
+  name: 'private audio media: hosted, a fixture is uploaded, read whole and in part, listed and deleted; local, every media operation is hosted_only',
+  async run({ runtime }) {
+    const file = audioFixture('tone-3s.ogg');
+    const upload = fixtureUpload('tone-3s.ogg', `conformance/${randomUUID()}`);
+    if (runtime.adapter === 'local') {
+      // A local runtime keeps no recordings: an explicit gap, never an empty list or a made-up id.
+      const answers: Array<[RuntimeKind, unknown]> = [
+        ['service.media-audio', await runtime.uploadAudio(upload)],
+        ['service.media-audio-list', await runtime.listAudio()],
+        ['service.media-audio-record', await runtime.getAudioMetadata(MISSING_MEDIA_ID)],
+        ['service.media-deletion', await runtime.deleteAudio(MISSING_MEDIA_ID)],
+      ];
+      for (const [kind, answer] of answers) {
+        expectEnvelope(kind, answer);
+        expect(answer).toMatchObject({ kind, status: 'unavailable', data: null, missing: [{ part: 'media.audio', reason: 'hosted_only' }] });
+      }
+      const unavailableRead = await runtime.readAudio(MISSING_MEDIA_ID).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(unavailableRead).toBeInstanceOf(RuntimeUnavailableError);
+      expect((unavailableRead as RuntimeUnavailableError).code).toBe('hosted_only');
+      return;
+    }
+
+    const stored = await runtime.uploadAudio(upload);
+    expectEnvelope('service.media-audio', stored);
+    const sha256 = createHash('sha256').update(file).digest('hex');
+    expect(stored.data).toMatchObject({ reference: upload.reference, mediaType: 'audio/ogg', container: 'ogg', sizeBytes: file.byteLength, sha256, declaredDurationSeconds: 3, replayed: false });
+    const mediaId = stored.data!.mediaId;
+
+    const whole = await runtime.readAudio(mediaId);
+    expect({ ...whole, bytes: Buffer.from(whole.bytes).equals(file) }).toEqual({
+      status: 200,
+      mediaType: 'audio/ogg',
+      etag: `"${sha256}"`,
+      sizeBytes: file.byteLength,
+      range: null,
+      bytes: true,
+    });
+    const part = await runtime.readAudio(mediaId, { range: { start: 10, end: 99 } });
+    expect(part).toMatchObject({ status: 206, sizeBytes: file.byteLength, range: { start: 10, end: 99, size: file.byteLength } });
+    expect(Buffer.from(part.bytes).equals(file.subarray(10, 100))).toBe(true);
+
+    const listed = await runtime.listAudio({ limit: 200 });
+    expectEnvelope('service.media-audio-list', listed);
+    const { replayed: _replayed, storage: _storage, ...record } = stored.data!;
+    expect(listed.data!.media).toContainEqual(record);
+    expect((await runtime.getAudioMetadata(mediaId)).data).toEqual(record);
+
+    const deleted = await runtime.deleteAudio(mediaId);
+    expectEnvelope('service.media-deletion', deleted);
+    expect(deleted.data).toMatchObject({ mediaId, deleted: true, freedBytes: file.byteLength });
+    await expectRefusal(runtime.readAudio(mediaId), 'media_not_found', 404);
+    await expectRefusal(runtime.getAudioMetadata(mediaId), 'media_not_found', 404);
+    await expectRefusal(runtime.deleteAudio(mediaId), 'media_not_found', 404);
+    expect((await runtime.listAudio({ limit: 200 })).data!.media.map((m) => m.mediaId)).not.toContain(mediaId);
   },
 });
 

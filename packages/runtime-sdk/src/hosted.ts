@@ -17,12 +17,16 @@ import type { QualityReviewInput } from './dto/education/quality-review.ts';
 import type { PracticeReviewInput } from './dto/education/practice-review.ts';
 import type { AssessmentDraftInput } from './dto/education/assessment-draft.ts';
 import type { RubricDraftInput } from './dto/education/rubric-draft.ts';
+import { audioMediaSchema, MEDIA_HEADERS } from './dto/media.ts';
+import type { AudioUploadInput } from './dto/media.ts';
 import { NDJSON_CONTENT_TYPE, problemOf, readNdjson } from './ndjson.ts';
-import { dtoSchemas, parseEnvelope, RuntimeResponseError, RuntimeUnavailableError, runtimeOperations } from './operations.ts';
+import { dtoSchemas, parseEnvelope, RuntimeResponseError, RuntimeUnavailableError, runtimeByteOperations, runtimeOperations } from './operations.ts';
 import type {
+  AudioBytes,
   CallOptions,
   GenerationStream,
   PageInput,
+  ReadAudioOptions,
   RuntimeAdapter,
   RuntimeEnvelope,
   RuntimeKind,
@@ -54,16 +58,59 @@ export type HostedRuntime = RuntimeAdapter & {
    * A raw request to the runtime with the adapter's headers (credential, version, Accept), for
    * operations this SDK version does not wrap yet; e.g. streaming: `readNdjson(await runtime.fetch(…, { accept: 'application/x-ndjson' }))`.
    */
-  fetch(path: string, init?: { method?: 'GET' | 'POST'; body?: unknown; accept?: string; idempotencyKey?: string; signal?: AbortSignal }): Promise<Response>;
+  fetch(path: string, init?: { method?: 'GET' | 'POST' | 'DELETE'; body?: unknown; accept?: string; idempotencyKey?: string; signal?: AbortSignal }): Promise<Response>;
 };
+
+/** A request body sent as it is (an upload's audio), with the content type it declares. */
+type RawBody = { bytes: Uint8Array; contentType: string };
 
 type Call = {
   params?: Record<string, string>;
   query?: Record<string, string | number | undefined>;
   body?: unknown;
+  raw?: RawBody;
+  headers?: Record<string, string>;
   idempotencyKey?: string | undefined;
   signal?: AbortSignal | undefined;
 };
+
+type SendInit = {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Sent as JSON. */
+  body?: unknown;
+  raw?: RawBody | undefined;
+  headers?: Record<string, string> | undefined;
+  accept: string;
+  idempotencyKey?: string | undefined;
+  signal?: AbortSignal | undefined;
+};
+
+/** The media types readAudio accepts an answer in: the ones an upload is recognized as. */
+const audioMediaTypes: ReadonlySet<string> = new Set(audioMediaSchema.shape.mediaType.options);
+const CONTENT_RANGE = /^bytes (\d+)-(\d+)\/(\d+)$/;
+
+/** A non-negative whole number of bytes, or a TypeError naming `what` (a product's mistake, not the service's refusal). */
+function byteOffset(value: number, what: string): number {
+  if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`${what} must be a whole number of bytes, 0 or more`);
+  return value;
+}
+
+/**
+ * X-Media-Duration-Seconds: the wire format has at most 3 decimals, so the number goes out rounded
+ * to the millisecond (0.1 + 0.2 is sent as 0.3); the service judges the value.
+ */
+function durationHeader(seconds: number): string {
+  return String(Math.round(seconds * 1000) / 1000);
+}
+
+/** The path of an operation under the mount, its `:param`s encoded. */
+function routePath(name: string, template: string, params: Record<string, string> | undefined): string {
+  return template.replace(/:(\w+)/g, (_, param: string) => {
+    const value = params?.[param];
+    if (value === undefined || value === '') throw new TypeError(`${name} needs ${param}`);
+    return encodeURIComponent(value);
+  });
+}
 
 function endpointOf(baseUrl: string | URL): string {
   const url = new URL(baseUrl.toString());
@@ -86,18 +133,26 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
     return schema;
   };
 
-  const send = (path: string, init: { method: 'GET' | 'POST'; body?: unknown; accept: string; idempotencyKey?: string | undefined; signal?: AbortSignal | undefined }) => {
+  const send = (path: string, init: SendInit) => {
     const headers: Record<string, string> = {
+      ...init.headers,
       authorization: `Bearer ${credential}`,
       [RUNTIME_VERSION_HEADER]: RUNTIME_VERSION,
       accept: init.accept,
     };
-    if (init.body !== undefined) headers['content-type'] = 'application/json';
+    let body: RequestInit['body'];
+    if (init.raw !== undefined) {
+      headers['content-type'] = init.raw.contentType;
+      body = init.raw.bytes;
+    } else if (init.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(init.body);
+    }
     if (init.idempotencyKey !== undefined) headers['idempotency-key'] = init.idempotencyKey;
     return fetchImpl(`${endpoint}${path}`, {
       method: init.method,
       headers,
-      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+      ...(body !== undefined ? { body } : {}),
       // The runtime never redirects; following one could carry the credential elsewhere.
       redirect: 'error',
       ...(init.signal ? { signal: init.signal } : {}),
@@ -106,15 +161,19 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
 
   async function call<N extends RuntimeOperationName>(name: N, input: Call = {}): Promise<RuntimeEnvelope<(typeof runtimeOperations)[N]['kind']>> {
     const op = runtimeOperations[name];
-    let path: string = op.path.replace(/:(\w+)/g, (_, param: string) => {
-      const value = input.params?.[param];
-      if (value === undefined || value === '') throw new TypeError(`${name} needs ${param}`);
-      return encodeURIComponent(value);
-    });
+    let path = routePath(name, op.path, input.params);
     const query = new URLSearchParams();
     for (const [key, value] of Object.entries(input.query ?? {})) if (value !== undefined) query.set(key, String(value));
     if ([...query].length > 0) path += `?${query.toString()}`;
-    const response = await send(path, { method: op.method, body: input.body, accept: 'application/json', idempotencyKey: input.idempotencyKey, signal: input.signal });
+    const response = await send(path, {
+      method: op.method,
+      body: input.body,
+      raw: input.raw,
+      headers: input.headers,
+      accept: 'application/json',
+      idempotencyKey: input.idempotencyKey,
+      signal: input.signal,
+    });
     if (!response.ok) throw await problemOf(response, input.idempotencyKey);
     checkVersion(response);
     return envelopeOf(name, response);
@@ -163,6 +222,74 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
     return Object.assign(events(), { idempotencyKey });
   }
 
+  /** uploadAudio: the bytes as the body, the metadata in headers, keyed by the input's own key (never a generated one). */
+  async function uploadAudio(input: AudioUploadInput, o?: CallOptions) {
+    if (typeof input.idempotencyKey !== 'string') throw new TypeError('uploadAudio needs input.idempotencyKey: retry a recording with the key it was first sent with');
+    // A header carries only Latin-1; the service's rule is visible ASCII, so anything else cannot be sent as it is.
+    if (!/^[\x20-\x7e]*$/.test(input.reference)) throw new TypeError('reference must be visible ASCII (it travels in the X-Media-Reference header)');
+    return call('uploadAudio', {
+      raw: { bytes: input.bytes, contentType: input.contentType ?? 'application/octet-stream' },
+      headers: { [MEDIA_HEADERS.reference]: input.reference, [MEDIA_HEADERS.declaredDuration]: durationHeader(input.declaredDurationSeconds) },
+      idempotencyKey: input.idempotencyKey,
+      signal: o?.signal,
+    });
+  }
+
+  /**
+   * readAudio: the bytes themselves, not an envelope. A refusal is problem+json like any other
+   * (RuntimeError: media_not_found, range_not_satisfiable…); an answer whose status, type, ETag,
+   * Content-Range or length is not what was asked for is RuntimeResponseError, never partial bytes.
+   */
+  async function readAudio(mediaId: string, o?: ReadAudioOptions): Promise<AudioBytes> {
+    const op = runtimeByteOperations.readAudio;
+    const headers: Record<string, string> = {};
+    if (o?.range) {
+      const start = byteOffset(o.range.start, 'range.start');
+      const end = o.range.end === undefined ? '' : String(byteOffset(o.range.end, 'range.end'));
+      if (end !== '' && Number(end) < start) throw new TypeError('range.end must not be before range.start');
+      headers['range'] = `bytes=${start}-${end}`;
+    }
+    if (o?.ifNoneMatch !== undefined) headers['if-none-match'] = o.ifNoneMatch;
+    const response = await send(routePath('readAudio', op.path, { mediaId }), {
+      method: op.method,
+      headers,
+      accept: [...audioMediaTypes, 'application/problem+json'].join(', '),
+      signal: o?.signal,
+    });
+    if (!response.ok && response.status !== 304) throw await problemOf(response);
+    checkVersion(response);
+    const etag = response.headers.get('etag');
+    if (!etag) throw new RuntimeResponseError(`readAudio answered HTTP ${response.status} without an ETag.`, { status: response.status });
+    if (response.status === 304) {
+      await response.body?.cancel();
+      return { status: 304, mediaType: null, etag, sizeBytes: null, range: null, bytes: new Uint8Array(0) };
+    }
+    if (response.status !== 200 && response.status !== 206) {
+      await response.body?.cancel();
+      throw new RuntimeResponseError(`readAudio answered HTTP ${response.status}; expected 200, 206 or 304.`, { status: response.status });
+    }
+    const mediaType = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if (!audioMediaTypes.has(mediaType)) {
+      await response.body?.cancel();
+      throw new RuntimeResponseError(`readAudio answered ${mediaType || 'no content type'}, not stored audio.`, { status: response.status });
+    }
+    let range: AudioBytes['range'] = null;
+    if (response.status === 206) {
+      const match = CONTENT_RANGE.exec(response.headers.get('content-range') ?? '');
+      if (!match) {
+        await response.body?.cancel();
+        throw new RuntimeResponseError('readAudio answered 206 without a single-range Content-Range.', { status: 206 });
+      }
+      range = { start: Number(match[1]), end: Number(match[2]), size: Number(match[3]) };
+    }
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const expected = range ? range.end - range.start + 1 : Number(response.headers.get('content-length') ?? bytes.byteLength);
+    if (bytes.byteLength !== expected) {
+      throw new RuntimeResponseError(`readAudio received ${bytes.byteLength} bytes of the ${expected} announced.`, { status: response.status });
+    }
+    return { status: response.status, mediaType, etag, sizeBytes: range ? range.size : bytes.byteLength, range, bytes };
+  }
+
   const page = (input: PageInput | undefined) => ({ limit: input?.limit, cursor: input?.cursor });
 
   return {
@@ -209,6 +336,11 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
       call('educationPracticeReview', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
     assessmentDraft: (input: AssessmentDraftInput, o?: WriteOptions) => call('assessmentDraft', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
     rubricDraft: (input: RubricDraftInput, o?: WriteOptions) => call('rubricDraft', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
+    uploadAudio,
+    readAudio,
+    listAudio: (p?: PageInput, o?: CallOptions) => call('listAudio', { query: page(p), signal: o?.signal }),
+    getAudioMetadata: (mediaId: string, o?: CallOptions) => call('getAudioMetadata', { params: { mediaId }, signal: o?.signal }),
+    deleteAudio: (mediaId: string, o?: CallOptions) => call('deleteAudio', { params: { mediaId }, signal: o?.signal }),
   };
 }
 

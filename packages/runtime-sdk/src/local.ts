@@ -2,8 +2,9 @@
 // Obsidian-style vault: nested folders of .md files; dot-folders such as .obsidian/ and .git/ are
 // not notes). It works offline, never opens a network connection and never uploads anything: what
 // only the hosted service has (workspace, vault bindings, context scopes, shared memory, domain
-// composition, metered intelligence) answers the explicit `unavailable` envelope with reason
-// `hosted_only`. It never calls a model: a streamed generate throws RuntimeUnavailableError.
+// composition, metered intelligence, private media) answers the explicit `unavailable` envelope with
+// reason `hosted_only`. It never calls a model: a streamed generate throws RuntimeUnavailableError,
+// and so does readAudio, whose answer is bytes rather than an envelope.
 //
 // Notes follow the hosted rules so a product sees one contract: the same path rules (invalid →
 // invalid_path), revision (sha256 of the UTF-8 content), title and links, bytewise order and opaque
@@ -19,7 +20,7 @@ import type { Capability, CapabilityId, PublishNoteInput } from './dto/core.ts';
 import { compareBytewise, deriveNote, noteLimits, pathKey, pathProblem, unifiedDiff } from './notes.ts';
 import type { GenerationStreamEvent } from './dto/intelligence.ts';
 import { RuntimeError, RuntimeUnavailableError } from './operations.ts';
-import type { DtoOf, GenerationStream, PageInput, RuntimeAdapter, RuntimeEnvelope, WriteOptions } from './operations.ts';
+import type { AudioBytes, DtoOf, GenerationStream, PageInput, RuntimeAdapter, RuntimeEnvelope, WriteOptions } from './operations.ts';
 
 export type LocalRuntimeOptions = {
   /** The vault folder. */
@@ -416,6 +417,8 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     return Object.assign(events(), { idempotencyKey });
   }
 
+  const mediaDetail = `${localCapabilityDetail['media.audio']} Nothing is uploaded.`;
+
   return {
     adapter: 'local',
     vaultId,
@@ -451,5 +454,14 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     educationPracticeReview: async () => unavailable('service.education-practice-review', hostedOnly('intelligence.education', intelligenceDetail)),
     assessmentDraft: async () => unavailable('service.education-assessment-draft', hostedOnly('intelligence.education', intelligenceDetail)),
     rubricDraft: async () => unavailable('service.education-rubric-draft', hostedOnly('intelligence.education', intelligenceDetail)),
+    // Recordings are kept by the service only; a local runtime stores none and has none to read.
+    uploadAudio: async () => unavailable('service.media-audio', hostedOnly('media.audio', mediaDetail)),
+    // Bytes have no envelope to be unavailable in: the error carries the record's unavailable answer.
+    readAudio: async (): Promise<AudioBytes> => {
+      throw new RuntimeUnavailableError(unavailable('service.media-audio-record', hostedOnly('media.audio', mediaDetail)));
+    },
+    listAudio: async () => unavailable('service.media-audio-list', hostedOnly('media.audio', mediaDetail)),
+    getAudioMetadata: async () => unavailable('service.media-audio-record', hostedOnly('media.audio', mediaDetail)),
+    deleteAudio: async () => unavailable('service.media-deletion', hostedOnly('media.audio', mediaDetail)),
   };
 }

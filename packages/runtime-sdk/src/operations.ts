@@ -46,6 +46,8 @@ import { assessmentDraftSchema } from './dto/education/assessment-draft.ts';
 import type { AssessmentDraftInput } from './dto/education/assessment-draft.ts';
 import { rubricDraftSchema } from './dto/education/rubric-draft.ts';
 import type { RubricDraftInput } from './dto/education/rubric-draft.ts';
+import { audioMediaListSchema, audioMediaSchema, audioUploadSchema, mediaDeletionSchema } from './dto/media.ts';
+import type { AudioUploadInput } from './dto/media.ts';
 
 // ---- DTO schemas per kind --------------------------------------------------------------------
 
@@ -104,6 +106,11 @@ export const dtoSchemas = {
   'service.education-practice-review': practiceReviewSchema,
   'service.education-assessment-draft': assessmentDraftSchema,
   'service.education-rubric-draft': rubricDraftSchema,
+  // Private audio media (readAudio answers the bytes themselves, not an envelope: AudioBytes).
+  'service.media-audio': audioUploadSchema,
+  'service.media-audio-list': audioMediaListSchema,
+  'service.media-audio-record': audioMediaSchema,
+  'service.media-deletion': mediaDeletionSchema,
 } as const;
 export type RuntimeKind = keyof typeof dtoSchemas;
 /** The `data` type of a kind. */
@@ -132,7 +139,7 @@ export type UsageReceiptPageInput = PageInput & { installationId?: string };
 export type GenerationStream = AsyncGenerator<GenerationStreamEvent, void, undefined> & { readonly idempotencyKey: string };
 
 /** Where an operation lives on the hosted runtime (`/api/product/v1` + path), its kind and the credential scope it needs. */
-export type OperationRoute = { method: 'GET' | 'POST'; path: string; kind: RuntimeKind; scope: string | null; vault: boolean };
+export type OperationRoute = { method: 'GET' | 'POST' | 'DELETE'; path: string; kind: RuntimeKind; scope: string | null; vault: boolean };
 
 /** The operations as the spec names them, with their hosted route (documented in docs/runtime-sdk.md). */
 export const runtimeOperations = {
@@ -165,8 +172,45 @@ export const runtimeOperations = {
   educationPracticeReview: { method: 'POST', path: '/intelligence/education/practice-review', kind: 'service.education-practice-review', scope: 'intelligence.execute', vault: false },
   assessmentDraft: { method: 'POST', path: '/intelligence/education/assessment-draft', kind: 'service.education-assessment-draft', scope: 'intelligence.execute', vault: false },
   rubricDraft: { method: 'POST', path: '/intelligence/education/rubric-draft', kind: 'service.education-rubric-draft', scope: 'intelligence.execute', vault: false },
+  // The body of uploadAudio is the audio itself; its metadata travels in headers (MEDIA_HEADERS).
+  uploadAudio: { method: 'POST', path: '/intelligence/education/media/audio', kind: 'service.media-audio', scope: 'media.write', vault: false },
+  listAudio: { method: 'GET', path: '/intelligence/education/media', kind: 'service.media-audio-list', scope: 'media.read', vault: false },
+  getAudioMetadata: { method: 'GET', path: '/intelligence/education/media/:mediaId/metadata', kind: 'service.media-audio-record', scope: 'media.read', vault: false },
+  deleteAudio: { method: 'DELETE', path: '/intelligence/education/media/:mediaId', kind: 'service.media-deletion', scope: 'media.write', vault: false },
 } as const satisfies Record<string, OperationRoute>;
 export type RuntimeOperationName = keyof typeof runtimeOperations;
+
+/** Operations that answer bytes rather than an envelope: their route, with no kind. */
+export const runtimeByteOperations = {
+  readAudio: { method: 'GET', path: '/intelligence/education/media/:mediaId', scope: 'media.read', vault: false },
+} as const satisfies Record<string, Omit<OperationRoute, 'kind'>>;
+
+/** A byte range to read: `end` inclusive, to the end of the media when absent. */
+export type ByteRange = { start: number; end?: number };
+export type ReadAudioOptions = CallOptions & {
+  /** One byte range (HTTP Range `bytes=start-end`); the answer is 206 with `range`, or 200 with the whole media if the service ignored it. */
+  range?: ByteRange;
+  /** An ETag read earlier: an unchanged media answers 304 with no bytes. */
+  ifNoneMatch?: string;
+};
+
+/**
+ * What readAudio answers: the stored bytes (all of them, or the range asked for) and what the
+ * service said of them. Browser-safe: a Uint8Array, never a Buffer, and no storage address.
+ */
+export type AudioBytes = {
+  /** 200 the whole media, 206 the range in `range`, 304 unchanged since `ifNoneMatch` (no bytes). */
+  status: 200 | 206 | 304;
+  /** The type recognized at upload (`audio/webm`, `audio/ogg`, `audio/mp4`); null on 304. */
+  mediaType: string | null;
+  /** The strong ETag (the quoted SHA-256): pass it as `ifNoneMatch` to revalidate. */
+  etag: string;
+  /** The whole media's size in bytes (also on 206); null on 304. */
+  sizeBytes: number | null;
+  /** Which bytes `bytes` holds on 206 (`end` inclusive, `size` the whole media's); null otherwise. */
+  range: { start: number; end: number; size: number } | null;
+  bytes: Uint8Array;
+};
 
 /**
  * One interface, two adapters (hosted: HTTP to /api/product/v1; local: a folder of Markdown).
@@ -232,6 +276,21 @@ export interface RuntimeAdapter {
   assessmentDraft(input: AssessmentDraftInput, options?: WriteOptions): Promise<RuntimeEnvelope<'service.education-assessment-draft'>>;
   /** A metered analytic rubric draft: weighted criteria, one observable descriptor per level, `proposed`. */
   rubricDraft(input: RubricDraftInput, options?: WriteOptions): Promise<RuntimeEnvelope<'service.education-rubric-draft'>>;
+  /**
+   * Stores private WebM, Ogg or MP4 audio (at most 3 MiB, 120 s), the bytes sent as they are. Keyed
+   * by `input.idempotencyKey`, which is required: a recording is retried with the key it was first
+   * sent with, and the same key and bytes replay the same mediaId (`replayed: true`). Hence no
+   * WriteOptions: the key is never generated and has one place.
+   */
+  uploadAudio(input: AudioUploadInput, options?: CallOptions): Promise<RuntimeEnvelope<'service.media-audio'>>;
+  /** The bytes of stored audio, whole or one range, revalidated with `ifNoneMatch`; the local adapter throws RuntimeUnavailableError. */
+  readAudio(mediaId: string, options?: ReadAudioOptions): Promise<AudioBytes>;
+  /** The installation's stored media, newest first, and the organization's storage. */
+  listAudio(page?: PageInput, options?: CallOptions): Promise<RuntimeEnvelope<'service.media-audio-list'>>;
+  /** The record of one stored media, without its bytes. */
+  getAudioMetadata(mediaId: string, options?: CallOptions): Promise<RuntimeEnvelope<'service.media-audio-record'>>;
+  /** Deletes stored media and frees its bytes; a second delete of the same mediaId is media_not_found. */
+  deleteAudio(mediaId: string, options?: CallOptions): Promise<RuntimeEnvelope<'service.media-deletion'>>;
 }
 
 /** The bytes of a generated image (the service checked their signature against `mediaType`). Browser-safe: no Buffer. */
@@ -299,7 +358,20 @@ export type KnownRuntimeErrorCode =
   | 'intelligence_provider_misconfigured'
   | 'intelligence_interrupted'
   | 'intelligence_output_invalid'
-  | 'usage_receipt_not_found';
+  | 'usage_receipt_not_found'
+  // Private audio media (docs/runtime-sdk.md, "Private audio media").
+  | 'media_empty'
+  | 'media_reference_invalid'
+  | 'media_duration_invalid'
+  | 'media_duration_exceeded'
+  | 'media_duration_mismatch'
+  | 'media_type_unsupported'
+  | 'media_truncated'
+  | 'media_storage_exhausted'
+  | 'media_storage_unavailable'
+  | 'media_not_found'
+  | 'range_not_satisfiable'
+  | 'precondition_failed';
 export type RuntimeErrorCode = KnownRuntimeErrorCode | (string & {});
 
 /** A refusal of the runtime: the HTTP status, the stable `code`, and the problem's extensions. */
