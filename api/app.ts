@@ -20,6 +20,8 @@ import type { Entitlements } from '../domain/identity/plans.ts';
 import type { EgressPolicy } from '../domain/automation/network.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import type { Intelligence } from '../domain/intelligence/setup.ts';
+import type { BlobStore } from '../domain/media/blob-store.ts';
+import { createPostgresBlobStore } from '../domain/media/postgres-blob-store.ts';
 import { loggerOptions } from '../platform/logger.ts';
 import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH, registerEdgeRules } from './edge.ts';
 import { openapiRoutes, swaggerOptions } from './openapi.ts';
@@ -50,6 +52,8 @@ export type AppDeps = {
   webhookRetryBaseMs?: number;
   /** The Product Runtime's model provider, prices and metering timing (docs/intelligence.md); none: intelligence is unavailable. */
   intelligence?: Intelligence | null;
+  /** Where private media bytes live (MEDIA_STORAGE_BACKEND); default: Postgres (domain/media/postgres-blob-store.ts). */
+  mediaStore?: BlobStore;
 };
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -128,6 +132,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     taskQueue: deps.temporal.taskQueue,
     proposalExpirySeconds: deps.proposalExpirySeconds ?? 7 * 24 * 3600,
     intelligence: deps.intelligence ?? null,
+    mediaStore: deps.mediaStore ?? createPostgresBlobStore(deps.db),
   });
 
   return app;

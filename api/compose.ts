@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import { createDatabasePool } from '../db/pool.ts';
 import { createSecretBox } from '../domain/secret-box.ts';
 import { createIntelligence } from '../domain/intelligence/setup.ts';
-import { allowancesFrom, egressFrom, intelligenceFrom } from '../platform/config.ts';
+import { createBlobStore } from '../domain/media/setup.ts';
+import { allowancesFrom, egressFrom, intelligenceFrom, mediaStorageFrom } from '../platform/config.ts';
 import type { Config } from '../platform/config.ts';
 import { lazyTemporalConnection } from '../platform/temporal.ts';
 import { buildApp } from './app.ts';
@@ -31,6 +32,7 @@ export async function startApi(config: Config, databaseUrl: string, temporalAddr
     webhookRetryBaseMs: config.WEBHOOK_RETRY_BASE_MS,
     proposalExpirySeconds: config.PROPOSAL_EXPIRY_SECONDS,
     intelligence: intelligence ? createIntelligence(intelligence) : null,
+    mediaStore: createBlobStore(mediaStorageFrom(config), db),
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
   });
   await app.listen({ host: config.HOST, port: config.PORT });

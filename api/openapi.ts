@@ -28,6 +28,7 @@ import { toolsByName } from './routes/mcp/tools.ts';
 import { bindingDecisionExamples, runtimeExamples, runtimeOperationDocs } from './routes/product/openapi-docs.ts';
 import { intelligenceExamples, intelligenceOperationDocs } from './routes/product/intelligence-docs.ts';
 import { educationExamples, educationOperationDocs } from './routes/product/education/index.ts';
+import { mediaExamples, mediaOperationDocs } from './routes/product/media/openapi-docs.ts';
 import { operationExamples, parameterExamples, planRevision, problemExample } from './openapi-examples.ts';
 import type { ExampleSet } from './openapi-examples.ts';
 
@@ -146,6 +147,56 @@ const requestHeaders = {
     schema: { type: 'string', pattern: '^[1-9][0-9]{0,8}$' },
     example: '1',
   },
+  MediaReference: {
+    name: 'X-Media-Reference',
+    in: 'header',
+    required: true,
+    description: "The product's opaque reference for this recording, 1–200 visible ASCII characters (inner spaces allowed); kept and answered as sent.",
+    schema: { type: 'string', minLength: 1, maxLength: 200 },
+    example: 'lesson-42/reading-check/attempt-3',
+  },
+  MediaDurationSeconds: {
+    name: 'X-Media-Duration-Seconds',
+    in: 'header',
+    required: true,
+    description:
+      'The declared duration in seconds, more than 0 and at most 120, with at most 3 decimals. Bounded, not an attestation: where the container states a ' +
+      'duration it is recorded beside this one, and a gross contradiction (more than 2 s and more than 25 % apart) is 422 media_duration_mismatch.',
+    schema: { type: 'string', pattern: '^[0-9]{1,6}(\\.[0-9]{1,3})?$' },
+    example: '42.5',
+  },
+  MediaRange: {
+    name: 'Range',
+    in: 'header',
+    required: false,
+    description: 'One byte range (bytes=0-1023, bytes=1024-, bytes=-4096): 206 with Content-Range. Several ranges or a malformed value: the whole media (200).',
+    schema: { type: 'string' },
+    example: 'bytes=0-65535',
+  },
+  MediaIfRange: {
+    name: 'If-Range',
+    in: 'header',
+    required: false,
+    description: 'The ETag the client holds: the Range applies only when it is still current, else the whole media is sent.',
+    schema: { type: 'string' },
+    example: '"9f2c6b1e4d7a8c3b5e0f1a2d4c6b8e0a1c3e5f7a9b1d3f5e7a9c1b3d5f7e9a1c"',
+  },
+  MediaIfNoneMatch: {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    description: 'ETags of earlier reads (comma-separated, W/ accepted) or `*`: 304 Not Modified with no body when one matches.',
+    schema: { type: 'string' },
+    example: '"9f2c6b1e4d7a8c3b5e0f1a2d4c6b8e0a1c3e5f7a9b1d3f5e7a9c1b3d5f7e9a1c"',
+  },
+  MediaIfMatch: {
+    name: 'If-Match',
+    in: 'header',
+    required: false,
+    description: 'Read only if the media still has this ETag (strong comparison) or `*`, else 412 precondition_failed.',
+    schema: { type: 'string' },
+    example: '"9f2c6b1e4d7a8c3b5e0f1a2d4c6b8e0a1c3e5f7a9b1d3f5e7a9c1b3d5f7e9a1c"',
+  },
   McpProtocolVersion: {
     name: 'MCP-Protocol-Version',
     in: 'header',
@@ -233,6 +284,26 @@ const responseHeaders = {
     schema: { type: 'string' },
     example: 'attachment; filename="weekly-review.v1.json"',
   },
+  MediaETag: {
+    description: 'The strong ETag of stored media: its SHA-256 in hex, quoted (it identifies the bytes exactly).',
+    schema: { type: 'string' },
+    example: '"9f2c6b1e4d7a8c3b5e0f1a2d4c6b8e0a1c3e5f7a9b1d3f5e7a9c1b3d5f7e9a1c"',
+  },
+  AcceptRanges: {
+    description: 'Byte ranges are served (audio players seek with them).',
+    schema: { type: 'string', enum: ['bytes'] },
+    example: 'bytes',
+  },
+  ContentRange: {
+    description: 'The range sent and the whole size (206), or `bytes */<size>` on 416.',
+    schema: { type: 'string' },
+    example: 'bytes 0-65535/482117',
+  },
+  MediaLocation: {
+    description: 'The stored media on readAudio (a path on this server, authorized on every read; never a storage URL).',
+    schema: { type: 'string', format: 'uri-reference' },
+    example: '/api/product/v1/intelligence/education/media/5d0c3a1e-8f2b-4c6d-9e1a-3b5c7d9f1e2a',
+  },
   XServiceRuntimeVersion: {
     description: 'The Product Runtime version that answered; on every runtime response, refusals included.',
     schema: { type: 'string', enum: ['1'] },
@@ -249,7 +320,12 @@ type ResponseHeader = keyof typeof responseHeaders;
 
 // ---- operations ------------------------------------------------------------------------------
 
-type ResponseDoc = { description: string; headers?: readonly ResponseHeader[] };
+type ResponseDoc = {
+  description: string;
+  headers?: readonly ResponseHeader[];
+  /** A body that is not JSON (media bytes): its content map, replacing what the route schema gave. */
+  content?: Record<string, unknown>;
+};
 
 type OperationDoc = {
   /** Request headers, in the order they are listed. */
@@ -258,6 +334,8 @@ type OperationDoc = {
   responses: Record<string, ResponseDoc>;
   /** Answered in JSON-RPC (MCP): its error responses are listed in `responses` too, not as problems. */
   jsonRpc?: true;
+  /** A request body that is not JSON (raw media bytes): the requestBody to publish. */
+  requestBody?: { required: boolean; description: string; content: Record<string, Record<string, unknown>> };
 };
 
 const applied = ['IdempotencyKey', 'XServiceMapping'] as const;
@@ -365,6 +443,7 @@ const operations: Record<string, OperationDoc> = {
   ...(runtimeOperationDocs as Record<string, OperationDoc>),
   ...(intelligenceOperationDocs as Record<string, OperationDoc>),
   ...(educationOperationDocs as Record<string, OperationDoc>),
+  ...(mediaOperationDocs as Record<string, OperationDoc>),
 };
 
 /** Operation ids the document publishes (for tests and the export script). */
@@ -460,6 +539,10 @@ const headerNames: Record<ResponseHeader, string> = {
   WWWAuthenticate: 'WWW-Authenticate',
   Vary: 'Vary',
   ContentDisposition: 'Content-Disposition',
+  MediaETag: 'ETag',
+  AcceptRanges: 'Accept-Ranges',
+  ContentRange: 'Content-Range',
+  MediaLocation: 'Location',
   McpProtocolVersion: 'MCP-Protocol-Version',
   XServiceRuntimeVersion: 'X-Service-Runtime-Version',
 };
@@ -585,7 +668,7 @@ const undocumented: OperationDoc = { responses: {} };
 function completeOperation(path: string, operation: Operation): void {
   const id = operation.operationId ?? '';
   const doc = operations[id] ?? undocumented;
-  const examples = operationExamples[id] ?? runtimeExamples[id] ?? intelligenceExamples[id] ?? educationExamples[id] ?? bindingDecisionExamples[id] ?? {};
+  const examples = operationExamples[id] ?? runtimeExamples[id] ?? intelligenceExamples[id] ?? educationExamples[id] ?? mediaExamples[id] ?? bindingDecisionExamples[id] ?? {};
 
   for (const parameter of operation.parameters ?? []) {
     const name = String(parameter['name']);
@@ -599,6 +682,7 @@ function completeOperation(path: string, operation: Operation): void {
   const headerParams: RequestHeader[] = [...(runtime ? (['XServiceRuntimeVersion'] as const) : []), ...(doc.headers ?? [])];
   if (headerParams.length) operation.parameters = [...(operation.parameters ?? []), ...headerParams.map((h) => ({ $ref: `#/components/parameters/${h}` }))];
 
+  if (doc.requestBody) operation.requestBody = doc.requestBody;
   const body = operation.requestBody?.content?.['application/json'];
   if (body) applyExamples(body, examples.request);
 
@@ -614,6 +698,7 @@ function completeOperation(path: string, operation: Operation): void {
     const content = response['content'] as Record<string, Record<string, unknown>> | undefined;
     const json = content?.['application/json'];
     if (json) applyExamples(json, examples.responses?.[status]);
+    if (described?.content) response['content'] = described.content;
     if (id === 'readNote' && status === '200' && content) {
       response['content'] = { ...content, 'text/markdown': { schema: { type: 'string', description: 'The raw Markdown.' }, example: examples.markdown } };
     }

@@ -6,6 +6,7 @@
 //   npm run bench -- --suite import [--notes 10000] [--import-sample 500]   (bench/import.ts)
 //   npm run bench -- --suite intelligence [--duration 10]   (bench/intelligence.ts)
 //   npm run bench -- --suite education   (bench/education.ts)
+//   npm run bench -- --suite media   (bench/media.ts)
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -35,6 +36,7 @@ import { automationSuite } from './automation.ts';
 import { importSuite } from './import.ts';
 import { runIntelligenceSuite } from './intelligence.ts';
 import { runEducationSuite } from './education.ts';
+import { runMediaSuite } from './media.ts';
 import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import type { LatencyStats } from './mcp.ts';
@@ -233,6 +235,15 @@ async function main() {
     }
     if (args.suite === 'all' || args.suite === 'education') await runEducationSuite({ db, printTable });
     if (args.suite === 'education') {
+      await db.end();
+      return;
+    }
+    if (args.suite === 'all' || args.suite === 'media') {
+      // The API's own pool size (DATABASE_POOL_SIZE's default) for the app and the baseline alike.
+      const mediaDb = await createDatabasePool(databaseUrl, { maxPoolSize: 20 });
+      await runMediaSuite({ db: mediaDb, printTable }).finally(() => mediaDb.end());
+    }
+    if (args.suite === 'media') {
       await db.end();
       return;
     }

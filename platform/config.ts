@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { defaultAllowances } from '../domain/usage.ts';
 import type { Allowances } from '../domain/usage.ts';
+import type { MediaStorageSettings } from '../domain/media/setup.ts';
 import type { IntelligenceSettings } from '../domain/intelligence/setup.ts';
 
 const positiveInt = z.coerce.number().int().positive();
@@ -41,6 +42,16 @@ export const configSchema = z.object({
   INTELLIGENCE_IMAGE_MICRODOLLARS_PER_IMAGE: z.coerce.number().int().min(0).max(100_000_000).default(0),
   INTELLIGENCE_PROVIDER_TIMEOUT_MS: positiveInt.default(120_000),
   INTELLIGENCE_RESERVATION_TTL_MS: positiveInt.default(60_000),
+  // Private media storage (docs/media.md): Postgres needs nothing; s3 needs at least the bucket.
+  MEDIA_STORAGE_BACKEND: z.enum(['postgres', 's3']).default('postgres'),
+  MEDIA_S3_BUCKET: unsetIfEmpty(z.string().min(3).max(63)),
+  MEDIA_S3_REGION: z.string().min(1).default('us-east-1'),
+  MEDIA_S3_ENDPOINT: unsetIfEmpty(z.url()),
+  MEDIA_S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('false'),
+  MEDIA_S3_KEY_PREFIX: z.string().max(200).default('media/'),
+  MEDIA_S3_ACCESS_KEY_ID: unsetIfEmpty(z.string()),
+  MEDIA_S3_SECRET_ACCESS_KEY: unsetIfEmpty(z.string()),
+  MEDIA_S3_TIMEOUT_MS: positiveInt.default(30_000),
   // Allowances (domain/usage.ts); a monthly value of 0 refuses the plan on that interface.
   REST_REQUESTS_PER_MINUTE: positiveInt.default(defaultAllowances.rest.perMinute),
   REST_MONTHLY_REQUESTS_DEVELOPER_AGENT: z.coerce.number().int().min(0).default(defaultAllowances.rest.perMonth.developer_agent!),
@@ -101,6 +112,26 @@ export function intelligenceFrom(config: Config): IntelligenceSettings | null {
       reservationTtlMs: config.INTELLIGENCE_RESERVATION_TTL_MS,
       // The provider's own deadline plus a minute: only a request nobody reported is recorded this way.
       completionDeadlineMs: config.INTELLIGENCE_PROVIDER_TIMEOUT_MS + 60_000,
+    },
+  };
+}
+
+/** Where media bytes live: Postgres (the default, nothing to configure) or an S3-compatible bucket. */
+export function mediaStorageFrom(config: Config): MediaStorageSettings {
+  if (config.MEDIA_STORAGE_BACKEND === 'postgres') return { backend: 'postgres' };
+  if (!config.MEDIA_S3_BUCKET) throw new Error('Invalid configuration:\n  MEDIA_S3_BUCKET: required when MEDIA_STORAGE_BACKEND is s3');
+  const keys = config.MEDIA_S3_ACCESS_KEY_ID && config.MEDIA_S3_SECRET_ACCESS_KEY;
+  return {
+    backend: 's3',
+    s3: {
+      bucket: config.MEDIA_S3_BUCKET,
+      region: config.MEDIA_S3_REGION,
+      ...(config.MEDIA_S3_ENDPOINT ? { endpoint: config.MEDIA_S3_ENDPOINT } : {}),
+      forcePathStyle: config.MEDIA_S3_FORCE_PATH_STYLE === 'true',
+      keyPrefix: config.MEDIA_S3_KEY_PREFIX,
+      // Without both keys the SDK's default chain (environment, web identity, instance role) applies.
+      ...(keys ? { credentials: { accessKeyId: config.MEDIA_S3_ACCESS_KEY_ID!, secretAccessKey: config.MEDIA_S3_SECRET_ACCESS_KEY! } } : {}),
+      requestTimeoutMs: config.MEDIA_S3_TIMEOUT_MS,
     },
   };
 }

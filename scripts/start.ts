@@ -145,6 +145,8 @@ try {
       `  curl -s ${runtime} -H "Idempotency-Key: demo-$(date +%s)" -H "Content-Type: application/json" -H "Accept: application/x-ndjson" \\`,
       `       -d '{"intent":{"context":"plan","task":"A five-minute warm-up on equivalent fractions"}}' ${api.url}/api/product/v1/intelligence/education/generate`,
       `  curl -s ${runtime} ${api.url}/api/product/v1/intelligence/budget`,
+      `  curl -s ${runtime} -H "Idempotency-Key: demo-audio-$(date +%s)" -H "X-Media-Reference: demo/take-1" -H "X-Media-Duration-Seconds: 3" \\`,
+      `       -H "Content-Type: audio/ogg" --data-binary @${join(projectRoot, 'test', 'fixtures', 'media', 'tone-3s.ogg')} ${api.url}/api/product/v1/intelligence/education/media/audio`,
       '',
       'Operations CLI: npm run ops -- --help      Stop: Ctrl-C',
       '',

@@ -273,7 +273,8 @@ describe('getCapabilities says what is available and why not, never assuming', (
     expect(capability(res, 'notes.write')).toMatchObject({ available: false, reason: 'scope_missing', requiredScopes: ['notes.write'] });
     // No model provider on this service: not configured, whatever the scopes.
     expect(capability(res, 'intelligence.generate')).toMatchObject({ available: false, reason: 'capability_not_configured' });
-    expect(capability(res, 'media.audio')).toMatchObject({ available: false, reason: 'not_supported' });
+    // Media storage needs no configuration; this credential lacks both media scopes.
+    expect(capability(res, 'media.audio')).toMatchObject({ available: false, reason: 'scope_missing', requiredScopes: ['media.write', 'media.read'] });
     expect(capability(res, 'pulse')).toMatchObject({ available: false, reason: 'not_supported' });
 
     const writer = await buildRuntimeChain(ctx.db.pool, { scopes: ['notes.write'], access: 'read' });

@@ -6,8 +6,10 @@ import type { Worker } from '@temporalio/worker';
 import { createDatabasePool } from '../db/pool.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import { purgeExpiredIdempotencyRecords } from '../domain/idempotency.ts';
+import { sweepUnfinishedMedia } from '../domain/media/library.ts';
+import { createBlobStore } from '../domain/media/setup.ts';
 import { createSecretBox } from '../domain/secret-box.ts';
-import { egressFrom } from '../platform/config.ts';
+import { egressFrom, mediaStorageFrom } from '../platform/config.ts';
 import type { Config } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import { installTemporalLogging } from '../platform/temporal-logging.ts';
@@ -26,12 +28,18 @@ export async function startWorker(config: Config, databaseUrl: string, temporalA
     deps: { db, secretBox: createSecretBox(config.SECRETS_ENCRYPTION_KEYS), egress: egressFrom(config) },
     shutdownGraceTime: config.SHUTDOWN_GRACE_MS,
   });
-  // Idempotency records are replayable for 24 h; the worker sweeps expired ones every 10 minutes.
+  // Idempotency records are replayable for 24 h; the worker sweeps expired ones every 10 minutes,
+  // and finishes media uploads and deletions a dead API process left half done (docs/media.md).
   const log = createLogger(config.LOG_LEVEL, 'worker');
+  const mediaStore = createBlobStore(mediaStorageFrom(config), db);
   const sweep = setInterval(() => {
     purgeExpiredIdempotencyRecords(db).then(
       (n) => n > 0 && log.info({ purged: n }, 'expired idempotency records purged'),
       (error: unknown) => log.warn({ err: error }, 'idempotency sweep failed'),
+    );
+    sweepUnfinishedMedia(db, mediaStore).then(
+      (swept) => (swept.abandoned > 0 || swept.deleted > 0) && log.info(swept, 'unfinished media uploads and deletions finished'),
+      (error: unknown) => log.warn({ errName: error instanceof Error ? error.name : 'unknown' }, 'media sweep failed'),
     );
   }, 10 * 60_000);
   sweep.unref();

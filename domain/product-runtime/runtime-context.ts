@@ -100,7 +100,8 @@ export async function getCapabilities(db: Db, caller: RuntimeContext, config: Se
     { id: 'intelligence.education', scopes: ['intelligence.execute'], check: intelligence },
     // The deterministic education operations need the scope only: no provider, no budget.
     { id: 'intelligence.education-deterministic', scopes: ['intelligence.execute'], check: () => null },
-    { id: 'media.audio', scopes: ['media.write', 'media.read'], check: () => notOffered('Private audio media') },
+    // Media storage is always configured (Postgres by default); the scopes decide.
+    { id: 'media.audio', scopes: ['media.write', 'media.read'], check: () => null },
     { id: 'connections.google', scopes: ['connections.manage', 'connections.execute'], check: () => notOffered('Delegated Google connections') },
     // Governed actions reach Forge through proposals a person reviews (shared-memory.propose today).
     { id: 'decisions.forge', scopes: ['memory.propose'], check: () => null },

@@ -25,15 +25,18 @@ import { createScope, grantScope } from '../../domain/context-scopes/scopes.ts';
 const stateSchema = z.object({ organizationId: z.uuid(), installationId: z.uuid(), vaultId: z.uuid(), credential: z.string() });
 export type DemoProduct = z.infer<typeof stateSchema>;
 
-/** The scopes of the demo credential: the core operations' and intelligence (media and connections come with their issues). */
-const demoScopes: Scope[] = ['runtime.read', 'notes.read', 'notes.write', 'vaults.bind', 'scopes.read', 'memory.propose', 'intelligence.execute'];
+/** The scopes of the demo credential: the core operations', intelligence and media (connections come with their issue). */
+const demoScopes: Scope[] = ['runtime.read', 'notes.read', 'notes.write', 'vaults.bind', 'scopes.read', 'memory.propose', 'intelligence.execute', 'media.write', 'media.read'];
+/** The newest scope above: a credential kept from an older start without it is replaced. */
+const newestScope: Scope = 'media.write';
 
 export async function ensureDemoProduct(db: DatabasePool, demo: { workspaceId: string; vaultId: string }, stateFile: string): Promise<DemoProduct> {
   if (existsSync(stateFile)) {
     const parsed = stateSchema.safeParse(JSON.parse(readFileSync(stateFile, 'utf8')));
     if (parsed.success && parsed.data.vaultId === demo.vaultId) {
       const check = await checkProductRuntimeChain(db, { credential: parsed.data.credential, scope: 'notes.read', vault: { vaultId: demo.vaultId, access: 'read' } });
-      if (check.ok) return parsed.data;
+      const current = await checkProductRuntimeChain(db, { credential: parsed.data.credential, scope: newestScope });
+      if (check.ok && current.ok) return parsed.data;
     }
   }
   const state = await db.transaction(async (tx) => {

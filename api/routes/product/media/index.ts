@@ -1,0 +1,216 @@
+// Private audio media on the runtime: upload (the raw bytes as the body, metadata in headers, so a
+// product streams a recording without base64), read with Range and conditional requests, list and
+// delete. The rules live in domain/media/ (library.ts: tenancy, idempotency, storage quota;
+// audio-inspection.ts: what the bytes are); this file is the HTTP edge.
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  AUDIO_UPLOAD_CONTENT_TYPES,
+  audioMediaListSchema,
+  audioMediaSchema,
+  audioUploadSchema,
+  envelope,
+  MEDIA_HEADERS,
+  MEDIA_LIMITS,
+  mediaDeletionSchema,
+} from '@hosted-notes/runtime-sdk';
+import { AppError } from '../../../../domain/errors.ts';
+import { requireIdempotencyKey } from '../../../../domain/idempotency.ts';
+import { inspectAudio } from '../../../../domain/media/audio-inspection.ts';
+import { deleteAudio, findAudio, getAudio, listAudio, uploadAudio } from '../../../../domain/media/library.ts';
+import type { BlobStore } from '../../../../domain/media/blob-store.ts';
+import { checkDuration, parseDeclaredDuration, parseReference } from '../../../../domain/media/upload-rules.ts';
+import { headerValue, idempotencyKeyHeader } from '../../shared/headers.ts';
+import type { RuntimeRouteDeps } from '../kit.ts';
+import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from '../kit.ts';
+import { decideRead, mediaEtag } from './http-range.ts';
+
+const tags = ['product-runtime'];
+const MEDIA_PATH = '/intelligence/education/media';
+const mediaParams = z.strictObject({ mediaId: z.string().min(1).max(100).describe('The mediaId an upload answered with.') });
+const uploadTypes = new Set<string>(AUDIO_UPLOAD_CONTENT_TYPES);
+
+export type MediaRouteDeps = RuntimeRouteDeps & { mediaStore: BlobStore };
+
+/** The declared content type's essence (`audio/webm;codecs=opus` → `audio/webm`). */
+function declaredType(request: FastifyRequest): string | undefined {
+  return headerValue(request, 'content-type')?.split(';')[0]!.trim().toLowerCase();
+}
+
+/** Everything an upload says besides its bytes, checked before a byte of the body is read. */
+function uploadMetadata(request: FastifyRequest) {
+  const type = declaredType(request);
+  if (!type || !uploadTypes.has(type)) {
+    throw new AppError('unsupported_media_type', `Send the audio bytes as the body with Content-Type ${AUDIO_UPLOAD_CONTENT_TYPES.join(', ')} (the bytes decide what it is).`);
+  }
+  return {
+    idempotencyKey: requireIdempotencyKey(idempotencyKeyHeader(request)),
+    reference: parseReference(headerValue(request, MEDIA_HEADERS.reference.toLowerCase())),
+    declaredDurationMs: parseDeclaredDuration(headerValue(request, MEDIA_HEADERS.declaredDuration.toLowerCase())),
+  };
+}
+
+/** Headers every stored-media answer carries: private to its reader, never sniffed, revalidated. */
+function mediaHeaders(reply: FastifyReply, etag: string): FastifyReply {
+  return reply.header('etag', etag).header('accept-ranges', 'bytes').header('cache-control', 'private, no-cache').header('x-content-type-options', 'nosniff');
+}
+
+export const mediaRoutes: FastifyPluginAsyncZod<MediaRouteDeps> = async (app, { db, mediaStore }) => {
+  // The body of an upload is the audio itself, read as a Buffer: Fastify counts the bytes as they
+  // arrive and refuses the 3 MiB + 1st (413) without buffering more.
+  app.addContentTypeParser([...AUDIO_UPLOAD_CONTENT_TYPES], { parseAs: 'buffer', bodyLimit: MEDIA_LIMITS.maxAudioBytes }, (_request, body, done) => done(null, body));
+
+  app.post(
+    `${MEDIA_PATH}/audio`,
+    {
+      bodyLimit: MEDIA_LIMITS.maxAudioBytes,
+      config: { runtime: { scope: 'media.write' } },
+      // Refuse bad metadata before reading the body (admission already ran in onRequest).
+      preParsing: async (request) => {
+        uploadMetadata(request);
+      },
+      schema: {
+        tags,
+        security: runtimeSecurity,
+        operationId: 'uploadAudio',
+        summary: 'uploadAudio: store private WebM, Ogg or MP4 audio (the raw bytes as the body)',
+        description:
+          `Needs media.write and an Idempotency-Key. The body is the audio file itself (at most ${MEDIA_LIMITS.maxAudioBytes} bytes, refused while it is read); ` +
+          `${MEDIA_HEADERS.reference} carries the product's opaque reference and ${MEDIA_HEADERS.declaredDuration} the declared duration (at most ` +
+          `${MEDIA_LIMITS.maxDurationSeconds} s). The container is recognized from the bytes (WebM, Ogg or MP4 with audio only), never from Content-Type; where ` +
+          'the container states a duration it is recorded beside the declared one and a gross contradiction is refused. The SHA-256 and size are recorded and ' +
+          "the size counts against the organization's mediaStorageBytes (shared by its installations). The answer carries the mediaId, never a storage URL. " +
+          'The same key with the same bytes and metadata replays the same mediaId (200, Idempotent-Replayed: true); with anything else it is 422.',
+        response: { 201: runtimeEnvelope('service.media-audio', audioUploadSchema), 200: runtimeEnvelope('service.media-audio', audioUploadSchema) },
+        problems: [
+          'payload_too_large',
+          'media_empty',
+          'media_reference_invalid',
+          'media_duration_invalid',
+          'media_duration_exceeded',
+          'media_duration_mismatch',
+          'media_type_unsupported',
+          'media_truncated',
+          'media_storage_exhausted',
+          'media_storage_unavailable',
+          'idempotency_key_required',
+          'invalid_idempotency_key',
+          'idempotency_key_reused',
+          'idempotency_in_flight',
+        ],
+      },
+    },
+    async (request, reply) => {
+      const metadata = uploadMetadata(request);
+      const body = request.body;
+      const bytes = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
+      if (bytes.byteLength === 0) throw new AppError('media_empty');
+      const inspection = await inspectAudio(bytes);
+      checkDuration(metadata.declaredDurationMs, inspection);
+      const caller = runtimeCaller(request);
+      const result = await uploadAudio(db, mediaStore, caller, { ...metadata, bytes, inspection });
+      const answer = envelope('service.media-audio', { ...result.media, replayed: result.replayed, storage: result.storage });
+      if (result.replayed) return reply.code(200).header('idempotent-replayed', 'true').send(answer);
+      return reply.code(201).header('location', `${request.url.split('?')[0]!.replace(/\/audio$/, '')}/${result.media.mediaId}`).send(answer);
+    },
+  );
+
+  app.get(
+    `${MEDIA_PATH}/:mediaId`,
+    {
+      config: { runtime: { scope: 'media.read' } },
+      schema: {
+        tags,
+        security: runtimeSecurity,
+        operationId: 'readAudio',
+        summary: 'readAudio: stream stored audio (Range and conditional requests)',
+        description:
+          "Needs media.read; authorized on every read: another organization's or installation's mediaId answers exactly like a missing one (404 media_not_found). " +
+          'Streams the bytes with their recognized type, length and a strong ETag (the quoted SHA-256). Range: one byte range answers 206 with Content-Range ' +
+          '(several ranges, a malformed header, or an If-Range that does not match answer the whole media); a range starting past the end is 416. If-None-Match ' +
+          'answers 304; an If-Match that does not match is 412. HEAD gives the headers only.',
+        params: mediaParams,
+        problems: ['media_not_found', 'range_not_satisfiable', 'precondition_failed', 'media_storage_unavailable'],
+      },
+    },
+    async (request, reply) => {
+      const { media, open } = await findAudio(db, mediaStore, runtimeCaller(request), request.params.mediaId);
+      const etag = mediaEtag(media.sha256);
+      const decision = decideRead(request, etag, media.sizeBytes);
+      mediaHeaders(reply, etag);
+      if (decision.kind === 'not-modified') return reply.code(304).send();
+      reply.type(media.mediaType);
+      if (decision.kind === 'range') {
+        const { start, end } = decision.range;
+        reply.code(206).header('content-range', `bytes ${start}-${end}/${media.sizeBytes}`).header('content-length', end - start + 1);
+        return reply.send(request.method === 'HEAD' ? Readable.from([]) : await open(decision.range));
+      }
+      reply.code(200).header('content-length', media.sizeBytes);
+      // HEAD: the same headers, storage untouched (Fastify drains the empty stream and sends no body).
+      return reply.send(request.method === 'HEAD' ? Readable.from([]) : await open());
+    },
+  );
+
+  app.get(
+    MEDIA_PATH,
+    {
+      config: { runtime: { scope: 'media.read' } },
+      schema: {
+        tags,
+        security: runtimeSecurity,
+        operationId: 'listAudio',
+        summary: "listAudio: this installation's stored media, newest first, with the organization's storage",
+        description: 'Needs media.read. Records only (ids, references, types, sizes, SHA-256, durations); read the bytes with readAudio. Follow nextCursor.',
+        querystring: z.strictObject({
+          limit: z.coerce.number().int().min(1).max(MEDIA_LIMITS.listPage).default(50).describe(`Media per page, at most ${MEDIA_LIMITS.listPage}.`),
+          cursor: z.string().max(512).optional().describe('nextCursor of the previous page (opaque).'),
+        }),
+        response: { 200: runtimeEnvelope('service.media-audio-list', audioMediaListSchema) },
+      },
+    },
+    async (request) => envelope('service.media-audio-list', await listAudio(db, runtimeCaller(request), request.query)),
+  );
+
+  app.get(
+    `${MEDIA_PATH}/:mediaId/metadata`,
+    {
+      config: { runtime: { scope: 'media.read' } },
+      schema: {
+        tags,
+        security: runtimeSecurity,
+        operationId: 'getAudioMetadata',
+        summary: 'getAudioMetadata: the record of one stored media, without its bytes',
+        description: "Needs media.read. Another organization's or installation's mediaId answers exactly like a missing one (404 media_not_found).",
+        params: mediaParams,
+        response: { 200: runtimeEnvelope('service.media-audio-record', audioMediaSchema) },
+        problems: ['media_not_found'],
+      },
+    },
+    async (request) => envelope('service.media-audio-record', await getAudio(db, runtimeCaller(request), request.params.mediaId)),
+  );
+
+  app.delete(
+    `${MEDIA_PATH}/:mediaId`,
+    {
+      config: { runtime: { scope: 'media.write' } },
+      schema: {
+        tags,
+        security: runtimeSecurity,
+        operationId: 'deleteAudio',
+        summary: "deleteAudio: delete stored media and give its bytes back to the organization's storage",
+        description:
+          'Needs media.write. The media stops being readable at once; its bytes are removed from storage and its size is freed. A deleted (or foreign, or ' +
+          'missing) mediaId is 404 media_not_found, so a retried delete after a lost answer sees 404. The record stays as a tombstone (who deleted it, when).',
+        params: mediaParams,
+        response: { 200: runtimeEnvelope('service.media-deletion', mediaDeletionSchema) },
+        problems: ['media_not_found', 'media_storage_unavailable'],
+      },
+    },
+    async (request) => {
+      const deleted = await deleteAudio(db, mediaStore, runtimeCaller(request), request.params.mediaId);
+      return envelope('service.media-deletion', { ...deleted, deleted: true as const });
+    },
+  );
+};
