@@ -20,7 +20,8 @@ import type { components, operations, paths } from './api.ts';
 type Query<Id extends keyof operations> = NonNullable<operations[Id]['parameters']['query']>;
 type Header<Id extends keyof operations> = NonNullable<operations[Id]['parameters']['header']>;
 type Path<Id extends keyof operations> = operations[Id]['parameters']['path'];
-type Body<Id extends keyof operations> = NonNullable<operations[Id]['requestBody']>['content']['application/json'];
+// JSON bodies only: some operations take raw bytes (uploadAudio), which have no application/json member.
+type Body<Id extends keyof operations> = NonNullable<operations[Id]['requestBody']> extends { content: { 'application/json': infer B } } ? B : never;
 export type Problem = components['schemas']['Problem'];
 
 /** Operations of the description, by operationId. */

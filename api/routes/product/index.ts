@@ -6,18 +6,20 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { OperationLeases } from '../../../domain/product-runtime/operation-leases.ts';
 import { registerRuntimeAccess, runtimeAdmission } from './kit.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
+import type { BlobStore } from '../../../domain/media/blob-store.ts';
 import { hasDomainComposition } from '../../../domain/product-runtime/composition.ts';
 import { resolvePresentation } from '../../../domain/product-runtime/brands.ts';
 import { compositionRoutes } from './composition.ts';
 import { contextScopeRoutes } from './context-scopes.ts';
 import { intelligenceRoutes } from './intelligence.ts';
 import { educationRoutes } from './education/index.ts';
+import { mediaRoutes } from './media/index.ts';
 import { presentationRoutes } from './presentation.ts';
 import { runtimeNotesRoutes } from './notes.ts';
 import { runtimeRoutes } from './runtime.ts';
 import { vaultBindingRoutes } from './vault-bindings.ts';
 
-export type ProductRuntimeDeps = Omit<RuntimeRouteDeps, 'admission'>;
+export type ProductRuntimeDeps = Omit<RuntimeRouteDeps, 'admission'> & { mediaStore: BlobStore };
 
 export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (app, options) => {
   // Only the dependencies travel on: the plugin's own options (its prefix) must not.
@@ -51,4 +53,5 @@ export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (
   await app.register(contextScopeRoutes, deps);
   await app.register(intelligenceRoutes, deps);
   await app.register(educationRoutes, deps);
+  await app.register(mediaRoutes, { ...deps, mediaStore: options.mediaStore });
 };

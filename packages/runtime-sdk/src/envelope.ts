@@ -89,6 +89,10 @@ export const dtoKinds = [
   'service.education-practice-review',
   'service.education-assessment-draft',
   'service.education-rubric-draft',
+  'service.media-audio',
+  'service.media-audio-list',
+  'service.media-audio-record',
+  'service.media-deletion',
 ] as const;
 export type DtoKind = (typeof dtoKinds)[number] | `service.${string}`;
 
