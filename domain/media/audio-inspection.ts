@@ -3,12 +3,10 @@
 // audio and a video track; our own short structural walks check the container is complete (the
 // libraries are lenient and report partial data for a cut file) and read the duration the
 // container states, saying where it came from. Everything is linear in the input (at most
-// MAX_AUDIO_BYTES, refused by the HTTP layer while reading) and nests to a fixed depth.
+// MEDIA_LIMITS.maxAudioBytes, refused by the HTTP layer while reading) and nests to a fixed depth.
 import { fileTypeFromBuffer } from 'file-type';
 import { parseBuffer } from 'music-metadata';
 import { AppError } from '../errors.ts';
-
-export const MAX_AUDIO_BYTES = 3 * 1024 * 1024;
 
 export type AudioContainer = 'webm' | 'ogg' | 'mp4';
 
