@@ -8,7 +8,6 @@
 //     the shared row every upload passes through);
 //   - a 64 KiB Range read out of a 3 MiB media, and a whole 1 MiB read.
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import pino from 'pino';
 import { sql } from 'slonik';
@@ -27,19 +26,9 @@ import {
   setProductRuntimeSettings,
 } from '../domain/product-runtime/entities.ts';
 import { lazyTemporalConnection } from '../platform/temporal.ts';
+import { audioFixture, grownMp4 } from '../test/support/media.ts';
 
 const MEDIA = '/api/product/v1/intelligence/education/media';
-const fixture = (name: string) => readFileSync(new URL(`../test/fixtures/media/${name}`, import.meta.url));
-
-/** The MP4 fixture grown to `size` bytes with a trailing `free` box: still a well-formed file. */
-function mp4Of(size: number): Buffer {
-  const base = fixture('tone-3s.m4a');
-  const free = Buffer.alloc(size - base.length);
-  free.writeUInt32BE(free.length, 0);
-  free.write('free', 4, 'latin1');
-  return Buffer.concat([base, free]);
-}
-
 type Stats = { n: number; p50: number; p95: number; p99: number };
 function stats(samples: number[]): Stats {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -112,13 +101,13 @@ export async function runMediaSuite(input: { db: DatabasePool; samples?: number;
   const row = (name: string, s: Stats, baseline: Stats | null) =>
     rows.push([name, String(s.n), s.p50.toFixed(1), s.p95.toFixed(1), s.p99.toFixed(1), baseline ? (s.p50 / baseline.p50).toFixed(1) : '-']);
   try {
-    const oneMiB = mp4Of(1024 * 1024);
+    const oneMiB = grownMp4(1024 * 1024);
     const baseUpload = await timed(() => bareStore(oneMiB), samples, [200]);
     const mediaUpload = await timed(() => upload(oneMiB, '3'), samples, [201]);
     row('baseline: INSERT the same 1 MiB body into a bytea table', baseUpload, null);
     row('uploadAudio, 1 MiB MP4 (inspect, claim, put, commit)', mediaUpload, baseUpload);
 
-    const threeMiB = mp4Of(3 * 1024 * 1024);
+    const threeMiB = grownMp4(3 * 1024 * 1024);
     const stored = await upload(threeMiB, '3');
     const mediaId = (JSON.parse(stored.body) as { data: { mediaId: string } }).data.mediaId;
     const bareId = (JSON.parse((await bareStore(threeMiB)).body) as { id: string }).id;
@@ -128,7 +117,7 @@ export async function runMediaSuite(input: { db: DatabasePool; samples?: number;
     row('baseline: SELECT substring (64 KiB) of a 3 MiB bytea', baseRange, null);
     row('readAudio, Range 64 KiB of 3 MiB (authorized, ETag)', mediaRange, baseRange);
 
-    const small = mp4Of(1024 * 1024);
+    const small = grownMp4(1024 * 1024);
     const smallId = (JSON.parse((await upload(small, '3')).body) as { data: { mediaId: string } }).data.mediaId;
     const smallBareId = (JSON.parse((await bareStore(small)).body) as { id: string }).id;
     const baseWhole = await timed(() => bare.inject({ method: 'GET', url: `/read/${smallBareId}` }), samples, [200]);
@@ -136,7 +125,7 @@ export async function runMediaSuite(input: { db: DatabasePool; samples?: number;
     row('baseline: SELECT a whole 1 MiB bytea', baseWhole, null);
     row('readAudio, whole 1 MiB', mediaWhole, baseWhole);
 
-    const webm = fixture('tone-3s.webm');
+    const webm = audioFixture('tone-3s.webm');
     const n = 200;
     const baseBurst = await burst(n, () => bareStore(webm), [200]);
     const mediaBurst = await burst(n, () => upload(webm, '3'), [201]);

@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { setProductRuntimeSettings } from '../domain/product-runtime/entities.ts';
 import { useTestApp } from './support/harness.ts';
-import { audioFixture, blobCount, mediaClient, mediaLedger, MEDIA_PATH } from './support/media.ts';
+import { audioFixture, blobCount, grownMp4, mediaClient, mediaLedger, MEDIA_PATH } from './support/media.ts';
 import { buildRuntimeChain } from './support/product-runtime.ts';
 
 const ctx = useTestApp({ listen: true });
@@ -16,15 +16,6 @@ const MiB = 1024 * 1024;
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const upload = (rt: ReturnType<typeof mediaClient>, bytes: Buffer, options: { key?: string; reference?: string; duration?: string; contentType?: string } = {}) =>
   rt.upload(bytes, { key: randomUUID(), reference: 'lesson-42/attempt-1', duration: '3', ...options });
-
-/** An MP4 grown to exactly `size` bytes with a trailing `free` box: still a well-formed file. */
-function paddedMp4(size: number): Buffer {
-  const base = audioFixture('tone-3s.m4a');
-  const free = Buffer.alloc(size - base.length);
-  free.writeUInt32BE(free.length, 0);
-  free.write('free', 4, 'latin1');
-  return Buffer.concat([base, free]);
-}
 
 describe('accepted audio', () => {
   it.each([
@@ -56,10 +47,10 @@ describe('accepted audio', () => {
   it('exactly 3 MiB is accepted; one byte more is refused while it is read', async () => {
     const chain = await buildRuntimeChain(ctx.db.pool);
     const rt = mediaClient(ctx.app, chain.secret);
-    const atLimit = await upload(rt, paddedMp4(3 * MiB));
+    const atLimit = await upload(rt, grownMp4(3 * MiB));
     expect(atLimit.statusCode).toBe(201);
     expect(atLimit.data['data']).toMatchObject({ sizeBytes: 3 * MiB, container: 'mp4' });
-    const over = await upload(rt, paddedMp4(3 * MiB + 1));
+    const over = await upload(rt, grownMp4(3 * MiB + 1));
     expect(over.statusCode).toBe(413);
     expect(over.data).toMatchObject({ code: 'payload_too_large' });
     expect(await mediaLedger(ctx.db.pool, chain.organizationId)).toMatchObject({ stored: 1, usedBytes: 3 * MiB });

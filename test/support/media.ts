@@ -14,6 +14,15 @@ export function audioFixture(name: string): Buffer {
   return readFileSync(new URL(`../fixtures/media/${name}`, import.meta.url));
 }
 
+/** The MP4 fixture grown to exactly `size` bytes with a trailing `free` box: still a well-formed file. */
+export function grownMp4(size: number): Buffer {
+  const base = audioFixture('tone-3s.m4a');
+  const free = Buffer.alloc(size - base.length);
+  free.writeUInt32BE(free.length, 0);
+  free.write('free', 4, 'latin1');
+  return Buffer.concat([base, free]);
+}
+
 export type MediaResponse = { statusCode: number; headers: Record<string, string | string[] | number | undefined>; data: Json; raw: Buffer };
 
 export type UploadOptions = {
