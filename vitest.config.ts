@@ -16,6 +16,7 @@ const unit = [
   'test/media-upload-rules.test.ts',
   'test/media-inspection.test.ts',
   'test/media-s3-store.test.ts',
+  'test/connections-google-client.test.ts',
 ];
 // Workflow tests on the time-skipping test server with stubbed activities (test/support/time-skipping.ts).
 const workflows = ['test/workflows/**/*.test.ts'];
