@@ -13,6 +13,8 @@ import { attemptDelivery, recordFailedDelivery, requireSecretBox } from '../doma
 import type { AttemptOutcome } from '../domain/automation/webhooks.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import { isAppError } from '../domain/errors.ts';
+import type { OAuthProvider } from '../domain/connections/provider.ts';
+import { createConnectionActivities } from './connections.ts';
 import { completeReservation } from '../domain/intelligence/ledger.ts';
 import type { Completion, Reservation } from '../domain/intelligence/ledger.ts';
 
@@ -27,6 +29,8 @@ export type ActivityDeps = {
    * the worst moment for a worker to die (tests crash a worker here).
    */
   afterForgeWrite?: (proposalId: string) => Promise<void>;
+  /** Google's OAuth endpoints; without it (or the secret box) a callback ends its attempt as connections_not_configured. */
+  oauthProvider?: OAuthProvider | null;
 };
 
 /**
@@ -42,6 +46,7 @@ function final(error: unknown): never {
 export function createActivities(deps: ActivityDeps) {
   const { db } = deps;
   return {
+    ...createConnectionActivities({ db, secretBox: deps.secretBox ?? null, oauthProvider: deps.oauthProvider ?? null }),
     // Short state writes: the review runs them as local activities (no round trip through the server).
     async openReview(proposalId: string): Promise<{ state: 'pending_review' } | { state: 'rejected'; reason: string }> {
       return openReview(db, proposalId);

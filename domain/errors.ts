@@ -71,6 +71,11 @@ export const errorCatalog = {
   media_storage_unavailable: { status: 503, title: 'Media storage is unavailable; nothing was stored and no quota was used.' },
   media_not_found: { status: 404, title: 'No media with this id is visible to the caller.' },
   range_not_satisfiable: { status: 416, title: 'The requested byte range is outside the media.' },
+  // delegated connections (domain/connections/)
+  connection_not_found: { status: 404, title: 'No delegated connection with this id is visible to the caller.' },
+  connection_reauthorization_required: { status: 409, title: 'The provider no longer accepts this connection; the person must connect again.' },
+  oauth_return_target_mismatch: { status: 400, title: "The return target is not one of the product's registered HTTPS return origins or redirect URIs." },
+  connections_not_configured: { status: 503, title: 'Delegated connections are not configured on this service.' },
   // resources
   not_found: { status: 404, title: 'The resource does not exist or is not visible to the caller.' },
   mapping_not_found: { status: 404, title: 'No hosted mapping with this id is visible to the caller.' },

@@ -6,3 +6,4 @@ export { forgeExecution } from './forge.ts';
 export { scheduledTriggerFire } from './scheduled-trigger.ts';
 export { webhookDelivery } from './webhook-delivery.ts';
 export { intelligenceUsage } from './intelligence-usage.ts';
+export { oauthConnection } from './oauth-connection.ts';

@@ -10,7 +10,6 @@ import { z } from 'zod';
 import { isoTimestamp } from '../../db/row-schemas.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { AppError } from '../errors.ts';
-import type { ErrorCode } from '../errors.ts';
 import type { SecretBox } from '../secret-box.ts';
 import { GOOGLE_SCOPES, OAuthProviderError, googleServices } from './provider.ts';
 import type { GoogleService, OAuthProvider, OAuthTokens } from './provider.ts';
@@ -28,18 +27,8 @@ export type ConnectionErrorCode =
   | 'oauth_return_target_mismatch'
   | 'connections_not_configured';
 
-// TODO(lead): codes connection_not_found (404), connection_reauthorization_required (409),
-// oauth_return_target_mismatch (400), connections_not_configured (503): add them to the catalog and
-// make this table the identity (or drop it and pass the codes straight to AppError).
-export const connectionErrorCodes = {
-  connection_not_found: 'not_found',
-  connection_reauthorization_required: 'conflict',
-  oauth_return_target_mismatch: 'invalid_request',
-  connections_not_configured: 'capability_unavailable',
-} as const satisfies Record<ConnectionErrorCode, ErrorCode>;
-
 export function connectionError(code: ConnectionErrorCode, detail?: string): AppError {
-  return new AppError(connectionErrorCodes[code], detail);
+  return new AppError(code, detail);
 }
 
 /** The configured secret box and provider, or 503 connections_not_configured. */

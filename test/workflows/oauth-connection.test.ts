@@ -6,36 +6,15 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateStage } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, Runtime, Worker } from '@temporalio/worker';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ConnectionActivities } from '../../activities/connections.ts';
 import type { AttemptFailureCode, AttemptOutcome, OAuthCallback } from '../../domain/connections/attempts.ts';
 import { callbackRefusals, callbackUpdate, oauthConnection, stateQuery } from '../../workflows/oauth-connection.ts';
+import { useTimeSkipping } from '../support/time-skipping.ts';
 
-// The platform bundle (workflows/index.ts, what test/support/time-skipping.ts loads) does not export
-// this workflow yet, so this file bundles the workflow's own module on the same test server.
-// TODO(lead): once workflows/index.ts exports oauthConnection, switch to useTimeSkipping().
-const workflowsPath = fileURLToPath(new URL('../../workflows/oauth-connection.ts', import.meta.url));
-let env: TestWorkflowEnvironment;
-let bundle: WorkflowBundleWithSourceMap;
-beforeAll(async () => {
-  [env, bundle] = await Promise.all([
-    TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: inject('temporalTestServerPath') } } }),
-    bundleWorkflowCode({ workflowsPath, logger: Runtime.instance().logger }),
-  ]);
-});
-afterAll(async () => {
-  await env?.teardown();
-});
-
-async function run<T>(activities: Partial<ConnectionActivities>, fn: (r: { client: Client; taskQueue: string }) => Promise<T>): Promise<T> {
-  const taskQueue = `oauth-connection-${randomUUID()}`;
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: bundle, activities });
-  return worker.runUntil(fn({ client: env.client, taskQueue }));
-}
+// The production bundle (workflows/index.ts) on the time-skipping server, one per file.
+const temporal = useTimeSkipping();
+const run = <T>(activities: Partial<ConnectionActivities>, fn: (r: { client: Client; taskQueue: string }) => Promise<T>): Promise<T> => temporal.run(activities, fn);
 
 const stateHash = 'a'.repeat(64);
 const ttlMs = 600_000;
@@ -95,7 +74,7 @@ describe('oauthConnection', () => {
     await run(activities, async ({ client, taskQueue }) => {
       const handle = await start(client, taskQueue);
       expect(await handle.query(stateQuery)).toMatchObject({ stage: 'awaiting_callback' });
-      await env.sleep(ttlMs - 60_000);
+      await temporal.env.sleep(ttlMs - 60_000);
       const outcome = await handle.executeUpdate(callbackUpdate, { args: [codeCallback] });
       expect(outcome).toEqual({ status: 'connected', connectionId: 'c0ffee00-0000-4000-8000-000000000001' });
       expect(await handle.result()).toMatchObject({ stage: 'connected', connectionId: 'c0ffee00-0000-4000-8000-000000000001', failureCode: null });
