@@ -21,6 +21,7 @@ import type { EgressPolicy } from '../domain/automation/network.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import type { Intelligence } from '../domain/intelligence/setup.ts';
 import type { BlobStore } from '../domain/media/blob-store.ts';
+import type { ConnectionsSetup } from './routes/product/kit.ts';
 import { createPostgresBlobStore } from '../domain/media/postgres-blob-store.ts';
 import { loggerOptions } from '../platform/logger.ts';
 import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH, registerEdgeRules } from './edge.ts';
@@ -54,6 +55,8 @@ export type AppDeps = {
   intelligence?: Intelligence | null;
   /** Where private media bytes live (MEDIA_STORAGE_BACKEND); default: Postgres (domain/media/postgres-blob-store.ts). */
   mediaStore?: BlobStore;
+  /** Delegated Google connections (GOOGLE_OAUTH_*, docs/connections.md); none: they answer unavailable. Tokens are sealed with `secretBox`. */
+  connections?: ConnectionsSetup | null;
 };
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -133,6 +136,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     proposalExpirySeconds: deps.proposalExpirySeconds ?? 7 * 24 * 3600,
     intelligence: deps.intelligence ?? null,
     mediaStore: deps.mediaStore ?? createPostgresBlobStore(deps.db),
+    connections: deps.connections && deps.secretBox ? { ...deps.connections, secretBox: deps.secretBox } : null,
   });
 
   return app;

@@ -6,7 +6,8 @@ import { createDatabasePool } from '../db/pool.ts';
 import { createSecretBox } from '../domain/secret-box.ts';
 import { createIntelligence } from '../domain/intelligence/setup.ts';
 import { createBlobStore } from '../domain/media/setup.ts';
-import { allowancesFrom, egressFrom, intelligenceFrom, mediaStorageFrom } from '../platform/config.ts';
+import { createGoogleOAuthProvider } from '../domain/connections/google-oauth.ts';
+import { allowancesFrom, egressFrom, googleFrom, intelligenceFrom, mediaStorageFrom } from '../platform/config.ts';
 import type { Config } from '../platform/config.ts';
 import { lazyTemporalConnection } from '../platform/temporal.ts';
 import { buildApp } from './app.ts';
@@ -22,6 +23,7 @@ export async function startApi(config: Config, databaseUrl: string, temporalAddr
   });
   const connection = lazyTemporalConnection(temporalAddress);
   const intelligence = intelligenceFrom(config);
+  const google = googleFrom(config);
   const app = await buildApp({
     db,
     temporal: { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE },
@@ -33,6 +35,7 @@ export async function startApi(config: Config, databaseUrl: string, temporalAddr
     proposalExpirySeconds: config.PROPOSAL_EXPIRY_SECONDS,
     intelligence: intelligence ? createIntelligence(intelligence) : null,
     mediaStore: createBlobStore(mediaStorageFrom(config), db),
+    connections: google ? { provider: createGoogleOAuthProvider(google), settings: google, publicBaseUrl: google.publicBaseUrl } : null,
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
   });
   await app.listen({ host: config.HOST, port: config.PORT });

@@ -29,6 +29,7 @@ import { bindingDecisionExamples, runtimeExamples, runtimeOperationDocs } from '
 import { intelligenceExamples, intelligenceOperationDocs } from './routes/product/intelligence-docs.ts';
 import { educationExamples, educationOperationDocs } from './routes/product/education/index.ts';
 import { mediaExamples, mediaOperationDocs } from './routes/product/media/openapi-docs.ts';
+import { connectionOperationDocs } from './routes/product/connections/openapi-docs.ts';
 import { operationExamples, parameterExamples, planRevision, problemExample } from './openapi-examples.ts';
 import type { ExampleSet } from './openapi-examples.ts';
 
@@ -444,6 +445,7 @@ const operations: Record<string, OperationDoc> = {
   ...(intelligenceOperationDocs as Record<string, OperationDoc>),
   ...(educationOperationDocs as Record<string, OperationDoc>),
   ...(mediaOperationDocs as Record<string, OperationDoc>),
+  ...(connectionOperationDocs as Record<string, OperationDoc>),
 };
 
 /** Operation ids the document publishes (for tests and the export script). */

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { defaultAllowances } from '../domain/usage.ts';
 import type { Allowances } from '../domain/usage.ts';
 import type { MediaStorageSettings } from '../domain/media/setup.ts';
+import { GOOGLE_ENDPOINTS } from '../domain/connections/provider.ts';
+import type { GoogleClientSettings } from '../domain/connections/provider.ts';
 import type { IntelligenceSettings } from '../domain/intelligence/setup.ts';
 
 const positiveInt = z.coerce.number().int().positive();
@@ -52,6 +54,16 @@ export const configSchema = z.object({
   MEDIA_S3_ACCESS_KEY_ID: unsetIfEmpty(z.string()),
   MEDIA_S3_SECRET_ACCESS_KEY: unsetIfEmpty(z.string()),
   MEDIA_S3_TIMEOUT_MS: positiveInt.default(30_000),
+  // Delegated Google connections (docs/connections.md): both set turn them on; they also need
+  // PUBLIC_BASE_URL (the OAuth callback's address) and SECRETS_ENCRYPTION_KEYS (tokens are sealed).
+  GOOGLE_OAUTH_CLIENT_ID: unsetIfEmpty(z.string()),
+  GOOGLE_OAUTH_CLIENT_SECRET: unsetIfEmpty(z.string()),
+  GOOGLE_OAUTH_AUTHORIZE_URL: z.url().default(GOOGLE_ENDPOINTS.authorizeUrl),
+  GOOGLE_OAUTH_TOKEN_URL: z.url().default(GOOGLE_ENDPOINTS.tokenUrl),
+  GOOGLE_OAUTH_REVOKE_URL: z.url().default(GOOGLE_ENDPOINTS.revokeUrl),
+  GOOGLE_DRIVE_ROOT_URL: z.url().default(GOOGLE_ENDPOINTS.driveRootUrl),
+  GOOGLE_CLASSROOM_ROOT_URL: z.url().default(GOOGLE_ENDPOINTS.classroomRootUrl),
+  GOOGLE_TIMEOUT_MS: positiveInt.default(20_000),
   // Allowances (domain/usage.ts); a monthly value of 0 refuses the plan on that interface.
   REST_REQUESTS_PER_MINUTE: positiveInt.default(defaultAllowances.rest.perMinute),
   REST_MONTHLY_REQUESTS_DEVELOPER_AGENT: z.coerce.number().int().min(0).default(defaultAllowances.rest.perMonth.developer_agent!),
@@ -133,5 +145,34 @@ export function mediaStorageFrom(config: Config): MediaStorageSettings {
       ...(keys ? { credentials: { accessKeyId: config.MEDIA_S3_ACCESS_KEY_ID!, secretAccessKey: config.MEDIA_S3_SECRET_ACCESS_KEY! } } : {}),
       requestTimeoutMs: config.MEDIA_S3_TIMEOUT_MS,
     },
+  };
+}
+
+/**
+ * The Google OAuth client and endpoints, or null when no client is configured (connections are then
+ * unavailable). A configured client without somewhere to seal tokens or a public callback address
+ * is a configuration error, said at start-up rather than at the first callback.
+ */
+export function googleFrom(config: Config): (GoogleClientSettings & { publicBaseUrl: string }) | null {
+  if (!config.GOOGLE_OAUTH_CLIENT_ID && !config.GOOGLE_OAUTH_CLIENT_SECRET) return null;
+  const missing = [
+    !config.GOOGLE_OAUTH_CLIENT_ID && 'GOOGLE_OAUTH_CLIENT_ID',
+    !config.GOOGLE_OAUTH_CLIENT_SECRET && 'GOOGLE_OAUTH_CLIENT_SECRET',
+    !config.PUBLIC_BASE_URL && 'PUBLIC_BASE_URL (the OAuth callback is its /api/product/v1/connections/provider/oauth/callback)',
+    !config.SECRETS_ENCRYPTION_KEYS && 'SECRETS_ENCRYPTION_KEYS (OAuth tokens are stored sealed)',
+  ].filter(Boolean);
+  if (missing.length > 0) throw new Error(`Invalid configuration:\n  Google connections need ${missing.join(', ')}`);
+  return {
+    clientId: config.GOOGLE_OAUTH_CLIENT_ID!,
+    clientSecret: config.GOOGLE_OAUTH_CLIENT_SECRET!,
+    endpoints: {
+      authorizeUrl: config.GOOGLE_OAUTH_AUTHORIZE_URL,
+      tokenUrl: config.GOOGLE_OAUTH_TOKEN_URL,
+      revokeUrl: config.GOOGLE_OAUTH_REVOKE_URL,
+      driveRootUrl: config.GOOGLE_DRIVE_ROOT_URL,
+      classroomRootUrl: config.GOOGLE_CLASSROOM_ROOT_URL,
+    },
+    timeoutMs: config.GOOGLE_TIMEOUT_MS,
+    publicBaseUrl: config.PUBLIC_BASE_URL!.replace(/\/+$/, ''),
   };
 }

@@ -9,7 +9,8 @@ import { purgeExpiredIdempotencyRecords } from '../domain/idempotency.ts';
 import { sweepUnfinishedMedia } from '../domain/media/library.ts';
 import { createBlobStore } from '../domain/media/setup.ts';
 import { createSecretBox } from '../domain/secret-box.ts';
-import { egressFrom, mediaStorageFrom } from '../platform/config.ts';
+import { createGoogleOAuthProvider } from '../domain/connections/google-oauth.ts';
+import { egressFrom, googleFrom, mediaStorageFrom } from '../platform/config.ts';
 import type { Config } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import { installTemporalLogging } from '../platform/temporal-logging.ts';
@@ -19,13 +20,20 @@ export type RunningWorker = { worker: Worker; db: DatabasePool; running: Promise
 
 export async function startWorker(config: Config, databaseUrl: string, temporalAddress: string): Promise<RunningWorker> {
   installTemporalLogging(createLogger(config.LOG_LEVEL, 'temporal'));
+  const google = googleFrom(config);
   const db = await createDatabasePool(databaseUrl, { maxPoolSize: 10, statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS });
   const connection = await NativeConnection.connect({ address: temporalAddress });
   const worker = await createPlatformWorker({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    deps: { db, secretBox: createSecretBox(config.SECRETS_ENCRYPTION_KEYS), egress: egressFrom(config) },
+    deps: {
+      db,
+      secretBox: createSecretBox(config.SECRETS_ENCRYPTION_KEYS),
+      egress: egressFrom(config),
+      // The OAuth attempt workflows' code exchange (docs/connections.md); null: callbacks end as connections_not_configured.
+      oauthProvider: google ? createGoogleOAuthProvider(google) : null,
+    },
     shutdownGraceTime: config.SHUTDOWN_GRACE_MS,
   });
   // Idempotency records are replayable for 24 h; the worker sweeps expired ones every 10 minutes,

@@ -67,6 +67,8 @@ export type ServiceConfiguration = {
   intelligenceProvider: boolean;
   /** The product definition has a domain composition (a pack assigned). */
   domainComposition: boolean;
+  /** A Google OAuth client (and a secret box for its tokens) is configured (docs/connections.md). */
+  googleConnections?: boolean;
 };
 
 type CapabilityRule = { id: CapabilityId; scopes: Scope[]; check: () => Pick<Capability, 'reason' | 'detail'> | null };
@@ -102,7 +104,11 @@ export async function getCapabilities(db: Db, caller: RuntimeContext, config: Se
     { id: 'intelligence.education-deterministic', scopes: ['intelligence.execute'], check: () => null },
     // Media storage is always configured (Postgres by default); the scopes decide.
     { id: 'media.audio', scopes: ['media.write', 'media.read'], check: () => null },
-    { id: 'connections.google', scopes: ['connections.manage', 'connections.execute'], check: () => notOffered('Delegated Google connections') },
+    {
+      id: 'connections.google',
+      scopes: ['connections.manage', 'connections.execute'],
+      check: () => (config.googleConnections ? null : { reason: 'capability_not_configured', detail: 'No Google OAuth client is configured on this service.' }),
+    },
     // Governed actions reach Forge through proposals a person reviews (shared-memory.propose today).
     { id: 'decisions.forge', scopes: ['memory.propose'], check: () => null },
     // The spec names "pulse" operations without defining them (docs/product-runtime.md).

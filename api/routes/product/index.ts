@@ -14,6 +14,7 @@ import { contextScopeRoutes } from './context-scopes.ts';
 import { intelligenceRoutes } from './intelligence.ts';
 import { educationRoutes } from './education/index.ts';
 import { mediaRoutes } from './media/index.ts';
+import { connectionRoutes } from './connections/index.ts';
 import { presentationRoutes } from './presentation.ts';
 import { runtimeNotesRoutes } from './notes.ts';
 import { runtimeRoutes } from './runtime.ts';
@@ -35,6 +36,7 @@ export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (
     taskQueue: options.taskQueue,
     proposalExpirySeconds: options.proposalExpirySeconds,
     intelligence: options.intelligence,
+    connections: options.connections,
     admission: runtimeAdmission(options.db, leases),
   };
   // Runtime bodies are JSON only: a text/plain body is 415, not a string the schema then refuses.
@@ -54,4 +56,5 @@ export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (
   await app.register(intelligenceRoutes, deps);
   await app.register(educationRoutes, deps);
   await app.register(mediaRoutes, { ...deps, mediaStore: options.mediaStore });
+  await app.register(connectionRoutes, deps);
 };

@@ -20,6 +20,8 @@ import type { OperationLeases, OperationsUsage } from '../../../domain/product-r
 import type { Scope } from '../../../domain/product-runtime/entities.ts';
 import { headerValue } from '../shared/headers.ts';
 import type { Intelligence } from '../../../domain/intelligence/setup.ts';
+import type { GoogleClientSettings, OAuthProvider } from '../../../domain/connections/provider.ts';
+import type { SecretBox } from '../../../domain/secret-box.ts';
 
 /** What a runtime route needs from its caller's chain. */
 export type RuntimeRouteConfig = {
@@ -59,7 +61,12 @@ export type RuntimeRouteDeps = {
   intelligence: Intelligence | null;
   /** Admission for the routes that admit in their handler (config.runtime.admitsInHandler). */
   admission: RuntimeAdmission;
+  /** Delegated Google connections with the secret box their tokens are sealed with; null: unavailable. */
+  connections: (ConnectionsSetup & { secretBox: SecretBox }) | null;
 };
+
+/** What delegated connections need besides the secret box (docs/connections.md). */
+export type ConnectionsSetup = { provider: OAuthProvider; settings: GoogleClientSettings; publicBaseUrl: string };
 
 /** Admits a request to a route's declared needs, optionally with work fused into the chain's statement. */
 export type RuntimeAdmission = {

@@ -55,7 +55,7 @@ export const runtimeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps & { presentat
     async (request) => {
       const caller = runtimeCaller(request);
       const domainComposition = await deps.hasComposition(caller);
-      return envelope('runtime.capabilities', await getCapabilities(db, caller, { intelligenceProvider: deps.intelligence !== null, domainComposition }));
+      return envelope('runtime.capabilities', await getCapabilities(db, caller, { intelligenceProvider: deps.intelligence !== null, domainComposition, googleConnections: deps.connections !== null }));
     },
   );
 

@@ -21,6 +21,7 @@ export * from './dto/education/practice-review.ts';
 export * from './dto/education/assessment-draft.ts';
 export * from './dto/education/rubric-draft.ts';
 export * from './dto/media.ts';
+export * from './dto/connections.ts';
 export * from './operations.ts';
 export * from './ndjson.ts';
 export { createHostedRuntime, RUNTIME_MOUNT } from './hosted.ts';
