@@ -9,6 +9,7 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { RuntimeError } from '@hosted-notes/runtime-sdk';
 import { createLocalRuntime } from '@hosted-notes/runtime-sdk/local';
 import type { LocalRuntime } from '@hosted-notes/runtime-sdk/local';
+import type { RuntimeKind } from '@hosted-notes/runtime-sdk';
 import { everyOperation, expectEnvelope, expectRefusal, trapNetwork } from './support/runtime-conformance.ts';
 
 const folders: string[] = [];
@@ -114,6 +115,37 @@ describe('local adapter: hosted-only operations', () => {
       expect(answer.missing[0]!.detail.length).toBeGreaterThan(0);
     }
     // Nothing was written to the folder by any of them.
+    expect(await readdir(root)).toEqual([]);
+  });
+
+  it('answer every delegated Google connection operation unavailable (hosted_only, connections.google), offline, writing nothing', async () => {
+    const connectionId = '3b0f6c2e-8a51-4d2b-9f3e-6c1d2a7b8e90';
+    const network = await trapNetwork();
+    let answers: Array<[RuntimeKind, unknown]>;
+    try {
+      answers = [
+        ['service.connection-attempt', await runtime.startGoogleConnection({ services: ['drive'], returnTarget: 'https://app.example.test/connected' })],
+        ['service.connection-list', await runtime.listConnections()],
+        ['service.connection', await runtime.getConnection(connectionId)],
+        ['service.connection-revocation', await runtime.revokeConnection(connectionId)],
+        ['service.drive-document', await runtime.createDriveDocument(connectionId, { name: 'Unit 1', markdown: '# Unit 1\n' }, { idempotencyKey: 'k-1' })],
+        ['service.drive-document', await runtime.getDriveDocument(connectionId, 'file-1')],
+        ['service.drive-document', await runtime.updateDriveDocument(connectionId, 'file-1', { expectedVersion: '1', markdown: '# Unit 1\n' })],
+        ['service.drive-import', await runtime.importDriveDocument('local', { connectionId, fileId: 'file-1', path: 'Units/Unit 1.md', mode: 'apply' })],
+        ['service.classroom-courses', await runtime.listClassroomCourses(connectionId)],
+        ['service.classroom-roster', await runtime.listClassroomRoster(connectionId, 'course-1')],
+        ['service.classroom-assignment', await runtime.createClassroomAssignment(connectionId, 'course-1', { title: 'Reading check' }, { idempotencyKey: 'k-2' })],
+        ['service.classroom-attachments', await runtime.listAssignmentAttachments(connectionId, 'course-1', 'work-1')],
+      ];
+    } finally {
+      network.restore();
+    }
+    expect(network.calls).toEqual([]);
+    for (const [kind, answer] of answers) {
+      expectEnvelope(kind, answer);
+      expect(answer, kind).toMatchObject({ kind, status: 'unavailable', data: null, missing: [{ part: 'connections.google', reason: 'hosted_only' }] });
+    }
+    // An applied import wrote nothing: a local runtime has no Drive document to import.
     expect(await readdir(root)).toEqual([]);
   });
 

@@ -93,6 +93,16 @@ export const dtoKinds = [
   'service.media-audio-list',
   'service.media-audio-record',
   'service.media-deletion',
+  'service.connection-attempt',
+  'service.connection-list',
+  'service.connection',
+  'service.connection-revocation',
+  'service.drive-document',
+  'service.drive-import',
+  'service.classroom-courses',
+  'service.classroom-roster',
+  'service.classroom-assignment',
+  'service.classroom-attachments',
 ] as const;
 export type DtoKind = (typeof dtoKinds)[number] | `service.${string}`;
 

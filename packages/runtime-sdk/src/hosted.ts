@@ -19,18 +19,25 @@ import type { AssessmentDraftInput } from './dto/education/assessment-draft.ts';
 import type { RubricDraftInput } from './dto/education/rubric-draft.ts';
 import { audioMediaSchema, MEDIA_HEADERS } from './dto/media.ts';
 import type { AudioUploadInput } from './dto/media.ts';
+import type { StartConnectionInput } from './dto/connections.ts';
 import { NDJSON_CONTENT_TYPE, problemOf, readNdjson } from './ndjson.ts';
 import { dtoSchemas, parseEnvelope, RuntimeResponseError, RuntimeUnavailableError, runtimeByteOperations, runtimeOperations } from './operations.ts';
 import type {
   AudioBytes,
   CallOptions,
+  CreateClassroomAssignmentInput,
+  CreateDriveDocumentInput,
+  DriveImportInput,
   GenerationStream,
+  KeyedWriteOptions,
   PageInput,
+  ProviderPageInput,
   ReadAudioOptions,
   RuntimeAdapter,
   RuntimeEnvelope,
   RuntimeKind,
   RuntimeOperationName,
+  UpdateDriveDocumentInput,
   UsageReceiptPageInput,
   WriteOptions,
 } from './operations.ts';
@@ -58,7 +65,7 @@ export type HostedRuntime = RuntimeAdapter & {
    * A raw request to the runtime with the adapter's headers (credential, version, Accept), for
    * operations this SDK version does not wrap yet; e.g. streaming: `readNdjson(await runtime.fetch(…, { accept: 'application/x-ndjson' }))`.
    */
-  fetch(path: string, init?: { method?: 'GET' | 'POST' | 'DELETE'; body?: unknown; accept?: string; idempotencyKey?: string; signal?: AbortSignal }): Promise<Response>;
+  fetch(path: string, init?: { method?: 'GET' | 'POST' | 'PUT' | 'DELETE'; body?: unknown; accept?: string; idempotencyKey?: string; signal?: AbortSignal }): Promise<Response>;
 };
 
 /** A request body sent as it is (an upload's audio), with the content type it declares. */
@@ -75,7 +82,7 @@ type Call = {
 };
 
 type SendInit = {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Sent as JSON. */
   body?: unknown;
   raw?: RawBody | undefined;
@@ -110,6 +117,15 @@ function routePath(name: string, template: string, params: Record<string, string
     if (value === undefined || value === '') throw new TypeError(`${name} needs ${param}`);
     return encodeURIComponent(value);
   });
+}
+
+/**
+ * The key of a create that reaches a provider (a Drive file, a Classroom assignment): the caller's
+ * own, required, never generated, since only a retry with the first attempt's key is recognized.
+ */
+function callerKey(name: string, options: KeyedWriteOptions | undefined): string {
+  if (typeof options?.idempotencyKey !== 'string') throw new TypeError(`${name} needs options.idempotencyKey: retry a create with the key it was first sent with`);
+  return options.idempotencyKey;
 }
 
 function endpointOf(baseUrl: string | URL): string {
@@ -291,6 +307,7 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
   }
 
   const page = (input: PageInput | undefined) => ({ limit: input?.limit, cursor: input?.cursor });
+  const providerPage = (input: ProviderPageInput | undefined) => ({ pageToken: input?.pageToken, pageSize: input?.pageSize });
 
   return {
     adapter: 'hosted',
@@ -341,6 +358,32 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
     listAudio: (p?: PageInput, o?: CallOptions) => call('listAudio', { query: page(p), signal: o?.signal }),
     getAudioMetadata: (mediaId: string, o?: CallOptions) => call('getAudioMetadata', { params: { mediaId }, signal: o?.signal }),
     deleteAudio: (mediaId: string, o?: CallOptions) => call('deleteAudio', { params: { mediaId }, signal: o?.signal }),
+    startGoogleConnection: (input: StartConnectionInput, o?: CallOptions) => call('startGoogleConnection', { body: input, signal: o?.signal }),
+    listConnections: (p?: PageInput, o?: CallOptions) => call('listConnections', { query: page(p), signal: o?.signal }),
+    getConnection: (connectionId: string, o?: CallOptions) => call('getConnection', { params: { connectionId }, signal: o?.signal }),
+    revokeConnection: (connectionId: string, o?: CallOptions) => call('revokeConnection', { params: { connectionId }, signal: o?.signal }),
+    createDriveDocument: async (connectionId: string, input: CreateDriveDocumentInput, o: KeyedWriteOptions) =>
+      call('createDriveDocument', { params: { connectionId }, body: input, idempotencyKey: callerKey('createDriveDocument', o), signal: o.signal }),
+    getDriveDocument: (connectionId: string, fileId: string, o?: CallOptions) => call('getDriveDocument', { params: { connectionId, fileId }, signal: o?.signal }),
+    // Guarded by expectedVersion, not a key: a retry of an update that landed is a version conflict, never a second write.
+    updateDriveDocument: (connectionId: string, fileId: string, input: UpdateDriveDocumentInput, o?: CallOptions) =>
+      call('updateDriveDocument', { params: { connectionId, fileId }, body: input, signal: o?.signal }),
+    importDriveDocument: (vaultId: string, input: DriveImportInput, o?: WriteOptions) =>
+      // Like publishNote: only an apply writes, so only an apply is keyed.
+      call('importDriveDocument', { params: { vaultId }, body: input, idempotencyKey: input.mode === 'apply' ? (o?.idempotencyKey ?? newKey()) : undefined, signal: o?.signal }),
+    listClassroomCourses: (connectionId: string, p?: ProviderPageInput, o?: CallOptions) =>
+      call('listClassroomCourses', { params: { connectionId }, query: providerPage(p), signal: o?.signal }),
+    listClassroomRoster: (connectionId: string, courseId: string, p?: ProviderPageInput, o?: CallOptions) =>
+      call('listClassroomRoster', { params: { connectionId, courseId }, query: providerPage(p), signal: o?.signal }),
+    createClassroomAssignment: async (connectionId: string, courseId: string, input: CreateClassroomAssignmentInput, o: KeyedWriteOptions) =>
+      call('createClassroomAssignment', {
+        params: { connectionId, courseId },
+        body: input,
+        idempotencyKey: callerKey('createClassroomAssignment', o),
+        signal: o.signal,
+      }),
+    listAssignmentAttachments: (connectionId: string, courseId: string, courseWorkId: string, p?: ProviderPageInput, o?: CallOptions) =>
+      call('listAssignmentAttachments', { params: { connectionId, courseId, courseWorkId }, query: providerPage(p), signal: o?.signal }),
   };
 }
 

@@ -2,9 +2,10 @@
 // Obsidian-style vault: nested folders of .md files; dot-folders such as .obsidian/ and .git/ are
 // not notes). It works offline, never opens a network connection and never uploads anything: what
 // only the hosted service has (workspace, vault bindings, context scopes, shared memory, domain
-// composition, metered intelligence, private media) answers the explicit `unavailable` envelope with
-// reason `hosted_only`. It never calls a model: a streamed generate throws RuntimeUnavailableError,
-// and so does readAudio, whose answer is bytes rather than an envelope.
+// composition, metered intelligence, private media, delegated Google connections) answers the
+// explicit `unavailable` envelope with reason `hosted_only`. It never calls a model: a streamed
+// generate throws RuntimeUnavailableError, and so does readAudio, whose answer is bytes rather than
+// an envelope.
 //
 // Notes follow the hosted rules so a product sees one contract: the same path rules (invalid →
 // invalid_path), revision (sha256 of the UTF-8 content), title and links, bytewise order and opaque
@@ -418,6 +419,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
   }
 
   const mediaDetail = `${localCapabilityDetail['media.audio']} Nothing is uploaded.`;
+  const connectionsDetail = `${localCapabilityDetail['connections.google']} Nothing is sent to Google.`;
 
   return {
     adapter: 'local',
@@ -463,5 +465,19 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     listAudio: async () => unavailable('service.media-audio-list', hostedOnly('media.audio', mediaDetail)),
     getAudioMetadata: async () => unavailable('service.media-audio-record', hostedOnly('media.audio', mediaDetail)),
     deleteAudio: async () => unavailable('service.media-deletion', hostedOnly('media.audio', mediaDetail)),
+    // Google grants and tokens are held by the service only; a local runtime has no connection to use.
+    startGoogleConnection: async () => unavailable('service.connection-attempt', hostedOnly('connections.google', connectionsDetail)),
+    listConnections: async () => unavailable('service.connection-list', hostedOnly('connections.google', connectionsDetail)),
+    getConnection: async () => unavailable('service.connection', hostedOnly('connections.google', connectionsDetail)),
+    revokeConnection: async () => unavailable('service.connection-revocation', hostedOnly('connections.google', connectionsDetail)),
+    createDriveDocument: async () => unavailable('service.drive-document', hostedOnly('connections.google', connectionsDetail)),
+    getDriveDocument: async () => unavailable('service.drive-document', hostedOnly('connections.google', connectionsDetail)),
+    updateDriveDocument: async () => unavailable('service.drive-document', hostedOnly('connections.google', connectionsDetail)),
+    // Nothing is read from Drive, so nothing is written to the folder either.
+    importDriveDocument: async () => unavailable('service.drive-import', hostedOnly('connections.google', connectionsDetail)),
+    listClassroomCourses: async () => unavailable('service.classroom-courses', hostedOnly('connections.google', connectionsDetail)),
+    listClassroomRoster: async () => unavailable('service.classroom-roster', hostedOnly('connections.google', connectionsDetail)),
+    createClassroomAssignment: async () => unavailable('service.classroom-assignment', hostedOnly('connections.google', connectionsDetail)),
+    listAssignmentAttachments: async () => unavailable('service.classroom-attachments', hostedOnly('connections.google', connectionsDetail)),
   };
 }

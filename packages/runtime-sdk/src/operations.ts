@@ -48,6 +48,18 @@ import { rubricDraftSchema } from './dto/education/rubric-draft.ts';
 import type { RubricDraftInput } from './dto/education/rubric-draft.ts';
 import { audioMediaListSchema, audioMediaSchema, audioUploadSchema, mediaDeletionSchema } from './dto/media.ts';
 import type { AudioUploadInput } from './dto/media.ts';
+import {
+  classroomAssignmentSchema,
+  classroomAttachmentListSchema,
+  classroomCourseListSchema,
+  classroomRosterSchema,
+  connectionAttemptSchema,
+  connectionListSchema,
+  connectionRevocationSchema,
+  connectionSchema,
+  driveDocumentSchema,
+} from './dto/connections.ts';
+import type { createAssignmentInputSchema, createDriveDocumentInputSchema, driveImportInputSchema, StartConnectionInput, updateDriveDocumentInputSchema } from './dto/connections.ts';
 
 // ---- DTO schemas per kind --------------------------------------------------------------------
 
@@ -72,6 +84,11 @@ export const scopePolicyDtoSchema = scopePolicySchema;
 export const scopeIntelligenceDtoSchema = scopeIntelligenceSchema;
 export const scopeMemoryDtoSchema = scopeMemorySchema;
 export const memoryCandidateDtoSchema = memoryCandidateSchema;
+
+/** What importDriveDocument answers: the Drive file it read, and the judgement (preview) or write (apply) of the note. */
+export const driveImportResultSchema = z
+  .object({ document: driveDocumentSchema, publication: publicationSchema })
+  .meta({ id: 'DriveImport' });
 
 /** The `data` schema of every envelope kind: the hosted adapter parses each answer with its kind's. */
 export const dtoSchemas = {
@@ -111,6 +128,17 @@ export const dtoSchemas = {
   'service.media-audio-list': audioMediaListSchema,
   'service.media-audio-record': audioMediaSchema,
   'service.media-deletion': mediaDeletionSchema,
+  // Delegated Google connections: the OAuth attempt, the connections kept, Drive and Classroom.
+  'service.connection-attempt': connectionAttemptSchema,
+  'service.connection-list': connectionListSchema,
+  'service.connection': connectionSchema,
+  'service.connection-revocation': connectionRevocationSchema,
+  'service.drive-document': driveDocumentSchema,
+  'service.drive-import': driveImportResultSchema,
+  'service.classroom-courses': classroomCourseListSchema,
+  'service.classroom-roster': classroomRosterSchema,
+  'service.classroom-assignment': classroomAssignmentSchema,
+  'service.classroom-attachments': classroomAttachmentListSchema,
 } as const;
 export type RuntimeKind = keyof typeof dtoSchemas;
 /** The `data` type of a kind. */
@@ -127,6 +155,18 @@ export type WriteOptions = CallOptions & {
   idempotencyKey?: string;
 };
 export type PageInput = { limit?: number; cursor?: string };
+/**
+ * Creates that reach a provider (a Drive file, a Classroom assignment) need the caller's own key:
+ * a retry after a lost answer must send the key of the first attempt, so it is never generated.
+ */
+export type KeyedWriteOptions = CallOptions & { idempotencyKey: string };
+/** A page of a provider's list (Classroom's own paging): `pageToken` is the previous page's `nextPageToken`. */
+export type ProviderPageInput = { pageSize?: number; pageToken?: string };
+/** The request bodies of the connection operations, as a caller writes them (defaults optional). */
+export type CreateDriveDocumentInput = z.input<typeof createDriveDocumentInputSchema>;
+export type UpdateDriveDocumentInput = z.input<typeof updateDriveDocumentInputSchema>;
+export type DriveImportInput = z.input<typeof driveImportInputSchema>;
+export type CreateClassroomAssignmentInput = z.input<typeof createAssignmentInputSchema>;
 /** A page of usage receipts; `installationId` narrows to one installation of the caller's organization. */
 export type UsageReceiptPageInput = PageInput & { installationId?: string };
 
@@ -139,7 +179,7 @@ export type UsageReceiptPageInput = PageInput & { installationId?: string };
 export type GenerationStream = AsyncGenerator<GenerationStreamEvent, void, undefined> & { readonly idempotencyKey: string };
 
 /** Where an operation lives on the hosted runtime (`/api/product/v1` + path), its kind and the credential scope it needs. */
-export type OperationRoute = { method: 'GET' | 'POST' | 'DELETE'; path: string; kind: RuntimeKind; scope: string | null; vault: boolean };
+export type OperationRoute = { method: 'GET' | 'POST' | 'PUT' | 'DELETE'; path: string; kind: RuntimeKind; scope: string | null; vault: boolean };
 
 /** The operations as the spec names them, with their hosted route (documented in docs/runtime-sdk.md). */
 export const runtimeOperations = {
@@ -177,6 +217,31 @@ export const runtimeOperations = {
   listAudio: { method: 'GET', path: '/intelligence/education/media', kind: 'service.media-audio-list', scope: 'media.read', vault: false },
   getAudioMetadata: { method: 'GET', path: '/intelligence/education/media/:mediaId/metadata', kind: 'service.media-audio-record', scope: 'media.read', vault: false },
   deleteAudio: { method: 'DELETE', path: '/intelligence/education/media/:mediaId', kind: 'service.media-deletion', scope: 'media.write', vault: false },
+  // Delegated Google connections. The OAuth callback is no operation: the person's browser follows it.
+  startGoogleConnection: { method: 'POST', path: '/connections/google', kind: 'service.connection-attempt', scope: 'connections.manage', vault: false },
+  listConnections: { method: 'GET', path: '/connections', kind: 'service.connection-list', scope: 'connections.manage', vault: false },
+  getConnection: { method: 'GET', path: '/connections/:connectionId', kind: 'service.connection', scope: 'connections.manage', vault: false },
+  revokeConnection: { method: 'DELETE', path: '/connections/:connectionId', kind: 'service.connection-revocation', scope: 'connections.manage', vault: false },
+  createDriveDocument: { method: 'POST', path: '/connections/:connectionId/drive/documents', kind: 'service.drive-document', scope: 'connections.execute', vault: false },
+  getDriveDocument: { method: 'GET', path: '/connections/:connectionId/drive/documents/:fileId', kind: 'service.drive-document', scope: 'connections.execute', vault: false },
+  updateDriveDocument: { method: 'PUT', path: '/connections/:connectionId/drive/documents/:fileId', kind: 'service.drive-document', scope: 'connections.execute', vault: false },
+  importDriveDocument: { method: 'POST', path: '/vaults/:vaultId/imports/drive', kind: 'service.drive-import', scope: 'connections.execute', vault: true },
+  listClassroomCourses: { method: 'GET', path: '/connections/:connectionId/classroom/courses', kind: 'service.classroom-courses', scope: 'connections.execute', vault: false },
+  listClassroomRoster: { method: 'GET', path: '/connections/:connectionId/classroom/courses/:courseId/students', kind: 'service.classroom-roster', scope: 'connections.execute', vault: false },
+  createClassroomAssignment: {
+    method: 'POST',
+    path: '/connections/:connectionId/classroom/courses/:courseId/assignments',
+    kind: 'service.classroom-assignment',
+    scope: 'connections.execute',
+    vault: false,
+  },
+  listAssignmentAttachments: {
+    method: 'GET',
+    path: '/connections/:connectionId/classroom/courses/:courseId/assignments/:courseWorkId/attachments',
+    kind: 'service.classroom-attachments',
+    scope: 'connections.execute',
+    vault: false,
+  },
 } as const satisfies Record<string, OperationRoute>;
 export type RuntimeOperationName = keyof typeof runtimeOperations;
 
@@ -291,6 +356,51 @@ export interface RuntimeAdapter {
   getAudioMetadata(mediaId: string, options?: CallOptions): Promise<RuntimeEnvelope<'service.media-audio-record'>>;
   /** Deletes stored media and frees its bytes; a second delete of the same mediaId is media_not_found. */
   deleteAudio(mediaId: string, options?: CallOptions): Promise<RuntimeEnvelope<'service.media-deletion'>>;
+  /**
+   * Starts a delegated Google connection: send the person to `authorizationUrl` (single-use, until
+   * `expiresAt`); after consent their browser returns to `returnTarget` with `connectionId=` (or
+   * `error=`) in its query. `returnTarget` must be registered on the product definition.
+   */
+  startGoogleConnection(input: StartConnectionInput, options?: CallOptions): Promise<RuntimeEnvelope<'service.connection-attempt'>>;
+  /** The installation's connections (ids, services, granted scopes, state: never a token or an address). */
+  listConnections(page?: PageInput, options?: CallOptions): Promise<RuntimeEnvelope<'service.connection-list'>>;
+  /** One connection; another installation's is connection_not_found, like a missing one. */
+  getConnection(connectionId: string, options?: CallOptions): Promise<RuntimeEnvelope<'service.connection'>>;
+  /** Revokes the grant at Google and deletes the tokens (`providerRevocation` says what Google answered). */
+  revokeConnection(connectionId: string, options?: CallOptions): Promise<RuntimeEnvelope<'service.connection-revocation'>>;
+  /**
+   * Creates a Google Doc from Markdown. The key is required and never generated: a retry sends the
+   * first attempt's key and replays the same fileId (`replayed: true`), so no second file is made.
+   */
+  createDriveDocument(connectionId: string, input: CreateDriveDocumentInput, options: KeyedWriteOptions): Promise<RuntimeEnvelope<'service.drive-document'>>;
+  /** A Drive file's lineage (fileId, name, version, modifiedTime) as Drive has it now. */
+  getDriveDocument(connectionId: string, fileId: string, options?: CallOptions): Promise<RuntimeEnvelope<'service.drive-document'>>;
+  /** Replaces the document if Drive's version is still `expectedVersion`; otherwise drive_version_conflict (`extensions.current`), nothing written. */
+  updateDriveDocument(connectionId: string, fileId: string, input: UpdateDriveDocumentInput, options?: CallOptions): Promise<RuntimeEnvelope<'service.drive-document'>>;
+  /** A Drive document into a hosted note: preview by default; `mode: 'apply'` writes, keyed (yours or a generated one) like publishNote. */
+  importDriveDocument(vaultId: string, input: DriveImportInput, options?: WriteOptions): Promise<RuntimeEnvelope<'service.drive-import'>>;
+  /** The teacher's Classroom courses, a provider page at a time. */
+  listClassroomCourses(connectionId: string, page?: ProviderPageInput, options?: CallOptions): Promise<RuntimeEnvelope<'service.classroom-courses'>>;
+  /** A course's students: user ids and names only. */
+  listClassroomRoster(connectionId: string, courseId: string, page?: ProviderPageInput, options?: CallOptions): Promise<RuntimeEnvelope<'service.classroom-roster'>>;
+  /**
+   * Creates a Classroom assignment. The key is required and never generated: a retry with the first
+   * attempt's key replays the same courseWorkId, or after an ambiguous failure finds it by marker.
+   */
+  createClassroomAssignment(
+    connectionId: string,
+    courseId: string,
+    input: CreateClassroomAssignmentInput,
+    options: KeyedWriteOptions,
+  ): Promise<RuntimeEnvelope<'service.classroom-assignment'>>;
+  /** The submissions of an assignment and what is attached to them (never a grade). */
+  listAssignmentAttachments(
+    connectionId: string,
+    courseId: string,
+    courseWorkId: string,
+    page?: ProviderPageInput,
+    options?: CallOptions,
+  ): Promise<RuntimeEnvelope<'service.classroom-attachments'>>;
 }
 
 /** The bytes of a generated image (the service checked their signature against `mediaType`). Browser-safe: no Buffer. */
@@ -371,7 +481,20 @@ export type KnownRuntimeErrorCode =
   | 'media_storage_unavailable'
   | 'media_not_found'
   | 'range_not_satisfiable'
-  | 'precondition_failed';
+  | 'precondition_failed'
+  // Delegated Google connections (docs/runtime-sdk.md, "Delegated Google connections").
+  | 'connection_not_found'
+  | 'connection_reauthorization_required'
+  | 'oauth_return_target_mismatch'
+  | 'connections_not_configured'
+  | 'drive_version_conflict'
+  | 'drive_content_too_large'
+  | 'drive_unsupported_file'
+  | 'connection_provider_error'
+  | 'connection_provider_timeout'
+  | 'connection_provider_rate_limited'
+  | 'connection_provider_forbidden'
+  | 'connection_provider_not_found';
 export type RuntimeErrorCode = KnownRuntimeErrorCode | (string & {});
 
 /** A refusal of the runtime: the HTTP status, the stable `code`, and the problem's extensions. */
