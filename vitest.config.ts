@@ -17,6 +17,7 @@ const unit = [
   'test/media-inspection.test.ts',
   'test/media-s3-store.test.ts',
   'test/connections-google-client.test.ts',
+  'test/runtime-sdk-connections.test.ts',
 ];
 // Workflow tests on the time-skipping test server with stubbed activities (test/support/time-skipping.ts).
 const workflows = ['test/workflows/**/*.test.ts'];

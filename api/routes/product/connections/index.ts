@@ -20,8 +20,8 @@ import {
   createDriveDocumentInputSchema,
   driveDocumentSchema,
   driveImportInputSchema,
+  driveImportResultSchema,
   envelope,
-  publicationSchema,
   startConnectionInputSchema,
   unavailable,
   updateDriveDocumentInputSchema,
@@ -338,8 +338,8 @@ export const connectionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (
         params: z.strictObject({ vaultId: z.string().max(64).describe('A hosted vault this installation holds a write grant on.') }),
         body: driveImportInputSchema,
         response: {
-          200: runtimeEnvelope('service.drive-import', z.object({ document: driveDocumentSchema, publication: publicationSchema }).meta({ id: 'DriveImport' })),
-          201: runtimeEnvelope('service.drive-import', z.object({ document: driveDocumentSchema, publication: publicationSchema }).meta({ id: 'DriveImport' })),
+          200: runtimeEnvelope('service.drive-import', driveImportResultSchema),
+          201: runtimeEnvelope('service.drive-import', driveImportResultSchema),
         },
         problems: [
           ...providerProblems,
