@@ -621,6 +621,15 @@ describe('Classroom', () => {
       expect(res.body, name).not.toMatch(/Backend Error|Requested entity|insufficient/);
     }
   });
+
+  it('an access token Google stopped accepting is refreshed once and the call goes through', async () => {
+    google.expireAccessTokens();
+    const refreshes = tokenCalls();
+    const res = await rt.courses(connectionId);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(tokenCalls()).toBe(refreshes + 1);
+    expect(google.requestsTo('token').at(-1)!.status).toBe(200);
+  });
 });
 
 // ---- revoke --------------------------------------------------------------------------------------
@@ -753,6 +762,16 @@ describe('secrets', () => {
       for (const secret of [...tokens, ...emails]) {
         for (const form of [secret, encodeURIComponent(secret)]) expect(text.includes(form), `answered: ${secret.slice(0, 6)}…`).toBe(false);
       }
+    }
+  });
+
+  it('no token, code, state, client secret or e-mail address is in any log line (every logger at trace)', async () => {
+    await exercise();
+    const log = logLines.join('');
+    expect(log).toContain('/api/product/v1/connections');
+    for (const secret of [...google.secrets(), ...callbackSecrets, ...emails]) {
+      // In a logged URL a code's slash is percent-encoded.
+      for (const form of [secret, encodeURIComponent(secret)]) expect(log.includes(form), `logged: ${secret.slice(0, 6)}…`).toBe(false);
     }
   });
 });

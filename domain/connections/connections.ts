@@ -184,13 +184,20 @@ export type AccessGrant = { accessToken: string; connection: ConnectionRecord };
  * keeps the old one. A revoked connection, or a grant the provider no longer honours (the person
  * removed the access, the refresh token expired), answers connection_reauthorization_required.
  * Two concurrent refreshes both succeed (Google does not rotate refresh tokens); the last stored wins.
+ * `refresh: true` refreshes whatever the stored expiry says (Google refused the token early).
  */
-export async function withAccessToken<T>(deps: ConnectionDeps, connectionId: string, caller: ConnectionCaller, fn: (grant: AccessGrant) => Promise<T>): Promise<T> {
+export async function withAccessToken<T>(
+  deps: ConnectionDeps,
+  connectionId: string,
+  caller: ConnectionCaller,
+  fn: (grant: AccessGrant) => Promise<T>,
+  options: { refresh?: boolean } = {},
+): Promise<T> {
   const { db, secretBox, oauthProvider } = requireConfigured(deps);
   const row = await findSealed(db, caller, connectionId);
   const { accessSealed, refreshSealed, accessExpiresAt, ...connection } = row;
   if (row.state !== 'active' || !accessSealed || !accessExpiresAt) throw connectionError('connection_reauthorization_required', 'This connection was revoked; start a new connection.');
-  if (Date.parse(accessExpiresAt) - Date.now() > ACCESS_TOKEN_REFRESH_MARGIN_MS) {
+  if (!options.refresh && Date.parse(accessExpiresAt) - Date.now() > ACCESS_TOKEN_REFRESH_MARGIN_MS) {
     return fn({ accessToken: secretBox.open(accessSealed, sealContext.access(row.connectionId)), connection });
   }
   if (!refreshSealed) throw connectionError('connection_reauthorization_required', 'The access of this connection expired and it holds no refresh token; start a new connection.');

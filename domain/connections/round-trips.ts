@@ -63,13 +63,28 @@ function providerFailure(error: unknown, connectionId: string): unknown {
 
 /** Runs `fn` at Google for a connection that holds `service`, with its failures mapped. */
 async function atGoogle<T>(deps: RoundTripDeps, caller: ConnectionCaller, connectionId: string, service: GoogleService, fn: (access: GoogleAccess) => Promise<T>): Promise<T> {
+  const run = (refresh: boolean) =>
+    withAccessToken(
+      deps,
+      connectionId,
+      caller,
+      async ({ accessToken, connection }) => {
+        if (!connection.services.includes(service)) {
+          throw new AppError('connection_provider_forbidden', `This connection was not granted ${service}; start a connection that asks for it.`);
+        }
+        return fn({ settings: deps.settings, accessToken });
+      },
+      { refresh },
+    );
   try {
-    return await withAccessToken(deps, connectionId, caller, async ({ accessToken, connection }) => {
-      if (!connection.services.includes(service)) {
-        throw new AppError('connection_provider_forbidden', `This connection was not granted ${service}; start a connection that asks for it.`);
-      }
-      return fn({ settings: deps.settings, accessToken });
-    });
+    try {
+      return await run(false);
+    } catch (error) {
+      // Google refused the token before its stated expiry (revoked access token, clock skew): a 401
+      // means nothing was done, so refresh once and try again; a second 401 is a lost grant.
+      if (error instanceof GoogleApiError && error.code === 'provider_unauthorized') return await run(true);
+      throw error;
+    }
   } catch (error) {
     throw providerFailure(error, connectionId);
   }

@@ -142,6 +142,8 @@ export const connectionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (
     {
       // The person's browser, sent back by Google: no credential; the single-use state is the authority.
       config: { publicRuntime: true },
+      // The query carries the authorization code and the state: this route's log lines name the path only.
+      logSerializers: { req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url.split('?')[0] }) },
       schema: {
         // Not an operation a product calls: the person's browser arrives here from Google, and
         // leaves with a redirect (docs/connections.md describes it); kept out of the API document.
