@@ -135,6 +135,11 @@ try {
           ? `${config.INTELLIGENCE_TEXT_MODEL} at ${config.INTELLIGENCE_PROVIDER_BASE_URL} (metered against the demo organization's US$5 monthly budget)`
           : 'not configured: generate answers the unavailable envelope (set INTELLIGENCE_PROVIDER_BASE_URL, _API_KEY and INTELLIGENCE_TEXT_MODEL; docs/intelligence.md)'
       }`,
+      `  Google connections ${
+        config.GOOGLE_OAUTH_CLIENT_ID
+          ? `client ${config.GOOGLE_OAUTH_CLIENT_ID}, callback ${config.PUBLIC_BASE_URL ?? api.url}/api/product/v1/connections/provider/oauth/callback`
+          : 'not configured: connections answer the unavailable envelope (set GOOGLE_OAUTH_CLIENT_ID, _SECRET, PUBLIC_BASE_URL, SECRETS_ENCRYPTION_KEYS; docs/connections.md)'
+      }`,
       '',
       'Try:',
       `  curl -s ${auth} "${api.url}/api/dev/notes?mappingId=${demo.mappingId}"`,

@@ -25,10 +25,22 @@ import { createScope, grantScope } from '../../domain/context-scopes/scopes.ts';
 const stateSchema = z.object({ organizationId: z.uuid(), installationId: z.uuid(), vaultId: z.uuid(), credential: z.string() });
 export type DemoProduct = z.infer<typeof stateSchema>;
 
-/** The scopes of the demo credential: the core operations', intelligence and media (connections come with their issue). */
-const demoScopes: Scope[] = ['runtime.read', 'notes.read', 'notes.write', 'vaults.bind', 'scopes.read', 'memory.propose', 'intelligence.execute', 'media.write', 'media.read'];
+/** The scopes of the demo credential: every operation's (connections answer unavailable until a Google client is configured). */
+const demoScopes: Scope[] = [
+  'runtime.read',
+  'notes.read',
+  'notes.write',
+  'vaults.bind',
+  'scopes.read',
+  'memory.propose',
+  'intelligence.execute',
+  'media.write',
+  'media.read',
+  'connections.manage',
+  'connections.execute',
+];
 /** The newest scope above: a credential kept from an older start without it is replaced. */
-const newestScope: Scope = 'media.write';
+const newestScope: Scope = 'connections.execute';
 
 export async function ensureDemoProduct(db: DatabasePool, demo: { workspaceId: string; vaultId: string }, stateFile: string): Promise<DemoProduct> {
   if (existsSync(stateFile)) {
