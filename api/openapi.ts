@@ -29,7 +29,7 @@ import { bindingDecisionExamples, runtimeExamples, runtimeOperationDocs } from '
 import { intelligenceExamples, intelligenceOperationDocs } from './routes/product/intelligence-docs.ts';
 import { educationExamples, educationOperationDocs } from './routes/product/education/index.ts';
 import { mediaExamples, mediaOperationDocs } from './routes/product/media/openapi-docs.ts';
-import { connectionOperationDocs } from './routes/product/connections/openapi-docs.ts';
+import { connectionExamples, connectionOperationDocs } from './routes/product/connections/openapi-docs.ts';
 import { operationExamples, parameterExamples, planRevision, problemExample } from './openapi-examples.ts';
 import type { ExampleSet } from './openapi-examples.ts';
 
@@ -670,7 +670,7 @@ const undocumented: OperationDoc = { responses: {} };
 function completeOperation(path: string, operation: Operation): void {
   const id = operation.operationId ?? '';
   const doc = operations[id] ?? undocumented;
-  const examples = operationExamples[id] ?? runtimeExamples[id] ?? intelligenceExamples[id] ?? educationExamples[id] ?? mediaExamples[id] ?? bindingDecisionExamples[id] ?? {};
+  const examples = operationExamples[id] ?? runtimeExamples[id] ?? intelligenceExamples[id] ?? educationExamples[id] ?? mediaExamples[id] ?? connectionExamples[id] ?? bindingDecisionExamples[id] ?? {};
 
   for (const parameter of operation.parameters ?? []) {
     const name = String(parameter['name']);
