@@ -303,6 +303,37 @@ describe('quiet', () => {
   });
 });
 
+describe('a body that stops arriving', () => {
+  it('fails the read with BodyStalled once the store is silent while the reader waits', async () => {
+    const bytes = randomBytes(64 * 1024);
+    const store = storeWith({ requestTimeoutMs: 300 });
+    await store.put('stalling', bytes, meta(bytes));
+    s3.failNext('get', 'stall-body');
+    const stream = await store.read('stalling');
+    const error = await bytesOf(stream).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(BlobStoreError);
+    expect((error as BlobStoreError).reason).toBe('BodyStalled');
+    expect(String(error)).not.toContain('stalling');
+  });
+
+  it('never cuts a slow reader: silence while the reader is behind is backpressure, not a stall', async () => {
+    const bytes = randomBytes(2 * 1024 * 1024);
+    const store = storeWith({ requestTimeoutMs: 300 });
+    await store.put('slow', bytes, meta(bytes));
+    const stream = (await store.read('slow'))!;
+    const parts: Buffer[] = [];
+    for await (const part of stream) {
+      parts.push(part as Buffer);
+      // A listener paused for more than twice the timeout after its first chunk.
+      if (parts.length === 1) await new Promise((resolve) => setTimeout(resolve, 700));
+    }
+    expect(Buffer.concat(parts).equals(bytes)).toBe(true);
+  });
+});
+
 // What the store does not use but other callers of the scripted server may: checked once through the
 // SDK so that the server's answers stay S3's.
 describe('the scripted S3 itself', () => {

@@ -2,7 +2,7 @@
 // private: no ACL is ever sent (bucket policy decides, and buckets owner-enforced reject ACLs), and
 // nothing here makes a URL for anyone. The SDK's own error messages can quote the bucket, key or
 // endpoint, so a failure is reduced to its error name, status or Node code.
-import { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { BlobStoreError } from './blob-store.ts';
 import type { BlobRange, BlobStore } from './blob-store.ts';
@@ -118,7 +118,7 @@ export function createS3BlobStore(settings: S3BlobStoreSettings): BlobStore & { 
         body.destroy();
         throw new BlobStoreError('s3', 'read', 'RangeNotHonoured');
       }
-      return body;
+      return guardAgainstStall(body, settings.requestTimeoutMs);
     },
 
     async delete(key) {
@@ -133,4 +133,40 @@ export function createS3BlobStore(settings: S3BlobStoreSettings): BlobStore & { 
       client.destroy();
     },
   };
+}
+
+/**
+ * The request timeout ends at the response headers; a body that stops arriving part-way would
+ * keep a reader (and an HTTP response) waiting forever. This fails it after `idleMs` without a
+ * byte, but only while the reader is waiting for one: when the reader is behind (its buffer holds
+ * bytes: backpressure from a slow listener), silence from the store is expected and never cut.
+ */
+function guardAgainstStall(body: Readable, idleMs: number): Readable {
+  let timer: NodeJS.Timeout | undefined;
+  const guard = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      arm();
+      done(null, chunk);
+    },
+    flush(done) {
+      clearTimeout(timer);
+      done();
+    },
+    destroy(error, done) {
+      clearTimeout(timer);
+      body.destroy();
+      done(error);
+    },
+  });
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      if (guard.readableLength > 0 || guard.writableLength > 0) return arm(); // the reader is behind, not the store
+      guard.destroy(new BlobStoreError('s3', 'read', 'BodyStalled'));
+    }, idleMs);
+    timer.unref();
+  };
+  body.on('error', (error) => guard.destroy(failure('read', error)));
+  arm();
+  return body.pipe(guard);
 }

@@ -12,7 +12,8 @@ import type { AddressInfo } from 'node:net';
 import type { S3BlobStoreSettings } from '../../domain/media/s3-blob-store.ts';
 
 export type S3Operation = 'put' | 'get' | 'head' | 'delete';
-export type ScriptedOutcome = number | 'drop' | 'hang';
+/** A status, a dropped connection, no answer at all, or (GET) the headers and half the body, then silence. */
+export type ScriptedOutcome = number | 'drop' | 'hang' | 'stall-body';
 
 export type RecordedS3Request = {
   method: string;
@@ -23,7 +24,7 @@ export type RecordedS3Request = {
   /** The Range header as received. */
   range: string | null;
   /** The status answered, or how the scripted failure ended the request. */
-  status: number | 'dropped' | 'hung';
+  status: number | 'dropped' | 'hung' | 'stalled';
   /** The S3 error code answered, if any. */
   errorCode: string | null;
   headers: IncomingHttpHeaders;
@@ -164,6 +165,11 @@ export class ScriptedS3 {
         record.status = 'hung';
         return;
       }
+      if (scripted === 'stall-body') {
+        record.status = 'stalled';
+        this.getObject(req, res, target.key, false, true);
+        return;
+      }
       if (scripted !== undefined) {
         const code = scriptedErrorCodes[scripted] ?? 'InternalError';
         throw new S3Failure(scripted, code, errorMessages[code] ?? 'Scripted failure');
@@ -297,7 +303,7 @@ export class ScriptedS3 {
     res.writeHead(200, headers).end();
   }
 
-  private getObject(req: IncomingMessage, res: ServerResponse, key: string, headOnly: boolean): void {
+  private getObject(req: IncomingMessage, res: ServerResponse, key: string, headOnly: boolean, stall = false): void {
     const stored = this.objects.get(key);
     if (!stored) throw new S3Failure(404, 'NoSuchKey', 'The specified key does not exist.');
     const info = this.objectInfo.get(key);
@@ -315,7 +321,9 @@ export class ScriptedS3 {
     if (range) headers['content-range'] = `bytes ${range.start}-${range.end}/${size}`;
     headers['content-length'] = String(bytes.length);
     res.writeHead(range ? 206 : 200, headers);
-    res.end(headOnly ? undefined : bytes);
+    // A store that stops sending mid-body: half the bytes, then the connection stays open, silent.
+    if (stall) res.write(bytes.subarray(0, Math.floor(bytes.length / 2)));
+    else res.end(headOnly ? undefined : bytes);
   }
 }
 
