@@ -1,11 +1,10 @@
 // System Operations for delegated Google connections (domain/connections/): what an installation has
 // connected, as the runtime shows it (ids, services, scopes, state; never a token). Spread into the
 // CLI by scripts/ops.ts.
-import { sql } from 'slonik';
 import { z } from 'zod';
 import { listConnections } from '../../domain/connections/connections.ts';
-import { AppError } from '../../domain/errors.ts';
 import { command } from './commands.ts';
+import { installationCaller } from './installation-caller.ts';
 import type { Command } from './commands.ts';
 
 export const connectionCommands: Record<string, Record<string, Command>> = {
@@ -17,13 +16,7 @@ export const connectionCommands: Record<string, Record<string, Command>> = {
         limit: z.coerce.number().int().min(1).max(200).optional().describe('connections per page (default 50, at most 200)'),
         cursor: z.string().max(512).optional().describe('nextCursor of the previous page'),
       }),
-      async (db, o) => {
-        const row = await db.maybeOne(sql.type(z.object({ organizationId: z.uuid() }))`
-          SELECT organization_id AS "organizationId" FROM product_installations WHERE id = ${o.installation}`);
-        if (!row) throw new AppError('installation_not_found');
-        const caller = { organizationId: row.organizationId, installationId: o.installation, servicePrincipalId: '', requestId: 'ops' };
-        return listConnections(db, caller, { limit: o.limit ?? 50, cursor: o.cursor });
-      },
+      async (db, o) => listConnections(db, await installationCaller(db, o.installation), { limit: o.limit ?? 50, cursor: o.cursor }),
     ),
   },
 };

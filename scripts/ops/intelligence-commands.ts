@@ -1,11 +1,10 @@
 // System Operations for metered intelligence (domain/intelligence/ledger.ts): an organization's
 // usage receipts and an installation's budget as the runtime reports them. Budgets themselves are
 // set with `org set-runtime` and `installation set-sublimit`. Spread into the CLI by scripts/ops.ts.
-import { sql } from 'slonik';
 import { z } from 'zod';
 import { getBudget, getReceipt, listReceipts } from '../../domain/intelligence/ledger.ts';
-import { AppError } from '../../domain/errors.ts';
 import { command } from './commands.ts';
+import { installationCaller } from './installation-caller.ts';
 import type { Command } from './commands.ts';
 
 const id = (what: string) => z.uuid().describe(`${what} id (UUID)`);
@@ -26,12 +25,7 @@ export const intelligenceCommands: Record<string, Record<string, Command>> = {
     budget: command(
       "Show this month's intelligence budget, commitments and executions in flight for an installation and its organization",
       z.object({ installation: id('installation') }),
-      async (db, o) => {
-        const row = await db.maybeOne(sql.type(z.object({ organizationId: z.uuid() }))`
-          SELECT organization_id AS "organizationId" FROM product_installations WHERE id = ${o.installation}`);
-        if (!row) throw new AppError('installation_not_found');
-        return getBudget(db, row.organizationId, o.installation);
-      },
+      async (db, o) => getBudget(db, (await installationCaller(db, o.installation)).organizationId, o.installation),
     ),
   },
 };

@@ -1,13 +1,12 @@
 // System Operations for private media (domain/media/library.ts): an organization's storage against
 // `mediaStorageBytes` (set with `org set-runtime --media-storage-bytes`), an installation's stored
 // media, and the sweep the worker runs every 10 minutes, on demand. Spread into the CLI by scripts/ops.ts.
-import { sql } from 'slonik';
 import { z } from 'zod';
-import { AppError } from '../../domain/errors.ts';
 import { getMediaStorage, listAudio, sweepUnfinishedMedia } from '../../domain/media/library.ts';
 import { createBlobStore } from '../../domain/media/setup.ts';
 import { loadConfig, mediaStorageFrom } from '../../platform/config.ts';
 import { command } from './commands.ts';
+import { installationCaller } from './installation-caller.ts';
 import type { Command } from './commands.ts';
 
 const id = (what: string) => z.uuid().describe(`${what} id (UUID)`);
@@ -26,13 +25,7 @@ export const mediaCommands: Record<string, Record<string, Command>> = {
         limit: z.coerce.number().int().min(1).max(200).optional().describe('media per page (default 50, at most 200)'),
         cursor: z.string().max(512).optional().describe('nextCursor of the previous page'),
       }),
-      async (db, o) => {
-        const row = await db.maybeOne(sql.type(z.object({ organizationId: z.uuid() }))`
-          SELECT organization_id AS "organizationId" FROM product_installations WHERE id = ${o.installation}`);
-        if (!row) throw new AppError('installation_not_found');
-        const caller = { organizationId: row.organizationId, installationId: o.installation, servicePrincipalId: '', requestId: 'ops' };
-        return listAudio(db, caller, { limit: o.limit ?? 50, cursor: o.cursor });
-      },
+      async (db, o) => listAudio(db, await installationCaller(db, o.installation), { limit: o.limit ?? 50, cursor: o.cursor }),
     ),
     sweep: command(
       'Finish uploads and deletions a stopped process left half done (uploads older than --grace-seconds), as the worker does every 10 minutes',

@@ -15,6 +15,19 @@ import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from './kit.ts';
 const tags = ['product-runtime'];
 const vaultParams = z.strictObject({ vaultId: z.string().max(64).describe('A hosted vault this installation holds a grant on.') });
 const grantProblems = ['vault_not_granted'] as const;
+/** What a note publication (publishNote, and anything that publishes through it) can be refused with. */
+export const publicationProblems = [
+  ...grantProblems,
+  'invalid_path',
+  'note_too_large',
+  'idempotency_key_required',
+  'invalid_idempotency_key',
+  'idempotency_key_reused',
+  'idempotency_in_flight',
+  'revision_required',
+  'revision_conflict',
+  'path_case_conflict',
+] as const;
 
 export const runtimeNotesRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app, { db, admission }) => {
   app.get(
@@ -90,18 +103,7 @@ export const runtimeNotesRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
         params: vaultParams,
         body: publishNoteInputSchema,
         response: { 200: runtimeEnvelope('runtime.note-publication', publicationSchema), 201: runtimeEnvelope('runtime.note-publication', publicationSchema) },
-        problems: [
-          ...grantProblems,
-          'invalid_path',
-          'note_too_large',
-          'idempotency_key_required',
-          'invalid_idempotency_key',
-          'idempotency_key_reused',
-          'idempotency_in_flight',
-          'revision_required',
-          'revision_conflict',
-          'path_case_conflict',
-        ],
+        problems: publicationProblems,
       },
     },
     async (request, reply) => {

@@ -47,6 +47,7 @@ import type { GoogleService } from '../../../../domain/connections/provider.ts';
 import { callbackUpdate, oauthConnection } from '../../../../workflows/oauth-connection.ts';
 import { idempotencyKeyHeader } from '../../shared/headers.ts';
 import type { RuntimeRouteDeps } from '../kit.ts';
+import { publicationProblems } from '../notes.ts';
 import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from '../kit.ts';
 
 const tags = ['product-runtime'];
@@ -343,21 +344,7 @@ export const connectionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (
           200: runtimeEnvelope('service.drive-import', driveImportResultSchema),
           201: runtimeEnvelope('service.drive-import', driveImportResultSchema),
         },
-        problems: [
-          ...providerProblems,
-          'vault_not_granted',
-          'drive_content_too_large',
-          'drive_unsupported_file',
-          'invalid_path',
-          'note_too_large',
-          'idempotency_key_required',
-          'invalid_idempotency_key',
-          'idempotency_key_reused',
-          'idempotency_in_flight',
-          'revision_required',
-          'revision_conflict',
-          'path_case_conflict',
-        ],
+        problems: [...providerProblems, 'drive_content_too_large', 'drive_unsupported_file', ...publicationProblems],
       },
     },
     async (request, reply) => {
