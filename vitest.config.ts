@@ -21,8 +21,6 @@ const unit = [
 ];
 // Workflow tests on the time-skipping test server with stubbed activities (test/support/time-skipping.ts).
 const workflows = ['test/workflows/**/*.test.ts'];
-// Pages of the real app in Debian's Chromium (test/support/browser.ts).
-const browser = ['test/browser/**/*.test.ts'];
 
 // `npm test` runs every project; `npm run test:unit` only the two without Postgres and Temporal.
 export default defineConfig({
@@ -41,14 +39,12 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: [...unit, ...workflows, ...browser],
+          exclude: [...unit, ...workflows],
           // One Postgres template and one Temporal dev server for the whole run (test/global-setup.ts);
           // each test file clones its own database from the template.
           globalSetup: ['test/global-setup.ts'],
         },
       },
-      // Installs Chromium when missing (scripts/ensure-chromium.sh); the pages come from the real app on Postgres and Temporal.
-      { extends: true, test: { name: 'browser', include: browser, globalSetup: ['test/support/browser-setup.ts', 'test/global-setup.ts'] } },
     ],
   },
 });

@@ -1,10 +1,13 @@
-// Debian's Chromium driven by playwright-core, for the `browser` test project (test/browser/). The
-// path comes from test/support/browser-setup.ts, which installs Chromium when it is missing.
+// Debian's Chromium driven by playwright-core, for the page tests in test/browser/ (integration
+// tests: they start the real app). The first file that launches a browser makes sure Chromium is
+// there (scripts/ensure-chromium.sh installs it with apt-get on a clean CI machine); a run without
+// browser tests never looks for it.
+import { spawnSync } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 
 export const viewports = {
   laptop: { width: 1280, height: 800 },
@@ -13,6 +16,22 @@ export const viewports = {
 export type ViewportName = keyof typeof viewports;
 
 const screenshotDir = fileURLToPath(new URL('../../.data/artifacts/screenshots/', import.meta.url));
+const ensureScript = fileURLToPath(new URL('../../scripts/ensure-chromium.sh', import.meta.url));
+
+let chromiumPath: string | undefined;
+/** The Chromium binary, installed first if missing (once per test process; ~0.1 s when present). */
+function ensureChromium(): string {
+  if (chromiumPath) return chromiumPath;
+  // An install takes a while: allow it minutes, but never hang the run forever.
+  const result = spawnSync('bash', [ensureScript], { encoding: 'utf8', timeout: 600_000 });
+  if (result.status !== 0) {
+    throw new Error(
+      `scripts/ensure-chromium.sh failed (${result.error?.message ?? `exit ${result.status ?? result.signal}`}); the browser tests need Debian's chromium.\n${result.stdout}${result.stderr}`,
+    );
+  }
+  chromiumPath = process.env['CHROMIUM_PATH'] || '/usr/bin/chromium';
+  return chromiumPath;
+}
 
 /**
  * Headless Chromium with a fresh, empty profile (Playwright makes a temporary user-data-dir per
@@ -22,7 +41,7 @@ const screenshotDir = fileURLToPath(new URL('../../.data/artifacts/screenshots/'
  */
 export async function launchChromium(): Promise<Browser> {
   return chromium.launch({
-    executablePath: inject('chromiumPath'),
+    executablePath: ensureChromium(),
     headless: true,
     // Chromium will not start as root with its sandbox on; elsewhere keep it.
     chromiumSandbox: process.getuid?.() !== 0,

@@ -123,7 +123,7 @@ export const connectionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (
           "to send the person to. returnTarget must be one of the product's registered HTTPS return origins (any path under it) or exact redirect URIs, else " +
           '400 oauth_return_target_mismatch and nothing is stored. Requesting drive asks for drive.file; classroom asks for classroom.courses.readonly, ' +
           'classroom.rosters.readonly and classroom.coursework.students (never e-mail or grading scopes). After consent the person is sent to ' +
-          'returnTarget?connectionId=… (or ?error=<code>). With no Google client configured the answer is the unavailable envelope.',
+          '`returnTarget?connectionId=…` (or `?error=<code>`). With no Google client configured the answer is the unavailable envelope.',
         body: startConnectionInputSchema,
         response: { 201: runtimeEnvelope('service.connection-attempt', connectionAttemptSchema), 200: runtimeEnvelope('service.connection-attempt', connectionAttemptSchema) },
         problems: ['oauth_return_target_mismatch'],
