@@ -2,7 +2,7 @@
 # Makes sure Debian's Chromium is installed for the browser tests (test/browser/, driven by
 # playwright-core): CI starts from a clean clone, and Playwright's own browser download does not
 # work here. Idempotent: when Chromium already runs it only prints its version. Used by
-# test/support/browser-setup.ts; `CHROMIUM_PATH` points at another binary.
+# test/support/browser.ts before the first launch; `CHROMIUM_PATH` points at another binary.
 set -euo pipefail
 
 chromium="${CHROMIUM_PATH:-/usr/bin/chromium}"
