@@ -6,6 +6,9 @@ import { createHash, randomBytes } from 'node:crypto';
 export const secretPrefixes = {
   accessToken: 'hnp_pat_',
   serviceCredential: 'hnp_svc_',
+  /** The reviewer console's session (a cookie) and its CSRF token (domain/console/sessions.ts). */
+  consoleSession: 'hnp_ses_',
+  consoleCsrf: 'hnp_csrf_',
 } as const;
 
 export function generateSecret(prefix: string): string {

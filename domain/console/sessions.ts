@@ -11,16 +11,13 @@ import { z } from 'zod';
 import { AppError } from '../errors.ts';
 import { accountSchema, authenticateAccessToken, touchToken } from '../identity/accounts.ts';
 import type { Account } from '../identity/accounts.ts';
-import { generateSecret, hashSecret, looksLikeSecret } from '../secrets.ts';
+import { generateSecret, hashSecret, looksLikeSecret, secretPrefixes } from '../secrets.ts';
 import { emptyRow, isoTimestamp } from '../../db/row-schemas.ts';
 
 type Db = CommonQueryMethods;
 
-/** The prefixes of the console's secrets, recognisable like `secretPrefixes`' (domain/secrets.ts). */
-export const consoleSecretPrefixes = {
-  session: 'hnp_ses_',
-  csrf: 'hnp_csrf_',
-} as const;
+/** The prefixes of the console's secrets (domain/secrets.ts holds every prefix). */
+export const consoleSecretPrefixes = { session: secretPrefixes.consoleSession, csrf: secretPrefixes.consoleCsrf } as const;
 
 /** The cookie that carries the session secret; its attributes are `cookieAttributes`'. */
 export const sessionCookieName = 'hnp_console_session';
