@@ -4,16 +4,14 @@
 // refused with both attempts charged. Every bound of the request is refused before anything is
 // reserved. Scripted OpenAI-compatible provider on loopback, real Postgres and Temporal.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { acceptAssessmentDraft } from '../domain/education/assessment-draft.ts';
 import { assessmentDraftInputSchema, assessmentDraftSchema } from '../packages/runtime-sdk/src/dto/education/assessment-draft.ts';
 import { assessmentDraftExamples } from '../api/routes/product/education/assessment-draft-routes.ts';
 import { buildTestApp } from './support/app.ts';
-import { useTestAppWithWorker } from './support/harness.ts';
+import { useMeteredRuntime } from './support/metered-runtime.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
-import type { RuntimeChain, RuntimeClient } from './support/product-runtime.ts';
-import { ScriptedProvider } from './support/scripted-provider.ts';
-import { orgLedger, reservations, setBudget } from './support/intelligence.ts';
+import { orgLedger, reservations } from './support/intelligence.ts';
 
 const PATH = '/intelligence/education/assessment-draft';
 
@@ -142,30 +140,15 @@ describe('the check of the model answer (no app)', () => {
 });
 
 describe('through the app', () => {
-  const provider = new ScriptedProvider();
-  beforeAll(async () => {
-    await provider.start();
-  });
-  afterAll(async () => {
-    await provider.close();
-  });
-  const ctx = useTestAppWithWorker({ name: 'education-assessment-draft', overrides: () => ({ intelligence: provider.intelligence() }) });
+  const metered = useMeteredRuntime('education-assessment-draft');
+  const { provider, ctx } = metered;
 
-  let chain: RuntimeChain;
-  let rt: RuntimeClient;
-  beforeAll(async () => {
-    chain = await buildRuntimeChain(ctx.db.pool);
-    rt = runtimeClient(ctx.app, chain.secret);
-    await setBudget(ctx.db.pool, chain.organizationId, 10_000_000);
-  });
-  beforeEach(() => provider.reset());
-
-  const post = (b: unknown, key: string | null = randomUUID()) => rt.request('POST', PATH, { body: b, headers: key === null ? {} : { 'idempotency-key': key } });
+  const post = (b: unknown, key: string | null = randomUUID()) => metered.rt.request('POST', PATH, { body: b, headers: key === null ? {} : { 'idempotency-key': key } });
   type Answer = { kind: string; data: Record<string, unknown> & { items: { itemId: string }[]; receipt: Record<string, unknown> } };
 
   it('a valid draft settles: proposed, item ids assigned, one provider call under the strict schema, the receipt of the metered kind', async () => {
     provider.script(turn(draft()));
-    const before = await orgLedger(ctx.db.pool, chain.organizationId);
+    const before = await orgLedger(ctx.db.pool, metered.chain.organizationId);
     const res = await post(body());
     expect(res.statusCode, res.body).toBe(200);
     const answer = res.data as Answer;
@@ -183,7 +166,7 @@ describe('through the app', () => {
     const messages = provider.calls[0]!.body['messages'] as { role: string; content: string }[];
     expect(messages[0]!.content).toContain('Write exactly 2 items.');
     expect(messages[1]!.content.startsWith('<request>')).toBe(true);
-    expect((await orgLedger(ctx.db.pool, chain.organizationId)).committed - before.committed).toBe(380);
+    expect((await orgLedger(ctx.db.pool, metered.chain.organizationId)).committed - before.committed).toBe(380);
   });
 
   it('the same key replays the stored draft without a second model call; another body with it is refused', async () => {
@@ -204,12 +187,12 @@ describe('through the app', () => {
   it('an answer citing an unsubmitted standard is asked again once, then refused as invalid with both attempts charged', async () => {
     const invalid = draft([mcItem({ standardIds: ['std-unsubmitted'] }), saItem()]);
     provider.script(turn(invalid), turn(invalid));
-    const before = await orgLedger(ctx.db.pool, chain.organizationId);
+    const before = await orgLedger(ctx.db.pool, metered.chain.organizationId);
     const res = await post(body());
     expect(res.statusCode).toBe(502);
     expect(res.data).toMatchObject({ code: 'intelligence_output_invalid', receipt: { operation: 'education-assessment-draft', outcome: 'billable_failure', costMicrodollars: 760, usage: { inputTokens: 600, outputTokens: 40 } } });
     expect(provider.calls).toHaveLength(2);
-    expect((await orgLedger(ctx.db.pool, chain.organizationId)).committed - before.committed).toBe(760);
+    expect((await orgLedger(ctx.db.pool, metered.chain.organizationId)).committed - before.committed).toBe(760);
   });
 
   it('an invalid first answer and a valid second one settle both attempts', async () => {
@@ -250,16 +233,16 @@ describe('through the app', () => {
     ['an unknown field', body({ learner: { name: 'Maria' } }), '/body/learner'],
     ['an unknown field in a standard', body({ standards: [{ id: 's', statement: 'A.', mastery: 0.4 }] }), '/body/standards/0/mastery'],
   ])('%s is refused before anything is reserved', async (_name, b, pointer) => {
-    const held = (await reservations(ctx.db.pool, chain.installationId)).length;
+    const held = (await reservations(ctx.db.pool, metered.chain.installationId)).length;
     const res = await post(b);
     expect(res.statusCode, res.body).toBe(400);
     expect((res.data as { errors: { pointer: string }[] }).errors.map((e) => e.pointer)).toContain(pointer);
     expect(provider.calls).toHaveLength(0);
-    expect(await reservations(ctx.db.pool, chain.installationId)).toHaveLength(held);
+    expect(await reservations(ctx.db.pool, metered.chain.installationId)).toHaveLength(held);
   });
 
   it('learner-record language in the education context and a missing Idempotency-Key are refused before anything is reserved', async () => {
-    const held = (await reservations(ctx.db.pool, chain.installationId)).length;
+    const held = (await reservations(ctx.db.pool, metered.chain.installationId)).length;
     const record = await post(body({ educationContext: { kind: 'partner.education-context', version: 1, instructionalFocus: 'Maria struggles with fractions' } }));
     expect(record.statusCode).toBe(422);
     expect(record.data).toMatchObject({ code: 'education_context_learner_record' });
@@ -267,7 +250,7 @@ describe('through the app', () => {
     expect(noKey.statusCode).toBe(400);
     expect(noKey.data).toMatchObject({ code: 'idempotency_key_required' });
     expect(provider.calls).toHaveLength(0);
-    expect(await reservations(ctx.db.pool, chain.installationId)).toHaveLength(held);
+    expect(await reservations(ctx.db.pool, metered.chain.installationId)).toHaveLength(held);
   });
 
   it('without intelligence.execute, and with no provider configured', async () => {
@@ -277,7 +260,7 @@ describe('through the app', () => {
     expect(refused.data).toMatchObject({ code: 'scope_missing' });
     const app = await buildTestApp(ctx.db.pool);
     try {
-      const res = await runtimeClient(app, chain.secret).request('POST', PATH, { body: body(), headers: { 'idempotency-key': randomUUID() } });
+      const res = await runtimeClient(app, metered.chain.secret).request('POST', PATH, { body: body(), headers: { 'idempotency-key': randomUUID() } });
       expect(res.statusCode).toBe(200);
       expect(res.data).toMatchObject({ kind: 'service.education-assessment-draft', status: 'unavailable', missing: [{ reason: 'capability_not_configured' }] });
     } finally {

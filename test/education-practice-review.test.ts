@@ -4,36 +4,19 @@
 // and bounded input. Scripted OpenAI-compatible provider on loopback, real Postgres and Temporal;
 // the evidence check and the accept check also unit-tested on their own.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { envelopeSchema } from '@hosted-notes/runtime-sdk';
 import { practiceReviewExamples } from '../api/routes/product/education/practice-review-routes.ts';
 import { acceptPracticeReview, checkPracticeEvidence, planProblem } from '../domain/education/practice-review.ts';
 import { AppError } from '../domain/errors.ts';
 import { practicePlanSchema, practiceReviewInputSchema, practiceReviewSchema } from '@hosted-notes/runtime-sdk';
 import { buildTestApp } from './support/app.ts';
-import { useTestAppWithWorker } from './support/harness.ts';
+import { useMeteredRuntime } from './support/metered-runtime.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
-import type { RuntimeChain, RuntimeClient } from './support/product-runtime.ts';
-import { ScriptedProvider } from './support/scripted-provider.ts';
-import { orgLedger, reservations, setBudget } from './support/intelligence.ts';
+import { orgLedger, reservations } from './support/intelligence.ts';
 
-const provider = new ScriptedProvider();
-beforeAll(async () => {
-  await provider.start();
-});
-afterAll(async () => {
-  await provider.close();
-});
-const ctx = useTestAppWithWorker({ name: 'education-practice-review', overrides: () => ({ intelligence: provider.intelligence() }) });
-
-let chain: RuntimeChain;
-let rt: RuntimeClient;
-beforeAll(async () => {
-  chain = await buildRuntimeChain(ctx.db.pool);
-  rt = runtimeClient(ctx.app, chain.secret);
-  await setBudget(ctx.db.pool, chain.organizationId, 10_000_000);
-});
-beforeEach(() => provider.reset());
+const metered = useMeteredRuntime('education-practice-review');
+const { provider, ctx } = metered;
 
 const STANDARD = 'urn:case:4.NF.A.1';
 const observation = (patch: Record<string, unknown> = {}) => ({ category: 'misconception', description: 'Adds the same number to the numerator and the denominator.', share: 0.4, ...patch });
@@ -67,13 +50,13 @@ const plan = (sessions: unknown[][] = [[poll(), shortAnswer()], [sort(), poll()]
   reviewChecklist: ['Each answer guide matches its item.'],
 });
 const answer = (output: unknown) => ({ kind: 'chat' as const, chunks: [JSON.stringify(output)], usage: { prompt_tokens: 300, completion_tokens: 20 } });
-const post = (b: unknown, key = randomUUID()) => rt.request('POST', '/intelligence/education/practice-review', { body: b, headers: { 'idempotency-key': key } });
+const post = (b: unknown, key = randomUUID()) => metered.rt.request('POST', '/intelligence/education/practice-review', { body: b, headers: { 'idempotency-key': key } });
 type Answer = { kind: string; status: string; data: Record<string, unknown> };
 
 describe('a plan the check accepts', () => {
   it('is metered (one provider call, receipt education-practice-review) and proposed, with educator-only guides apart from what learners see', async () => {
     provider.script(answer(plan()));
-    const before = await orgLedger(ctx.db.pool, chain.organizationId);
+    const before = await orgLedger(ctx.db.pool, metered.chain.organizationId);
     const res = await post(body());
     expect(res.statusCode, res.body).toBe(200);
     const env = res.data as Answer;
@@ -89,7 +72,7 @@ describe('a plan the check accepts', () => {
     const first = (env.data['plan'] as { sessions: { proposals: Record<string, Record<string, unknown>>[] }[] }).sessions[0]!.proposals[0]!;
     expect(Object.keys(first['learnerFacing']!).sort()).toEqual(['categories', 'choices', 'prompt']);
     expect(first['educatorOnly']).toMatchObject({ standardId: STANDARD, answerGuide: expect.any(String) });
-    expect((await orgLedger(ctx.db.pool, chain.organizationId)).committed - before.committed).toBe(380);
+    expect((await orgLedger(ctx.db.pool, metered.chain.organizationId)).committed - before.committed).toBe(380);
     expect(provider.calls).toHaveLength(1);
     const sent = provider.calls[0]!.body;
     expect(sent).toMatchObject({ response_format: { type: 'json_schema', json_schema: { name: 'education_practice_review', strict: true } } });
@@ -114,12 +97,12 @@ describe('a plan the check refuses is asked again once, then refused with both a
   it('one session for a cadence of two, twice: 502 intelligence_output_invalid, two calls, both charged', async () => {
     const short = plan([[poll(), shortAnswer()]]);
     provider.script(answer(short), answer(short));
-    const before = await orgLedger(ctx.db.pool, chain.organizationId);
+    const before = await orgLedger(ctx.db.pool, metered.chain.organizationId);
     const res = await post(body());
     expect(res.statusCode).toBe(502);
     expect(res.data).toMatchObject({ code: 'intelligence_output_invalid', receipt: { operation: 'education-practice-review', outcome: 'billable_failure', costMicrodollars: 760, usage: { inputTokens: 600, outputTokens: 40 } } });
     expect(provider.calls).toHaveLength(2);
-    expect((await orgLedger(ctx.db.pool, chain.organizationId)).committed - before.committed).toBe(760);
+    expect((await orgLedger(ctx.db.pool, metered.chain.organizationId)).committed - before.committed).toBe(760);
   });
 
   it('a proposal citing another standard, then a valid plan: settled at the usage of both attempts', async () => {
@@ -157,12 +140,12 @@ describe('the request is refused before anything is reserved', () => {
     ['a second standard', body({ standards: [{ id: 'x', statement: 'y' }] }), '/body/standards'],
     ['a standard statement of 1,001 characters', body({ standard: { id: STANDARD, statement: 's'.repeat(1_001) } }), '/body/standard/statement'],
   ])('%s: 400 naming its pointer', async (_name, b, pointer) => {
-    const held = (await reservations(ctx.db.pool, chain.installationId)).length;
+    const held = (await reservations(ctx.db.pool, metered.chain.installationId)).length;
     const res = await post(b);
     expect(res.statusCode, res.body).toBe(400);
     expect((res.data as { errors: { pointer: string }[] }).errors.map((e) => e.pointer)).toContain(pointer);
     expect(provider.calls).toHaveLength(0);
-    expect(await reservations(ctx.db.pool, chain.installationId)).toHaveLength(held);
+    expect(await reservations(ctx.db.pool, metered.chain.installationId)).toHaveLength(held);
   });
 
   it.each([
@@ -170,13 +153,13 @@ describe('the request is refused before anything is reserved', () => {
     ['a student id', { observations: [observation({ description: 'Student ID 4471 confuses the parts.' })] }, '/body/evidence/observations/0/description', '4471'],
     ['a diagnosis in the note', { note: 'Two of them have dyslexia diagnoses.' }, '/body/evidence/note', 'dyslexia'],
   ])('learner-record language (%s): 422 naming the field and the rule, never the text; nothing reserved', async (_name, patch, pointer, text) => {
-    const held = (await reservations(ctx.db.pool, chain.installationId)).length;
+    const held = (await reservations(ctx.db.pool, metered.chain.installationId)).length;
     const res = await post(body({ evidence: evidence(patch) }));
     expect(res.statusCode, res.body).toBe(422);
     expect(res.data).toMatchObject({ code: 'education_context_learner_record', errors: [{ pointer, code: expect.any(String) }] });
     expect(res.body).not.toContain(text);
     expect(provider.calls).toHaveLength(0);
-    expect(await reservations(ctx.db.pool, chain.installationId)).toHaveLength(held);
+    expect(await reservations(ctx.db.pool, metered.chain.installationId)).toHaveLength(held);
   });
 
   it('learner-record language in the education context: 422', async () => {
@@ -192,7 +175,7 @@ describe('the request is refused before anything is reserved', () => {
     expect(refused.data).toMatchObject({ code: 'scope_missing' });
     const app = await buildTestApp(ctx.db.pool);
     try {
-      const res = await runtimeClient(app, chain.secret).request('POST', '/intelligence/education/practice-review', { body: body(), headers: { 'idempotency-key': randomUUID() } });
+      const res = await runtimeClient(app, metered.chain.secret).request('POST', '/intelligence/education/practice-review', { body: body(), headers: { 'idempotency-key': randomUUID() } });
       expect(res.statusCode).toBe(200);
       expect(res.data).toMatchObject({ kind: 'service.education-practice-review', status: 'unavailable', data: null, missing: [{ reason: 'capability_not_configured' }] });
     } finally {

@@ -3,36 +3,19 @@
 // replayed by key, strict and bounded input, never echoing the artifact. Scripted OpenAI-compatible
 // provider on loopback, real Postgres and Temporal; the accept check also unit-tested on its own.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { envelopeSchema } from '@hosted-notes/runtime-sdk';
 import { qualityReviewExamples } from '../api/routes/product/education/quality-review-routes.ts';
 import { acceptQualityReview, evaluationProblem } from '../domain/education/quality-review.ts';
 import { qualityEvaluationSchema, qualityReviewInputSchema, qualityReviewSchema } from '@hosted-notes/runtime-sdk';
 import type { QualityEvaluation } from '@hosted-notes/runtime-sdk';
 import { buildTestApp } from './support/app.ts';
-import { useTestAppWithWorker } from './support/harness.ts';
+import { useMeteredRuntime } from './support/metered-runtime.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
-import type { RuntimeChain, RuntimeClient } from './support/product-runtime.ts';
-import { ScriptedProvider } from './support/scripted-provider.ts';
-import { orgLedger, reservations, setBudget } from './support/intelligence.ts';
+import { orgLedger, reservations } from './support/intelligence.ts';
 
-const provider = new ScriptedProvider();
-beforeAll(async () => {
-  await provider.start();
-});
-afterAll(async () => {
-  await provider.close();
-});
-const ctx = useTestAppWithWorker({ name: 'education-quality-review', overrides: () => ({ intelligence: provider.intelligence() }) });
-
-let chain: RuntimeChain;
-let rt: RuntimeClient;
-beforeAll(async () => {
-  chain = await buildRuntimeChain(ctx.db.pool);
-  rt = runtimeClient(ctx.app, chain.secret);
-  await setBudget(ctx.db.pool, chain.organizationId, 10_000_000);
-});
-beforeEach(() => provider.reset());
+const metered = useMeteredRuntime('education-quality-review');
+const { provider, ctx } = metered;
 
 /** A sentence only the artifact holds: the answer must never contain it. */
 const ARTIFACT_MARKER = 'Zebras fold quartz strips beside the violet lighthouse.';
@@ -66,13 +49,13 @@ const evaluation = (patch: Partial<Record<keyof QualityEvaluation, unknown>> = {
   ...patch,
 });
 const answer = (output: unknown) => ({ kind: 'chat' as const, chunks: [JSON.stringify(output)], usage: { prompt_tokens: 300, completion_tokens: 20 } });
-const post = (b: unknown, key = randomUUID()) => rt.request('POST', '/intelligence/education/quality-review', { body: b, headers: { 'idempotency-key': key } });
+const post = (b: unknown, key = randomUUID()) => metered.rt.request('POST', '/intelligence/education/quality-review', { body: b, headers: { 'idempotency-key': key } });
 type Answer = { kind: string; status: string; data: Record<string, unknown> };
 
 describe('an evaluation the check accepts', () => {
   it('is metered (one provider call, receipt education-quality-review), advisory, and never echoes the artifact', async () => {
     provider.script(answer(evaluation()));
-    const before = await orgLedger(ctx.db.pool, chain.organizationId);
+    const before = await orgLedger(ctx.db.pool, metered.chain.organizationId);
     const res = await post(body());
     expect(res.statusCode, res.body).toBe(200);
     const env = res.data as Answer;
@@ -87,7 +70,7 @@ describe('an evaluation the check accepts', () => {
     });
     expect(env.data['generationId']).toBe((env.data['receipt'] as { id: string }).id);
     expect(res.body).not.toContain(ARTIFACT_MARKER);
-    expect((await orgLedger(ctx.db.pool, chain.organizationId)).committed - before.committed).toBe(380);
+    expect((await orgLedger(ctx.db.pool, metered.chain.organizationId)).committed - before.committed).toBe(380);
     expect(provider.calls).toHaveLength(1);
     const sent = provider.calls[0]!.body;
     expect(sent).toMatchObject({ response_format: { type: 'json_schema', json_schema: { name: 'education_quality_review', strict: true } } });
@@ -118,12 +101,12 @@ describe('an evaluation the check refuses is asked again once, then refused with
   it('citing a standard that was not submitted, twice: 502 intelligence_output_invalid, two calls, both charged', async () => {
     const invalid = evaluation({ alignment: { rating: 'adequate', findings: [finding('Aligned.', { standardIds: ['urn:case:5.NF.B.3'] })] } });
     provider.script(answer(invalid), answer(invalid));
-    const before = await orgLedger(ctx.db.pool, chain.organizationId);
+    const before = await orgLedger(ctx.db.pool, metered.chain.organizationId);
     const res = await post(body());
     expect(res.statusCode).toBe(502);
     expect(res.data).toMatchObject({ code: 'intelligence_output_invalid', receipt: { operation: 'education-quality-review', outcome: 'billable_failure', costMicrodollars: 760, usage: { inputTokens: 600, outputTokens: 40 } } });
     expect(provider.calls).toHaveLength(2);
-    expect((await orgLedger(ctx.db.pool, chain.organizationId)).committed - before.committed).toBe(760);
+    expect((await orgLedger(ctx.db.pool, metered.chain.organizationId)).committed - before.committed).toBe(760);
   });
 
   it('an output that is not JSON, then a valid one: settled at the usage of both attempts', async () => {
@@ -157,12 +140,12 @@ describe('the request is refused before anything is reserved', () => {
     ['an unknown artifact field', body({ artifact: { ...body().artifact, authorEmail: 'a@example.org' } }), '/body/artifact/authorEmail'],
     ['a group of four in the context', body({ educationContext: { kind: 'partner.education-context', version: 1, classSupport: [{ category: 'reading-support', groupSize: 4 }] } }), '/body/educationContext/classSupport/0/groupSize'],
   ])('%s: 400 naming its pointer', async (_name, b, pointer) => {
-    const held = (await reservations(ctx.db.pool, chain.installationId)).length;
+    const held = (await reservations(ctx.db.pool, metered.chain.installationId)).length;
     const res = await post(b);
     expect(res.statusCode, res.body).toBe(400);
     expect((res.data as { errors: { pointer: string }[] }).errors.map((e) => e.pointer)).toContain(pointer);
     expect(provider.calls).toHaveLength(0);
-    expect(await reservations(ctx.db.pool, chain.installationId)).toHaveLength(held);
+    expect(await reservations(ctx.db.pool, metered.chain.installationId)).toHaveLength(held);
   });
 
   it('learner-record language in the education context: 422 naming the field, never the text', async () => {
@@ -174,7 +157,7 @@ describe('the request is refused before anything is reserved', () => {
   });
 
   it('without an Idempotency-Key: 400, nothing called', async () => {
-    const res = await rt.request('POST', '/intelligence/education/quality-review', { body: body() });
+    const res = await metered.rt.request('POST', '/intelligence/education/quality-review', { body: body() });
     expect(res.statusCode).toBe(400);
     expect(res.data).toMatchObject({ code: 'idempotency_key_required' });
     expect(provider.calls).toHaveLength(0);
@@ -187,7 +170,7 @@ describe('the request is refused before anything is reserved', () => {
     expect(refused.data).toMatchObject({ code: 'scope_missing' });
     const app = await buildTestApp(ctx.db.pool);
     try {
-      const res = await runtimeClient(app, chain.secret).request('POST', '/intelligence/education/quality-review', { body: body(), headers: { 'idempotency-key': randomUUID() } });
+      const res = await runtimeClient(app, metered.chain.secret).request('POST', '/intelligence/education/quality-review', { body: body(), headers: { 'idempotency-key': randomUUID() } });
       expect(res.statusCode).toBe(200);
       expect(res.data).toMatchObject({ kind: 'service.education-quality-review', status: 'unavailable', data: null, missing: [{ reason: 'capability_not_configured' }] });
     } finally {

@@ -5,16 +5,14 @@
 // charged. Every bound of the request is refused before anything is reserved. Scripted
 // OpenAI-compatible provider on loopback, real Postgres and Temporal.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { acceptRubricDraft } from '../domain/education/rubric-draft.ts';
 import { RUBRIC_WEIGHT_TOLERANCE, rubricDraftInputSchema, rubricDraftSchema } from '../packages/runtime-sdk/src/dto/education/rubric-draft.ts';
 import { rubricDraftExamples } from '../api/routes/product/education/rubric-draft-routes.ts';
 import { buildTestApp } from './support/app.ts';
-import { useTestAppWithWorker } from './support/harness.ts';
+import { useMeteredRuntime } from './support/metered-runtime.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
-import type { RuntimeChain, RuntimeClient } from './support/product-runtime.ts';
-import { ScriptedProvider } from './support/scripted-provider.ts';
-import { orgLedger, reservations, setBudget } from './support/intelligence.ts';
+import { orgLedger, reservations } from './support/intelligence.ts';
 
 const PATH = '/intelligence/education/rubric-draft';
 const LEVELS = ['Exceeds', 'Meets', 'Approaching', 'Beginning'];
@@ -102,30 +100,15 @@ describe('the check of the model answer (no app)', () => {
 });
 
 describe('through the app', () => {
-  const provider = new ScriptedProvider();
-  beforeAll(async () => {
-    await provider.start();
-  });
-  afterAll(async () => {
-    await provider.close();
-  });
-  const ctx = useTestAppWithWorker({ name: 'education-rubric-draft', overrides: () => ({ intelligence: provider.intelligence() }) });
+  const metered = useMeteredRuntime('education-rubric-draft');
+  const { provider, ctx } = metered;
 
-  let chain: RuntimeChain;
-  let rt: RuntimeClient;
-  beforeAll(async () => {
-    chain = await buildRuntimeChain(ctx.db.pool);
-    rt = runtimeClient(ctx.app, chain.secret);
-    await setBudget(ctx.db.pool, chain.organizationId, 10_000_000);
-  });
-  beforeEach(() => provider.reset());
-
-  const post = (b: unknown, key: string | null = randomUUID()) => rt.request('POST', PATH, { body: b, headers: key === null ? {} : { 'idempotency-key': key } });
+  const post = (b: unknown, key: string | null = randomUUID()) => metered.rt.request('POST', PATH, { body: b, headers: key === null ? {} : { 'idempotency-key': key } });
   type Answer = { kind: string; data: Record<string, unknown> & { criteria: { criterionId: string }[]; receipt: Record<string, unknown> } };
 
   it('a valid rubric settles: proposed, criterion ids assigned, one provider call under the strict schema, the receipt of the metered kind', async () => {
     provider.script(turn(rubric()));
-    const before = await orgLedger(ctx.db.pool, chain.organizationId);
+    const before = await orgLedger(ctx.db.pool, metered.chain.organizationId);
     const res = await post(body());
     expect(res.statusCode, res.body).toBe(200);
     const answer = res.data as Answer;
@@ -143,7 +126,7 @@ describe('through the app', () => {
     const messages = provider.calls[0]!.body['messages'] as { role: string; content: string }[];
     expect(messages[0]!.content).toContain(JSON.stringify(LEVELS));
     expect(messages[1]!.content.startsWith('<request>')).toBe(true);
-    expect((await orgLedger(ctx.db.pool, chain.organizationId)).committed - before.committed).toBe(380);
+    expect((await orgLedger(ctx.db.pool, metered.chain.organizationId)).committed - before.committed).toBe(380);
   });
 
   it('the same key replays the stored rubric without a second model call', async () => {
@@ -159,12 +142,12 @@ describe('through the app', () => {
   it('an answer with the levels out of order is asked again once, then refused as invalid with both attempts charged', async () => {
     const invalid = rubric([criterion('A', 0.5, { descriptors: descriptors('A', [...LEVELS].reverse()) }), criterion('B', 0.5)]);
     provider.script(turn(invalid), turn(invalid));
-    const before = await orgLedger(ctx.db.pool, chain.organizationId);
+    const before = await orgLedger(ctx.db.pool, metered.chain.organizationId);
     const res = await post(body());
     expect(res.statusCode).toBe(502);
     expect(res.data).toMatchObject({ code: 'intelligence_output_invalid', receipt: { operation: 'education-rubric-draft', outcome: 'billable_failure', costMicrodollars: 760, usage: { inputTokens: 600, outputTokens: 40 } } });
     expect(provider.calls).toHaveLength(2);
-    expect((await orgLedger(ctx.db.pool, chain.organizationId)).committed - before.committed).toBe(760);
+    expect((await orgLedger(ctx.db.pool, metered.chain.organizationId)).committed - before.committed).toBe(760);
   });
 
   it('an invalid first answer (weights summing to 0.8) and a valid second one settle both attempts', async () => {
@@ -194,16 +177,16 @@ describe('through the app', () => {
     ['11 accessibility requirements', body({ accessibilityRequirements: many(11, () => 'Large print') }), '/body/accessibilityRequirements'],
     ['an unknown field', body({ learnerScores: [3, 4] }), '/body/learnerScores'],
   ])('%s is refused before anything is reserved', async (_name, b, pointer) => {
-    const held = (await reservations(ctx.db.pool, chain.installationId)).length;
+    const held = (await reservations(ctx.db.pool, metered.chain.installationId)).length;
     const res = await post(b);
     expect(res.statusCode, res.body).toBe(400);
     expect((res.data as { errors: { pointer: string }[] }).errors.map((e) => e.pointer)).toContain(pointer);
     expect(provider.calls).toHaveLength(0);
-    expect(await reservations(ctx.db.pool, chain.installationId)).toHaveLength(held);
+    expect(await reservations(ctx.db.pool, metered.chain.installationId)).toHaveLength(held);
   });
 
   it('learner-record language in the education context and a missing Idempotency-Key are refused before anything is reserved', async () => {
-    const held = (await reservations(ctx.db.pool, chain.installationId)).length;
+    const held = (await reservations(ctx.db.pool, metered.chain.installationId)).length;
     const record = await post(body({ educationContext: { kind: 'partner.education-context', version: 1, constraints: ['Student ID 4411 has an IEP'] } }));
     expect(record.statusCode).toBe(422);
     expect(record.data).toMatchObject({ code: 'education_context_learner_record' });
@@ -211,7 +194,7 @@ describe('through the app', () => {
     expect(noKey.statusCode).toBe(400);
     expect(noKey.data).toMatchObject({ code: 'idempotency_key_required' });
     expect(provider.calls).toHaveLength(0);
-    expect(await reservations(ctx.db.pool, chain.installationId)).toHaveLength(held);
+    expect(await reservations(ctx.db.pool, metered.chain.installationId)).toHaveLength(held);
   });
 
   it('without intelligence.execute, and with no provider configured', async () => {
@@ -221,7 +204,7 @@ describe('through the app', () => {
     expect(refused.data).toMatchObject({ code: 'scope_missing' });
     const app = await buildTestApp(ctx.db.pool);
     try {
-      const res = await runtimeClient(app, chain.secret).request('POST', PATH, { body: body(), headers: { 'idempotency-key': randomUUID() } });
+      const res = await runtimeClient(app, metered.chain.secret).request('POST', PATH, { body: body(), headers: { 'idempotency-key': randomUUID() } });
       expect(res.statusCode).toBe(200);
       expect(res.data).toMatchObject({ kind: 'service.education-rubric-draft', status: 'unavailable', missing: [{ reason: 'capability_not_configured' }] });
     } finally {

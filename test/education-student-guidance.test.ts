@@ -3,33 +3,16 @@
 // answer, linking out or asking to be messaged; metered and replayable like every structured
 // operation. Scripted OpenAI-compatible provider on loopback, real Postgres and Temporal.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkGuidance, revealsAnswer } from '../domain/education/student-guidance.ts';
 import { studentGuidanceInputSchema } from '@hosted-notes/runtime-sdk';
 import { buildTestApp } from './support/app.ts';
-import { useTestAppWithWorker } from './support/harness.ts';
+import { useMeteredRuntime } from './support/metered-runtime.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
-import type { RuntimeChain, RuntimeClient } from './support/product-runtime.ts';
-import { ScriptedProvider } from './support/scripted-provider.ts';
-import { orgLedger, reservations, setBudget } from './support/intelligence.ts';
+import { orgLedger, reservations } from './support/intelligence.ts';
 
-const provider = new ScriptedProvider();
-beforeAll(async () => {
-  await provider.start();
-});
-afterAll(async () => {
-  await provider.close();
-});
-const ctx = useTestAppWithWorker({ name: 'education-student-guidance', overrides: () => ({ intelligence: provider.intelligence() }) });
-
-let chain: RuntimeChain;
-let rt: RuntimeClient;
-beforeAll(async () => {
-  chain = await buildRuntimeChain(ctx.db.pool);
-  rt = runtimeClient(ctx.app, chain.secret);
-  await setBudget(ctx.db.pool, chain.organizationId, 10_000_000);
-});
-beforeEach(() => provider.reset());
+const metered = useMeteredRuntime('education-student-guidance');
+const { provider, ctx } = metered;
 
 const body = (patch: Record<string, unknown> = {}) => ({
   ageBand: 'elementary',
@@ -42,7 +25,7 @@ const body = (patch: Record<string, unknown> = {}) => ({
   ...patch,
 });
 const answer = (text: string, mode = 'short-hint', locale: string | null = null) => ({ kind: 'chat' as const, chunks: [JSON.stringify({ mode, text, locale })], usage: { prompt_tokens: 300, completion_tokens: 20 } });
-const post = (b: unknown, key = randomUUID()) => rt.request('POST', '/intelligence/education/student-guidance', { body: b, headers: { 'idempotency-key': key } });
+const post = (b: unknown, key = randomUUID()) => metered.rt.request('POST', '/intelligence/education/student-guidance', { body: b, headers: { 'idempotency-key': key } });
 
 describe('guidance that passes every check', () => {
   it('answers the text with its safety receipt and usage receipt; the teacher answer is never sent to the model', async () => {
@@ -75,7 +58,7 @@ describe('guidance that breaks the policy is withheld, not repaired, and still p
     ['an e-mail address', 'Write to helper@example.org for the steps.', 'no-contact-request'],
   ])('%s: 422 student_guidance_refused with the failed check; the text is never shown', async (_name, text, check) => {
     provider.script(answer(text));
-    const before = await orgLedger(ctx.db.pool, chain.organizationId);
+    const before = await orgLedger(ctx.db.pool, metered.chain.organizationId);
     const res = await post(body());
     expect(res.statusCode, res.body).toBe(422);
     const problem = res.data as { code: string; safety: { passed: boolean; checks: { check: string; passed: boolean }[] }; receipt: { outcome: string; costMicrodollars: number } };
@@ -84,7 +67,7 @@ describe('guidance that breaks the policy is withheld, not repaired, and still p
     expect(problem.safety.checks.find((c) => c.check === check)?.passed).toBe(false);
     expect(problem.receipt).toMatchObject({ outcome: 'settled', costMicrodollars: 380 });
     expect(res.body).not.toContain(text);
-    expect((await orgLedger(ctx.db.pool, chain.organizationId)).committed - before.committed).toBe(380);
+    expect((await orgLedger(ctx.db.pool, metered.chain.organizationId)).committed - before.committed).toBe(380);
     expect(provider.calls).toHaveLength(1);
   });
 
@@ -133,12 +116,12 @@ describe('the request is refused before anything is reserved', () => {
     ['11 prior turns', body({ priorTurns: Array.from({ length: 11 }, () => ({ role: 'learner', text: 'hi' })) }), '/body/priorTurns'],
     ['a learner identity field', body({ learner: { name: 'Maria' } }), '/body/learner'],
   ])('%s', async (_name, b, pointer) => {
-    const held = (await reservations(ctx.db.pool, chain.installationId)).length;
+    const held = (await reservations(ctx.db.pool, metered.chain.installationId)).length;
     const res = await post(b);
     expect(res.statusCode, res.body).toBe(400);
     expect((res.data as { errors: { pointer: string }[] }).errors.map((e) => e.pointer)).toContain(pointer);
     expect(provider.calls).toHaveLength(0);
-    expect(await reservations(ctx.db.pool, chain.installationId)).toHaveLength(held);
+    expect(await reservations(ctx.db.pool, metered.chain.installationId)).toHaveLength(held);
   });
 
   it('without intelligence.execute, and with no provider configured', async () => {
@@ -148,7 +131,7 @@ describe('the request is refused before anything is reserved', () => {
     expect(refused.data).toMatchObject({ code: 'scope_missing' });
     const app = await buildTestApp(ctx.db.pool);
     try {
-      const res = await runtimeClient(app, chain.secret).request('POST', '/intelligence/education/student-guidance', { body: body(), headers: { 'idempotency-key': randomUUID() } });
+      const res = await runtimeClient(app, metered.chain.secret).request('POST', '/intelligence/education/student-guidance', { body: body(), headers: { 'idempotency-key': randomUUID() } });
       expect(res.data).toMatchObject({ status: 'unavailable', missing: [{ reason: 'capability_not_configured' }] });
     } finally {
       await app.close();
