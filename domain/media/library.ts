@@ -20,7 +20,8 @@ import { emptyRow, isoTimestamp } from '../../db/row-schemas.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { AppError } from '../errors.ts';
 import { DEFAULT_MEDIA_STORAGE_BYTES } from '../product-runtime/entities.ts';
-import type { AudioInspection } from './audio-inspection.ts';
+import { inspectAudio } from './audio-inspection.ts';
+import { checkDuration } from './upload-rules.ts';
 import { BlobStoreError } from './blob-store.ts';
 import type { BlobRange, BlobStore } from './blob-store.ts';
 
@@ -32,7 +33,6 @@ export type AudioUploadRequest = {
   reference: string;
   declaredDurationMs: number;
   bytes: Uint8Array;
-  inspection: AudioInspection;
 };
 
 export type MediaStorage = { limitBytes: number; usedBytes: number; availableBytes: number };
@@ -97,7 +97,9 @@ const claimedRow = z.object({ id: z.uuid(), blobKey: z.string() });
 const existingRow = z.object({ id: z.uuid(), state: z.string(), fingerprint: z.string() });
 
 /**
- * Stores one upload, or replays the upload its Idempotency-Key already made. Same key and same
+ * Stores one upload, or replays the upload its Idempotency-Key already made. What the bytes are is
+ * decided here, from the bytes (inspectAudio), and the declared duration judged against what the
+ * container states (checkDuration), before anything is claimed. Same key and same
  * bytes, reference and declared duration: the same mediaId, nothing stored twice. Same key, anything
  * else different: 422 idempotency_key_reused.
  */
@@ -111,7 +113,8 @@ export async function uploadAudio(
   const keyHash = sha256Hex(upload.idempotencyKey);
   const fingerprint = sha256Hex(JSON.stringify([sha256, upload.bytes.byteLength, upload.reference, upload.declaredDurationMs]));
   const size = upload.bytes.byteLength;
-  const { inspection } = upload;
+  const inspection = await inspectAudio(upload.bytes);
+  checkDuration(upload.declaredDurationMs, inspection);
   const containerMs = inspection.containerDurationSeconds === null ? null : Math.round(inspection.containerDurationSeconds * 1000);
 
   // 1. claim the key and the storage, or find what the key already did.

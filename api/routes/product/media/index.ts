@@ -18,10 +18,9 @@ import {
 } from '@hosted-notes/runtime-sdk';
 import { AppError } from '../../../../domain/errors.ts';
 import { requireIdempotencyKey } from '../../../../domain/idempotency.ts';
-import { inspectAudio } from '../../../../domain/media/audio-inspection.ts';
 import { deleteAudio, findAudio, getAudio, listAudio, uploadAudio } from '../../../../domain/media/library.ts';
 import type { BlobStore } from '../../../../domain/media/blob-store.ts';
-import { checkDuration, parseDeclaredDuration, parseReference } from '../../../../domain/media/upload-rules.ts';
+import { parseDeclaredDuration, parseReference } from '../../../../domain/media/upload-rules.ts';
 import { headerValue, idempotencyKeyHeader } from '../../shared/headers.ts';
 import type { RuntimeRouteDeps } from '../kit.ts';
 import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from '../kit.ts';
@@ -105,12 +104,9 @@ export const mediaRoutes: FastifyPluginAsyncZod<MediaRouteDeps> = async (app, { 
     async (request, reply) => {
       const metadata = uploadMetadata(request);
       const body = request.body;
+      // No body at all (no bytes parsed) is an empty upload, refused by the inspection like zero bytes.
       const bytes = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
-      if (bytes.byteLength === 0) throw new AppError('media_empty');
-      const inspection = await inspectAudio(bytes);
-      checkDuration(metadata.declaredDurationMs, inspection);
-      const caller = runtimeCaller(request);
-      const result = await uploadAudio(db, mediaStore, caller, { ...metadata, bytes, inspection });
+      const result = await uploadAudio(db, mediaStore, runtimeCaller(request), { ...metadata, bytes });
       const answer = envelope('service.media-audio', { ...result.media, replayed: result.replayed, storage: result.storage });
       if (result.replayed) return reply.code(200).header('idempotent-replayed', 'true').send(answer);
       return reply.code(201).header('location', `${request.url.split('?')[0]!.replace(/\/audio$/, '')}/${result.media.mediaId}`).send(answer);
