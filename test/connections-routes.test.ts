@@ -352,6 +352,15 @@ describe('Drive', () => {
     connectionId = await connect();
   });
 
+  it('ten parallel creates with one key make one file: they share the reserved id, so Drive itself refuses a second', async () => {
+    const files = google.fileCount();
+    const key = randomUUID();
+    const answers = await Promise.all(Array.from({ length: 10 }, () => rt.createDocument(connectionId, newDocument('Unit 5: decimals', '# Unit 5\n'), key)));
+    for (const answer of answers) expect([200, 201], answer.body).toContain(answer.statusCode);
+    expect(new Set(answers.map((a) => (a.data['data'] as { fileId: string }).fileId)).size).toBe(1);
+    expect(google.fileCount()).toBe(files + 1);
+  });
+
   it('a retried create with the same Idempotency-Key answers the same file, and only one exists at Google', async () => {
     const body = newDocument('Unit 3: fractions', '# Unit 3\n\nEquivalent fractions.\n');
     const files = google.fileCount();
@@ -508,6 +517,18 @@ describe('Classroom', () => {
     } finally {
       google.sendProfileExtrasRegardless = false;
     }
+  });
+
+  it('ten parallel assignment creates with one key make one assignment: the others wait for it, then replay it', async () => {
+    const courseWork = google.courseWorkCount('7002');
+    const body = { title: 'Exit ticket: osmosis', description: 'Two sentences on what you saw.' };
+    const key = randomUUID();
+    // A slow create at Google: the other nine arrive while the first is still being made.
+    google.fail('classroom.courseWork.create', { kind: 'delay', ms: 300 });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => rt.createAssignment(connectionId, '7002', body, key)));
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
+    expect(new Set(answers.map((a) => (a.data['data'] as { courseWorkId: string }).courseWorkId)).size).toBe(1);
+    expect(google.courseWorkCount('7002')).toBe(courseWork + 1);
   });
 
   it('a retried assignment create with the same Idempotency-Key answers the same assignment; one exists at Google', async () => {

@@ -59,7 +59,9 @@ export type ScriptedFailure =
   /** Never answer. */
   | { kind: 'hang' }
   /** Do the work (a code is consumed, a file or an assignment exists), then cut the connection unanswered. */
-  | { kind: 'ambiguous' };
+  | { kind: 'ambiguous' }
+  /** Wait before doing the work, then answer normally (a slow Google: widens any race around the call). */
+  | { kind: 'delay'; ms: number };
 
 /** What the person does on the consent screen. */
 export type ConsentScript = { kind: 'consent'; grant?: string[] } | { kind: 'deny' } | { kind: 'error' };
@@ -283,6 +285,7 @@ export class ScriptedGoogle {
       return send(res, 404, googleApiError(404, 'Not Found', 'notFound', 'NOT_FOUND'));
     }
     const failure = this.failures.get(route.name)?.shift();
+    if (failure?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, failure.ms));
     if (failure?.kind === 'hang') {
       record.status = 'hung';
       return;
