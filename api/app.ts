@@ -32,6 +32,7 @@ import { devApi } from './routes/dev/index.ts';
 import { mcpGateway } from './routes/mcp/index.ts';
 import { automationGateway } from './routes/automation/index.ts';
 import { productRuntime } from './routes/product/index.ts';
+import { reviewerConsole } from './routes/console/index.ts';
 
 export type AppDeps = {
   db: DatabasePool;
@@ -57,6 +58,8 @@ export type AppDeps = {
   mediaStore?: BlobStore;
   /** Delegated Google connections (GOOGLE_OAUTH_*, docs/connections.md); none: they answer unavailable. Tokens are sealed with `secretBox`. */
   connections?: ConnectionsSetup | null;
+  /** The Temporal Web UI (TEMPORAL_UI_URL) the reviewer console links proposal workflows to; none: it shows their ids. */
+  temporalUiUrl?: string | null;
 };
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -137,6 +140,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     intelligence: deps.intelligence ?? null,
     mediaStore: deps.mediaStore ?? createPostgresBlobStore(deps.db),
     connections: deps.connections && deps.secretBox ? { ...deps.connections, secretBox: deps.secretBox } : null,
+  });
+  await app.register(reviewerConsole, {
+    prefix: '/console',
+    db: deps.db,
+    leases,
+    temporal: new Client({ connection: deps.temporal.connection, namespace: deps.temporal.namespace }),
+    taskQueue: deps.temporal.taskQueue,
+    publicBaseUrl: deps.publicBaseUrl,
+    temporalUi: deps.temporalUiUrl ? { baseUrl: deps.temporalUiUrl.replace(/\/+$/, ''), namespace: deps.temporal.namespace } : null,
   });
 
   return app;

@@ -37,6 +37,7 @@ export async function startApi(config: Config, databaseUrl: string, temporalAddr
     mediaStore: createBlobStore(mediaStorageFrom(config), db),
     connections: google ? { provider: createGoogleOAuthProvider(google), settings: google, publicBaseUrl: google.publicBaseUrl } : null,
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
+    temporalUiUrl: config.TEMPORAL_UI_URL ?? null,
   });
   await app.listen({ host: config.HOST, port: config.PORT });
   const address = app.server.address();

@@ -88,7 +88,7 @@ function hasPrototypeKey(value: unknown): boolean {
 }
 
 /** Every other place a client string enters: the query string and the path parameters. */
-function assertNoNulInRecord(values: unknown, where: string): void {
+export function assertNoNulInRecord(values: unknown, where: string): void {
   if (!values || typeof values !== 'object') return;
   for (const [key, value] of Object.entries(values)) {
     const items = Array.isArray(value) ? value : [value];

@@ -22,6 +22,9 @@ export const errorCatalog = {
   account_inactive: { status: 403, title: 'The account is not active.' },
   entitlement_required: { status: 403, title: "The account's plan does not include this interface." },
   permission_denied: { status: 403, title: 'The caller lacks the workspace permission this operation needs.' },
+  // reviewer console (api/routes/console)
+  session_invalid: { status: 401, title: 'The console session is missing, expired or signed out, or its token was revoked; sign in again.' },
+  csrf_check_failed: { status: 403, title: "The request did not come from the console's own pages (no or another session's CSRF token, or another origin)." },
   // product runtime chain
   credential_invalid: { status: 401, title: 'The service credential is not valid, expired or revoked.' },
   service_principal_inactive: { status: 403, title: 'The service principal is disabled.' },
@@ -152,4 +155,9 @@ export class AppError extends Error {
 
 export function isAppError(value: unknown): value is AppError {
   return value instanceof AppError;
+}
+
+/** Whether a string (a stored or remote code) is one of ours. */
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(errorCatalog, code);
 }

@@ -23,6 +23,8 @@ export const configSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('notes-platform'),
   TEMPORAL_CLI_PATH: z.string().optional(),
+  // The Temporal Web UI the reviewer console links proposal workflows to (npm start sets it to the dev server's).
+  TEMPORAL_UI_URL: unsetIfEmpty(z.url()),
   DATA_DIR: z.string().default('.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Read by platform/logger.ts itself (default: pretty on a terminal, JSON otherwise); validated here.

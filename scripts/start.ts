@@ -82,7 +82,7 @@ try {
   }
 
   let temporalAddress = config.TEMPORAL_ADDRESS;
-  let temporalUi = process.env['TEMPORAL_UI_URL'] ?? null;
+  let temporalUi = config.TEMPORAL_UI_URL ?? null;
   if (!temporalAddress) {
     const cliPath = resolveTemporalCli(process.env, (msg) => log.info(msg));
     const dbFilename = join(dataDir, 'temporal.sqlite');
@@ -110,7 +110,8 @@ try {
 
   const worker = await startWorker(config, databaseUrl, temporalAddress);
   services.push(['worker', worker.shutdown]);
-  const api = await startApi(config, databaseUrl, temporalAddress);
+  // The console links workflows into the Temporal UI: the dev server's when we started one.
+  const api = await startApi({ ...config, TEMPORAL_UI_URL: temporalUi ?? undefined }, databaseUrl, temporalAddress);
   services.push(['api', api.close]);
 
   writeFileSync(stateFile, JSON.stringify({ databaseUrl, temporalAddress, apiUrl: api.url }, null, 2), { mode: 0o600 });
@@ -124,6 +125,7 @@ try {
       `Hosted Notes Platform is ready (${seconds} s)`,
       `  API          ${api.url}`,
       `  API docs     ${api.url}/docs`,
+      `  Reviewer console ${api.url}/console   (sign in with the demo token below; approve proposals of the demo workspace)`,
       `  Temporal UI  ${temporalUi ?? '(external Temporal: see your deployment)'}`,
       `  Data         ${dataDir}`,
       `  Demo token   ${demo.token}${demo.reused ? '   (same as last start)' : ''}`,

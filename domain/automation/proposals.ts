@@ -5,12 +5,18 @@ import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { isoTimestamp } from '../../db/row-schemas.ts';
+import { AppError } from '../errors.ts';
+import { authorizeInWorkspace } from '../identity/workspaces.ts';
+import type { Permission } from '../identity/workspaces.ts';
 import type { ProposedAction } from './catalog.ts';
 import { proposalStateSchema } from './proposal-states.ts';
 import type { ProposalState } from './proposal-states.ts';
 import { reviewWorkflowId } from './workflow-ids.ts';
 
 type Db = CommonQueryMethods;
+
+/** A bridge's name: the external system proposing (e.g. "graph-provider", "zapier"). */
+export const bridgeNameSchema = z.string().regex(/^[a-z][a-z0-9-]{1,62}$/);
 
 export const proposalSchema = z.object({
   id: z.uuid(),
@@ -66,11 +72,26 @@ export async function getProposal(db: Db, id: string): Promise<Proposal | null> 
   return db.maybeOne(sql.type(proposalSchema)`SELECT ${proposalColumns} FROM action_proposals p WHERE p.id = ${id}`);
 }
 
-export async function listProposals(db: Db, input: { workspaceId: string; state?: ProposalState | undefined; limit: number; before?: { createdAt: string; id: string } | undefined }) {
+/** The proposal, if the account's role in its workspace has `permission`; a stranger's or a missing one is 404 `proposal_not_found`. */
+export async function visibleProposal(db: Db, id: string, accountId: string, permission: Permission): Promise<{ object: Proposal; permissions: Permission[] }> {
+  return authorizeInWorkspace(db, await getProposal(db, id), accountId, permission, () => new AppError('proposal_not_found', undefined, { extensions: { proposalId: id } }));
+}
+
+/**
+ * Proposals of the given workspaces, newest first, optionally in one state and from one bridge; the
+ * caller has checked that its account may see every workspace listed. `before` is the keyset of the
+ * previous page's last proposal.
+ */
+export async function listProposals(
+  db: Db,
+  input: { workspaceIds: readonly string[]; state?: ProposalState | undefined; bridge?: string | undefined; limit: number; before?: { createdAt: string; id: string } | undefined },
+) {
+  if (input.workspaceIds.length === 0) return [];
   return db.any(sql.type(proposalSchema)`
     SELECT ${proposalColumns} FROM action_proposals p
-     WHERE p.workspace_id = ${input.workspaceId}
+     WHERE p.workspace_id = ANY (${sql.array([...input.workspaceIds], 'uuid')})
        ${input.state ? sql.fragment`AND p.state = ${input.state}` : sql.fragment``}
+       ${input.bridge ? sql.fragment`AND p.bridge = ${input.bridge}` : sql.fragment``}
        ${input.before ? sql.fragment`AND (date_trunc('milliseconds', p.created_at), p.id) < (${input.before.createdAt}::timestamptz, ${input.before.id}::uuid)` : sql.fragment``}
      -- Cursors carry milliseconds (what the API returns), so order at that precision too.
      ORDER BY date_trunc('milliseconds', p.created_at) DESC, p.id DESC

@@ -20,9 +20,10 @@
 // mapping access check and the fetch cost one Postgres round trip (bench/README.md). Its extra
 // columns are read with the principal and judged by the caller only once steps 2-4 have passed.
 //
-// There is one entry per kind of principal (`PrincipalKind`): `admitAccessToken` and
-// `admitServicePrincipal` below. api/auth.ts is the HTTP side of the first (the bearer header, the
-// challenge, the interfaces' hooks); api/routes/product/kit.ts of the second.
+// There is one entry per kind of principal (`PrincipalKind`): `admitAccessToken`,
+// `admitConsoleSession` and `admitServicePrincipal` below. api/auth.ts is the HTTP side of the
+// first (the bearer header, the challenge, the interfaces' hooks), api/routes/console/session.ts of
+// the second (the cookie), api/routes/product/kit.ts of the third.
 import { sql } from 'slonik';
 import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
 import type { z } from 'zod';
@@ -35,6 +36,7 @@ import type { AccountStatus, Entitlements, Interface, Plan } from '../identity/p
 import type { AllowanceLeases } from '../allowance-lease.ts';
 import type { Allowances, UsageSnapshot } from '../usage.ts';
 import { looksLikeSecret, secretPrefixes } from '../secrets.ts';
+import { liveSessionQuery, touchSession } from '../console/sessions.ts';
 import { checkProductRuntimeChain } from '../product-runtime/chain.ts';
 import type { ChainFusion, ChainRequest, RuntimeContext } from '../product-runtime/chain.ts';
 import type { OperationLeases, OperationsUsage } from '../product-runtime/operation-leases.ts';
@@ -47,13 +49,22 @@ import type { OperationLeases, OperationsUsage } from '../product-runtime/operat
  *   or the automation gateway; judged by the account's status and plan, charged per account and
  *   allowance. Entry: `admitAccessToken`.
  *
+ * - `console_session`: an account acting in the reviewer console through a session cookie
+ *   (`hnp_ses_…`) it exchanged one of its tokens for (domain/console/sessions.ts). The console is a
+ *   page over the automation gateway, so it is judged and charged exactly as that gateway is (the
+ *   `automation` entitlement, the REST allowance). Entry: `admitConsoleSession`.
+ *
  * - `service_principal`: a Product Runtime installation acting through its credential (`hnp_svc_…`):
  *   resolved and judged link by link by the chain (product-runtime/chain.ts), charged against its
  *   organization's `apiOperationsPerMonth`. Entry: `admitServicePrincipal`.
  */
-export type PrincipalKind = 'personal_access_token' | 'service_principal';
+export type PrincipalKind = 'personal_access_token' | 'console_session' | 'service_principal';
 
-const credentialPrefix: Record<PrincipalKind, string> = { personal_access_token: secretPrefixes.accessToken, service_principal: secretPrefixes.serviceCredential };
+const credentialPrefix: Record<PrincipalKind, string> = {
+  personal_access_token: secretPrefixes.accessToken,
+  console_session: secretPrefixes.consoleSession,
+  service_principal: secretPrefixes.serviceCredential,
+};
 
 /**
  * The allowance each interface's requests count against. The spec gives MCP its own allowance and
@@ -154,6 +165,38 @@ function judge(account: { plan: Plan; status: AccountStatus }, iface: Interface,
       extensions: { plan: account.plan, requiredPlans: entitlements[iface] },
     });
   }
+}
+
+/** A presented console session cookie, and where it is presented (always the automation interface's rules). */
+export type ConsoleSessionRequest = {
+  sessionSecret: string;
+  leases: AllowanceLeases;
+  /** false: an answer that consumes nothing (the console's sign-out). */
+  charge?: boolean;
+};
+
+/** An admitted console request: the principal (its session's token and account), the session, and the allowance left when charged. */
+export type AdmittedSession = Principal & { sessionId: string; sessionExpiresAt: string; usage: UsageSnapshot | null };
+
+/**
+ * Console sessions: step 1 resolves the cookie to its live session, token and account in one
+ * statement (an unknown, ended or expired session, or its token revoked, rotated away or expired:
+ * `session_invalid`); steps 2-4 are the personal access token's, on the `automation` interface,
+ * touching the session as well as its token.
+ */
+export async function admitConsoleSession(db: CommonQueryMethods, request: ConsoleSessionRequest): Promise<AdmittedSession> {
+  // 1. resolve
+  if (!looksLikeSecret(request.sessionSecret, credentialPrefix.console_session)) throw new AppError('session_invalid');
+  const row = await db.maybeOne(liveSessionQuery(request.sessionSecret));
+  if (!row) throw new AppError('session_invalid');
+  // 2. judge
+  judge(row.account, 'automation', request.leases.entitlements);
+  // 3. charge
+  const usage = request.charge === false ? null : await request.leases.charge(row.account, allowanceOf.automation);
+  // 4. touch
+  await touchToken(db, row.tokenId, row.tokenLastUsedAt);
+  await touchSession(db, row);
+  return { tokenId: row.tokenId, account: row.account, sessionId: row.id, sessionExpiresAt: row.expiresAt, usage };
 }
 
 /** A presented service credential, the scope and vault grant the operation needs, and the process's operation leases. */

@@ -32,7 +32,7 @@ import type { Permission } from '../../../domain/identity/workspaces.ts';
 import { scheduledTriggerFire } from '../../../workflows/scheduled-trigger.ts';
 import { principalOf } from '../../auth.ts';
 import { optionalIdempotencyKey } from '../shared/headers.ts';
-import { startDeliveries, startReview } from './workflow-starts.ts';
+import { startDeliveries, startReview } from '../shared/workflow-starts.ts';
 
 export type EventDeps = { db: DatabasePool; temporal: Client; taskQueue: string; defaultExpirySeconds: number; webhookRetryBaseMs: number };
 

@@ -3,25 +3,22 @@
 // (by the workflows' activities, and the undo claim here); decisions go to the proposal's review
 // workflow, whose validator applies the same rule as the pre-check here (review-rules.ts).
 import { randomUUID } from 'node:crypto';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { noteActionSchema } from '../../../domain/automation/catalog.ts';
 import { executionSchema, proposalExecutions } from '../../../domain/automation/forge.ts';
-import { claimUndo, proposalStateSchema, releaseUndo } from '../../../domain/automation/proposal-states.ts';
-import { getProposal, historyEntrySchema, insertProposal, listProposals, proposalHistory, proposalSchema } from '../../../domain/automation/proposals.ts';
-import { decisionRefusal } from '../../../domain/automation/review-rules.ts';
+import { proposalStateSchema } from '../../../domain/automation/proposal-states.ts';
+import { bridgeNameSchema, getProposal, visibleProposal, historyEntrySchema, insertProposal, listProposals, proposalHistory, proposalSchema } from '../../../domain/automation/proposals.ts';
+import { previewProposal, proposalPreviewSchema } from '../../../domain/automation/preview.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { claimIdempotencyKey, storeIdempotentResponse } from '../../../domain/idempotency.ts';
-import { authorizeInWorkspace, memberPermissions, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
-import type { Permission } from '../../../domain/identity/workspaces.ts';
-import { decideUpdate } from '../../../workflows/proposal-review.ts';
+import { memberPermissions, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
 import { principalOf } from '../../auth.ts';
 import { idempotencyKeyHeader } from '../shared/headers.ts';
-import { startReview, startUndo } from './workflow-starts.ts';
+import { startReview } from '../shared/workflow-starts.ts';
+import { decideProposal, undoProposal } from '../shared/proposal-decisions.ts';
 import { idempotencyScope, restCaller } from '../shared/vault-calls.ts';
 import { decodeCursor, encodeCursor } from '../../../domain/cursor.ts';
 
@@ -33,7 +30,7 @@ const tags = ['automation'];
 
 const proposalBody = z.strictObject({
   workspaceId: z.uuid(),
-  bridge: z.string().regex(/^[a-z][a-z0-9-]{1,62}$/).describe('The external bridge proposing, e.g. "graph-provider" or "zapier".'),
+  bridge: bridgeNameSchema.describe('The external bridge proposing, e.g. "graph-provider" or "zapier".'),
   action: noteActionSchema.describe('A bounded note action from GET /api/dev/automation/catalog (memory.promote is proposed only by products, through the Product Runtime).'),
   summary: z.string().max(2000).default(''),
   actingForAccountId: z.uuid().optional().describe('The person an agent proposes on behalf of; they cannot approve it either.'),
@@ -41,13 +38,6 @@ const proposalBody = z.strictObject({
 });
 
 const proposalView = proposalSchema.extend({ history: z.array(historyEntrySchema).optional(), executions: z.array(executionSchema).optional() }).meta({ id: 'ActionProposal' });
-
-/** The proposal, if the caller's role in its workspace has `permission`; a stranger gets 404. */
-function visibleProposal(db: DatabasePool, id: string, accountId: string, permission: Permission) {
-  return getProposal(db, id).then((proposal) =>
-    authorizeInWorkspace(db, proposal, accountId, permission, () => new AppError('proposal_not_found', undefined, { extensions: { proposalId: id } })),
-  );
-}
 
 export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, deps) => {
   const { db, temporal, taskQueue } = deps;
@@ -107,11 +97,12 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
         tags,
         security,
         operationId: 'listProposals',
-        summary: "A workspace's proposals, newest first, filtered by state (needs automation.view)",
+        summary: "A workspace's proposals, newest first, filtered by state and bridge (needs automation.view)",
         description: 'Pass nextCursor back as cursor for the next page; it is null on the last page. Cursors are opaque.',
         querystring: z.strictObject({
           workspaceId: z.uuid().describe('The workspace (UUID); the caller must be a member.'),
           state: proposalStateSchema.optional().describe('Only proposals in this state.'),
+          bridge: bridgeNameSchema.optional().describe('Only proposals from this bridge.'),
           limit: z.coerce.number().int().min(1).max(200).default(50).describe('Proposals per page, at most 200.'),
           cursor: z.string().max(512).optional().describe('nextCursor of the previous page.'),
         }),
@@ -124,7 +115,7 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
       await requireWorkspacePermission(db, q.workspaceId, principalOf(request).account.id, 'automation.view');
       let before: { createdAt: string; id: string } | undefined;
       if (q.cursor) before = decodeCursor(q.cursor, z.object({ createdAt: z.string(), id: z.uuid() }));
-      const rows = await listProposals(db, { workspaceId: q.workspaceId, state: q.state, limit: q.limit + 1, before });
+      const rows = await listProposals(db, { workspaceIds: [q.workspaceId], state: q.state, bridge: q.bridge, limit: q.limit + 1, before });
       const proposals = rows.slice(0, q.limit);
       const last = proposals[proposals.length - 1];
       return { proposals, nextCursor: rows.length > q.limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null };
@@ -151,6 +142,31 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
     },
   );
 
+  app.get(
+    '/proposals/:id/preview',
+    {
+      schema: {
+        tags,
+        security,
+        operationId: 'previewProposal',
+        summary: "What a proposal's note action would do now: the knowledge core's diff against every target note (needs automation.view and vault.read)",
+        description:
+          'The transaction preview POST /api/dev/transactions answers with dryRun, computed against the current revision of every target note, and a verdict: ' +
+          'applies, would_fail (with the problem: a stale expectedHash, a replace without one, a target no longer in the workspace) or not_a_note_action. Nothing is written. ' +
+          'The reviewer console shows the same preview.',
+        params: z.object({ id: z.uuid().describe('The proposal id.') }),
+        response: { 200: proposalPreviewSchema },
+        problems: ['proposal_not_found', 'permission_denied'],
+      },
+    },
+    async (request) => {
+      const { object: proposal, permissions } = await visibleProposal(db, request.params.id, principalOf(request).account.id, 'automation.view');
+      // The diff shows the notes' current content: it needs what reading them needs.
+      if (!permissions.includes('vault.read')) throw new AppError('permission_denied', 'The preview shows current note content: it needs the vault.read permission.', { extensions: { requiredPermission: 'vault.read' } });
+      return previewProposal(db, proposal);
+    },
+  );
+
   for (const decision of ['approve', 'reject'] as const) {
     app.post(
       `/proposals/:id/${decision}`,
@@ -170,27 +186,14 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
           problems: ['proposal_not_found', 'permission_denied', 'self_approval_forbidden', 'proposal_not_pending'],
         },
       },
-      async (request) => {
-        const { account } = principalOf(request);
-        const { object: proposal, permissions } = await visibleProposal(db, request.params.id, account.id, 'automation.view');
-        const reviewer = { accountId: account.id, actingForAccountId: request.body.actingForAccountId ?? null, permissions };
-        const refusal = decisionRefusal(proposal, reviewer);
-        if (refusal) throw new AppError(refusal.code, refusal.message);
-        if (proposal.state !== 'pending_review') throw new AppError('proposal_not_pending', `The proposal is ${proposal.state}.`, { extensions: { state: proposal.state } });
-        try {
-          const outcome = await temporal.workflow
-            .getHandle(proposal.workflowId)
-            .executeUpdate(decideUpdate, { args: [{ decision, reviewer, reason: request.body.reason ?? null }] });
-          return { id: proposal.id, state: outcome.state };
-        } catch (error) {
-          // The validator is the second line: it refuses the same things, and a late decision.
-          if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
-            const code = error.cause.type === 'self_approval_forbidden' || error.cause.type === 'permission_denied' ? error.cause.type : 'proposal_not_pending';
-            throw new AppError(code, error.cause.message);
-          }
-          throw error;
-        }
-      },
+      async (request) =>
+        decideProposal(db, temporal, {
+          proposalId: request.params.id,
+          accountId: principalOf(request).account.id,
+          actingForAccountId: request.body.actingForAccountId ?? null,
+          decision,
+          reason: request.body.reason ?? null,
+        }),
     );
   }
 
@@ -210,23 +213,6 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
         problems: ['proposal_not_found', 'permission_denied', 'self_approval_forbidden', 'proposal_not_executed'],
       },
     },
-    async (request, reply) => {
-      const { account } = principalOf(request);
-      const { object: proposal, permissions } = await visibleProposal(db, request.params.id, account.id, 'automation.review');
-      // Undoing is a decision too: never the proposer or anyone acting for them.
-      const refusal = decisionRefusal(proposal, { accountId: account.id, actingForAccountId: null, permissions });
-      if (refusal) throw new AppError(refusal.code, refusal.message);
-      // Claimed in Postgres first (the domain's compare-and-set), so two undo requests cannot both
-      // start one, and readers see undoing at once; each claim names its own undo workflow.
-      const workflowId = await claimUndo(db, proposal.id, account.id);
-      if (!workflowId) throw new AppError('proposal_not_executed', `The proposal is ${proposal.state}.`, { extensions: { state: proposal.state } });
-      try {
-        await startUndo(temporal, taskQueue, proposal, workflowId, account.id);
-      } catch (error) {
-        await releaseUndo(db, proposal.id);
-        throw error;
-      }
-      return reply.code(202).send({ id: proposal.id, state: 'undoing' as const, workflowId });
-    },
+    async (request, reply) => reply.code(202).send(await undoProposal(db, temporal, taskQueue, { proposalId: request.params.id, accountId: principalOf(request).account.id })),
   );
 };

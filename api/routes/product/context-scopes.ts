@@ -21,7 +21,7 @@ import { getProposal } from '../../../domain/automation/proposals.ts';
 import { fingerprintOf, requireIdempotencyKey } from '../../../domain/idempotency.ts';
 import { listScopeMemory, memoryCandidateStatus, memoryLimits, proposeMemoryCandidate } from '../../../domain/context-scopes/memory.ts';
 import { effectivePolicy, listVisibleScopes, resolveScope, scopeContext, scopeIntelligence } from '../../../domain/context-scopes/scopes.ts';
-import { startReview } from '../automation/workflow-starts.ts';
+import { startReview } from '../shared/workflow-starts.ts';
 import { idempotencyKeyHeader } from '../shared/headers.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
 import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from './kit.ts';

@@ -1,6 +1,7 @@
-// Starting the automation workflows from HTTP, in one place and shared by the routes that cause
-// them (proposals and ingested events start reviews; undo starts a Forge undo; events start webhook
-// deliveries), so no route file imports another.
+// Starting the automation workflows, in one place and shared by everything that causes them (the
+// automation gateway's proposals and ingested events start reviews, the Product Runtime's memory
+// candidates too; undo starts a Forge undo, from the gateway or the reviewer console; events start
+// webhook deliveries), so no interface imports another.
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';

@@ -1,0 +1,65 @@
+// Small pieces every console page uses: times, state badges, people, the sign-in and error pages.
+import type { AppError } from '../../../domain/errors.ts';
+import { errorCatalog } from '../../../domain/errors.ts';
+import type { ProposalState } from '../../../domain/automation/proposal-states.ts';
+import { html } from './html.ts';
+import type { Html } from './html.ts';
+
+/** A timestamp as a <time> element: machine-readable, shown in UTC to the minute. */
+export function time(iso: string): Html {
+  const shown = `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+  return html`<time datetime="${iso}">${shown}</time>`;
+}
+
+const stateLabels: Record<ProposalState, string> = {
+  proposed: 'Proposed',
+  pending_review: 'Waiting for review',
+  approved: 'Approved',
+  rejected: 'Rejected',
+  expired: 'Expired',
+  executing: 'Executing',
+  executed: 'Executed',
+  failed: 'Failed',
+  undoing: 'Undoing',
+  undone: 'Undone',
+};
+export const stateLabel = (state: ProposalState) => stateLabels[state];
+
+/** The state as a badge: the label is text, colour only repeats it. */
+export const stateBadge = (state: ProposalState) => html`<span class="badge state-${state}">${stateLabels[state]}</span>`;
+
+/** A person by display name, or their id when they are not a member of the workspace any more. */
+export function person(people: Record<string, string>, id: string | null, fallback = 'nobody'): Html | string {
+  if (!id) return fallback;
+  const name = people[id];
+  return name ? html`<span class="person" title="${id}">${name}</span>` : html`<span class="person unknown">account ${id}</span>`;
+}
+
+export function signInBody(input: { next: string; problem?: AppError | undefined; signedOut?: boolean }): Html {
+  return html`<section class="card narrow" aria-labelledby="sign-in-title">
+  <h1 id="sign-in-title">Sign in to review</h1>
+  ${input.signedOut ? html`<p class="notice" role="status">You are signed out.</p>` : null}
+  ${input.problem ? html`<div class="alert" role="alert"><p><strong>${errorCatalog[input.problem.code].title}</strong></p><p>${input.problem.message}</p><p class="code">Code: <code>${input.problem.code}</code></p></div>` : null}
+  <p>Paste a personal access token of your account. It is exchanged for a session that lasts up to eight hours; the token itself is not kept by your browser.</p>
+  <form method="post" action="/console/sign-in" class="stack">
+    <input type="hidden" name="next" value="${input.next}">
+    <label for="token">Personal access token</label>
+    <input id="token" name="token" type="password" autocomplete="off" spellcheck="false" required maxlength="200" placeholder="hnp_pat_…" aria-describedby="token-help">
+    <p id="token-help" class="help">An operator creates one with <code>npm run ops -- token create --account &lt;accountId&gt; --name console</code>. Your plan must include the automation gateway (Developer or Team).</p>
+    <button type="submit" class="button primary">Sign in</button>
+  </form>
+</section>`;
+}
+
+export function errorBody(error: AppError, requestId: string): Html {
+  return html`<section class="card" aria-labelledby="error-title">
+  <h1 id="error-title">${errorCatalog[error.code].title}</h1>
+  <div class="alert" role="alert"><p>${error.message}</p></div>
+  <dl class="facts">
+    <dt>Status</dt><dd>${error.status}</dd>
+    <dt>Code</dt><dd><code>${error.code}</code></dd>
+    <dt>Request id</dt><dd><code>${requestId}</code></dd>
+  </dl>
+  <p><a href="/console">Back to the inbox</a></p>
+</section>`;
+}

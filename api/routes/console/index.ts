@@ -1,0 +1,235 @@
+// The reviewer console (/console): server-rendered pages over the automation gateway's domain, for
+// the people who approve action proposals. Sign in once with a personal access token (exchanged for
+// a session cookie, domain/console/sessions.ts); every page is then admitted like an automation
+// request (domain/principals/admission.ts) and authorized exactly like the API (another workspace's
+// proposal is not found). Decisions and undo go through the same code as the API's
+// (api/routes/shared/proposal-decisions.ts). Every page also answers its data as JSON, from the
+// domain's zod schemas, to `Accept: application/json`. docs/console.md.
+import { createHash } from 'node:crypto';
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
+import type { Client } from '@temporalio/client';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { DatabasePool } from 'slonik';
+import { z } from 'zod';
+import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
+import { inboxQuerySchema, inboxSchema, readInbox } from '../../../domain/console/inbox.ts';
+import { proposalPageSchema, readProposalPage } from '../../../domain/console/proposal-page.ts';
+import { openSession, signOut } from '../../../domain/console/sessions.ts';
+import { AppError } from '../../../domain/errors.ts';
+import { admitAccessToken } from '../../../domain/principals/admission.ts';
+import { assertNoNulInRecord } from '../../edge.ts';
+import { sendProblem, toAppError } from '../../problems.ts';
+import { decideProposal, undoProposal } from '../shared/proposal-decisions.ts';
+import { assetPath, loadAssets } from './assets.ts';
+import { errorBody, signInBody } from './fragments.ts';
+import { page } from './html.ts';
+import type { Html } from './html.ts';
+import { inboxBody, inboxList, inboxRefreshMs } from './inbox-page.ts';
+import { proposalBody, proposalFragment, refreshIntervalOf } from './proposal-view.ts';
+import { admitSession, clearSessionCookie, requireCsrf, requireSameOrigin, sessionSecretOf, setSessionCookie } from './session.ts';
+
+export type ConsoleDeps = {
+  db: DatabasePool;
+  leases: AllowanceLeases;
+  temporal: Client;
+  taskQueue: string;
+  publicBaseUrl: string | undefined;
+  /** Where proposal workflows are linked (TEMPORAL_UI_URL); null shows their ids only. */
+  temporalUi: { baseUrl: string; namespace: string } | null;
+};
+
+/** Form bodies are a token, a reason (≤ 2,000 characters) and a few short fields. */
+const FORM_BODY_LIMIT = 16 * 1024;
+
+const csrfField = z.string().max(200);
+const idParams = z.object({ id: z.uuid() });
+
+/** Where sign-in may send the reviewer afterwards: a console path on this origin, nothing else. */
+export function safeNext(next: string | undefined): string {
+  if (!next) return '/console';
+  try {
+    const url = new URL(next, 'http://console.invalid');
+    if (url.origin !== 'http://console.invalid' || !/^\/console(\/|$)/.test(url.pathname) || next.startsWith('//') || next.includes('\\')) return '/console';
+    return url.pathname + url.search;
+  } catch {
+    return '/console';
+  }
+}
+
+/** The page's data as JSON instead of HTML: asked for with Accept: application/json (and not text/html). */
+function wantsJson(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? '';
+  return accept.includes('application/json') && !accept.includes('text/html');
+}
+
+const etagOf = (markup: Html) => `"${createHash('sha256').update(markup.value).digest('base64url').slice(0, 22)}"`;
+
+export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, deps) => {
+  const { db, temporal, taskQueue, publicBaseUrl } = deps;
+  const sessionDeps = { db, leases: deps.leases, publicBaseUrl };
+  const assets = loadAssets();
+  const assetLinks = { css: assetPath(assets.css), js: assetPath(assets.js) };
+
+  app.decorateRequest('consoleSession', null);
+  await app.register(cookie);
+  // Forms only: the console takes no JSON bodies (the API is for those).
+  app.removeAllContentTypeParsers();
+  await app.register(formbody, { bodyLimit: FORM_BODY_LIMIT });
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
+        objectSrc: ["'none'"],
+      },
+    },
+  });
+
+  // Every page is private to its reviewer; every change must come from our own pages.
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.url.startsWith('/console/assets/')) reply.header('cache-control', 'no-store');
+    if (request.method === 'POST') requireSameOrigin(request, publicBaseUrl);
+    if (!request.routeOptions.config.consolePublic) await admitSession(request, reply, sessionDeps);
+  });
+  // Before validation, so a forged form is refused as forged (403), not as malformed.
+  app.addHook('preValidation', async (request) => {
+    if (request.method !== 'POST') return;
+    assertNoNulInRecord(request.body, '/body');
+    if (request.consoleSession) requireCsrf(request, (request.body as Record<string, string> | undefined)?.['csrf']);
+  });
+
+  const reviewerOf = (request: FastifyRequest) =>
+    request.principal && request.consoleSession ? { displayName: request.principal.account.displayName, csrfToken: request.consoleSession.csrfToken } : undefined;
+
+  function sendPage(request: FastifyRequest, reply: FastifyReply, title: string, body: Html, status = 200) {
+    return reply.code(status).type('text/html; charset=utf-8').send(page({ title, body, assets: assetLinks, reviewer: reviewerOf(request) }));
+  }
+
+  /** A live part alone, for the page's script: 304 when unchanged, and the next refresh interval. */
+  function sendFragment(request: FastifyRequest, reply: FastifyReply, markup: Html, refreshMs: number) {
+    const etag = etagOf(markup);
+    reply.header('etag', etag).header('x-console-refresh-ms', String(refreshMs));
+    if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+    return reply.type('text/html; charset=utf-8').send(markup.value);
+  }
+
+  const sendJson = <T extends z.ZodType>(reply: FastifyReply, schema: T, data: z.input<T>) => reply.type('application/json; charset=utf-8').send(JSON.stringify(schema.parse(data)));
+
+  app.setErrorHandler((error, request, reply) => {
+    const problem = toAppError(error);
+    if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+    const hadSession = sessionSecretOf(request) !== undefined;
+    if (problem.code === 'session_invalid' && hadSession) clearSessionCookie(request, reply, publicBaseUrl);
+    if (wantsJson(request)) return sendProblem(reply, problem);
+    if (problem.code === 'session_invalid' && request.method === 'GET' && !request.url.includes('fragment=')) {
+      return reply.redirect(`/console/sign-in?next=${encodeURIComponent(safeNext(request.url))}`, 303);
+    }
+    if (request.url.includes('fragment=')) return sendProblem(reply, problem);
+    for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+    if (request.routeOptions.url === '/console/sign-in') {
+      const next = safeNext((request.body as Record<string, string> | undefined)?.['next']);
+      return sendPage(request, reply, 'Sign in', signInBody({ next, problem }), problem.status);
+    }
+    return sendPage(request, reply, problem.status === 404 ? 'Not found' : 'Something went wrong', errorBody(problem, request.id), problem.status);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const problem = new AppError('route_not_found', `No console page at ${request.url.split('?')[0]}.`);
+    if (wantsJson(request)) return sendProblem(reply, problem);
+    return sendPage(request, reply, 'Not found', errorBody(problem, request.id), 404);
+  });
+
+  app.get('/assets/:name', { schema: { hide: true, params: z.object({ name: z.string().max(64) }) }, config: { consolePublic: true } }, async (request, reply) => {
+    const asset = assets.byName.get(request.params.name);
+    if (!asset) throw new AppError('not_found', 'No such console asset.');
+    return reply.header('cache-control', 'public, max-age=31536000, immutable').header('etag', asset.etag).type(asset.contentType).send(asset.body);
+  });
+
+  app.get(
+    '/sign-in',
+    { schema: { hide: true, querystring: z.object({ next: z.string().max(2048).optional(), signedOut: z.literal('1').optional() }) }, config: { consolePublic: true } },
+    async (request, reply) => sendPage(request, reply, 'Sign in', signInBody({ next: safeNext(request.query.next), signedOut: request.query.signedOut === '1' })),
+  );
+
+  app.post(
+    '/sign-in',
+    { schema: { hide: true, body: z.strictObject({ token: z.string().min(1).max(200), next: z.string().max(2048).optional() }) }, config: { consolePublic: true } },
+    async (request, reply) => {
+      // Admitted exactly as the automation gateway admits the token: judged (active, plan) and charged.
+      const principal = await admitAccessToken(db, { token: request.body.token.trim(), iface: 'automation', leases: deps.leases });
+      const signedIn = await openSession(db, { principal, userAgent: request.headers['user-agent'] });
+      setSessionCookie(request, reply, signedIn, publicBaseUrl);
+      return reply.redirect(safeNext(request.body.next), 303);
+    },
+  );
+
+  app.post('/sign-out', { schema: { hide: true, body: z.strictObject({ csrf: csrfField }) }, config: { consolePublic: true } }, async (request, reply) => {
+    const secret = sessionSecretOf(request);
+    if (secret) {
+      // A live session ends only with its own CSRF token (no other site can sign a reviewer out); a dead one is just forgotten.
+      const live = await admitSession(request, reply, sessionDeps, { charge: false }).catch((error: unknown) => {
+        if (error instanceof AppError && (error.code === 'session_invalid' || error.code === 'account_inactive' || error.code === 'entitlement_required')) return null;
+        throw error;
+      });
+      if (live) requireCsrf(request, request.body.csrf);
+      await signOut(db, secret);
+      clearSessionCookie(request, reply, publicBaseUrl);
+    }
+    return reply.redirect('/console/sign-in?signedOut=1', 303);
+  });
+
+  app.get('/', { schema: { hide: true, querystring: inboxQuerySchema.extend({ fragment: z.literal('list').optional() }) } }, async (request, reply) => {
+    const { fragment, ...query } = request.query;
+    const inbox = await readInbox(db, request.principal!.account.id, query);
+    if (wantsJson(request)) return sendJson(reply, inboxSchema, inbox);
+    const paged = query.cursor !== undefined;
+    const list = inboxList(inbox, paged);
+    if (fragment) return sendFragment(request, reply, list, paged ? 0 : inboxRefreshMs);
+    return sendPage(request, reply, 'Inbox', inboxBody(inbox, paged, etagOf(list)));
+  });
+
+  app.get(
+    '/proposals/:id',
+    { schema: { hide: true, params: idParams, querystring: z.strictObject({ fragment: z.literal('proposal').optional(), done: z.enum(['approve', 'reject', 'undo']).optional() }) } },
+    async (request, reply) => {
+      const view = await readProposalPage(db, request.principal!.account.id, request.params.id);
+      if (wantsJson(request)) return sendJson(reply, proposalPageSchema, view);
+      const context = { csrfToken: request.consoleSession!.csrfToken, temporalUi: deps.temporalUi, done: request.query.done };
+      const fragment = proposalFragment(view, context);
+      if (request.query.fragment) return sendFragment(request, reply, fragment, refreshIntervalOf(view));
+      return sendPage(request, reply, view.proposal.summary || view.proposal.actionKind, proposalBody(view, context, etagOf(fragment)));
+    },
+  );
+
+  app.post(
+    '/proposals/:id/decision',
+    {
+      schema: {
+        hide: true,
+        params: idParams,
+        body: z.strictObject({ csrf: csrfField, decision: z.enum(['approve', 'reject']), reason: z.string().max(2000).optional() }),
+      },
+    },
+    async (request, reply) => {
+      const reason = request.body.reason?.trim() || null;
+      const outcome = await decideProposal(db, temporal, { proposalId: request.params.id, accountId: request.principal!.account.id, actingForAccountId: null, decision: request.body.decision, reason });
+      if (wantsJson(request)) return outcome;
+      return reply.redirect(`/console/proposals/${outcome.id}?done=${request.body.decision}`, 303);
+    },
+  );
+
+  app.post('/proposals/:id/undo', { schema: { hide: true, params: idParams, body: z.strictObject({ csrf: csrfField }) } }, async (request, reply) => {
+    const outcome = await undoProposal(db, temporal, taskQueue, { proposalId: request.params.id, accountId: request.principal!.account.id });
+    if (wantsJson(request)) return reply.code(202).send(outcome);
+    return reply.redirect(`/console/proposals/${outcome.id}?done=undo`, 303);
+  });
+};
