@@ -437,6 +437,7 @@ const operations: Record<string, OperationDoc> = {
   },
   listProposals: { responses: { 200: { description: 'A page of proposals.' } } },
   readProposal: { responses: { 200: { description: 'The proposal with its history and executions.' } } },
+  previewProposal: { responses: { 200: { description: "What the proposal's note action would do to the notes as they are now, and whether Forge could apply it." } } },
   approveProposal: { responses: { 200: { description: 'Approved; the Forge execution starts.' } } },
   rejectProposal: { responses: { 200: { description: 'Rejected.' } } },
   undoProposal: { responses: { 202: { description: 'The undo has started.' } } },
