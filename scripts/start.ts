@@ -15,6 +15,7 @@ import { loadConfig } from '../platform/config.ts';
 import { createDatabase, databaseExists, withDatabase } from '../platform/local-stack/databases.ts';
 import { ensureDemo } from '../platform/local-stack/demo.ts';
 import { ensureDemoProduct } from '../platform/local-stack/demo-product.ts';
+import { ensureDemoReviewer } from '../platform/local-stack/demo-reviewer.ts';
 import { EmbeddedPostgresUnavailable, startEmbeddedPostgres } from '../platform/local-stack/embedded-postgres.ts';
 import { canConnect, freePort } from '../platform/local-stack/ports.ts';
 import { resolveTemporalCli, TemporalCliUnavailable } from '../platform/local-stack/temporal-cli.ts';
@@ -104,8 +105,12 @@ try {
   if (applied.length) log.info({ applied }, 'migrations applied');
 
   const seedPool = await createDatabasePool(databaseUrl, { maxPoolSize: 2 });
-  const { demo, product } = await ensureDemo(seedPool, join(dataDir, 'demo.json'))
-    .then(async (demo) => ({ demo, product: await ensureDemoProduct(seedPool, demo, join(dataDir, 'demo-product.json')) }))
+  const { demo, product, reviewer } = await ensureDemo(seedPool, join(dataDir, 'demo.json'))
+    .then(async (demo) => ({
+      demo,
+      product: await ensureDemoProduct(seedPool, demo, join(dataDir, 'demo-product.json')),
+      reviewer: await ensureDemoReviewer(seedPool, demo, join(dataDir, 'demo-reviewer.json')),
+    }))
     .finally(() => seedPool.end());
 
   const worker = await startWorker(config, databaseUrl, temporalAddress);
@@ -125,10 +130,11 @@ try {
       `Hosted Notes Platform is ready (${seconds} s)`,
       `  API          ${api.url}`,
       `  API docs     ${api.url}/docs`,
-      `  Reviewer console ${api.url}/console   (sign in with the demo token below; approve proposals of the demo workspace)`,
+      `  Reviewer console ${api.url}/console   (sign in with the reviewer token below; propose with the curl line under "Try")`,
       `  Temporal UI  ${temporalUi ?? '(external Temporal: see your deployment)'}`,
       `  Data         ${dataDir}`,
       `  Demo token   ${demo.token}${demo.reused ? '   (same as last start)' : ''}`,
+      `  Reviewer token ${reviewer.token}   (Demo Reviewer: the reviewer role in the demo workspace)`,
       `  workspaceId  ${demo.workspaceId}`,
       `  mappingId    ${demo.mappingId}`,
       `  Product Runtime credential ${product.credential}   (installation of a demo product, write grant on the demo vault ${demo.vaultId})`,
@@ -146,6 +152,9 @@ try {
       'Try:',
       `  curl -s ${auth} "${api.url}/api/dev/notes?mappingId=${demo.mappingId}"`,
       `  curl -s ${auth} ${api.url}/api/dev/workspaces`,
+      `  curl -s ${auth} -H "Idempotency-Key: demo-proposal-$(date +%s)" -H "Content-Type: application/json" \\`,
+      `       -d '{"workspaceId":"${demo.workspaceId}","bridge":"generic-webhook","summary":"Add a note to the Inbox","action":{"kind":"note.write","mappingId":"${demo.mappingId}","path":"Inbox/From the console demo.md","content":"# Hello\\n\\nApproved in the reviewer console.\\n"}}' \\`,
+      `       ${api.url}/api/dev/automation/proposals      # then open the reviewer console`,
       `  curl -s ${auth} "${api.url}/api/dev/automation/proposals?workspaceId=${demo.workspaceId}"`,
       `  curl -s ${runtime} ${api.url}/api/product/v1/capabilities`,
       `  curl -s ${runtime} ${api.url}/api/product/v1/vaults/${demo.vaultId}/notes`,
