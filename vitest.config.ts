@@ -18,6 +18,7 @@ const unit = [
   'test/media-s3-store.test.ts',
   'test/connections-google-client.test.ts',
   'test/runtime-sdk-connections.test.ts',
+  'test/console-pages.test.ts',
 ];
 // Workflow tests on the time-skipping test server with stubbed activities (test/support/time-skipping.ts).
 const workflows = ['test/workflows/**/*.test.ts'];
