@@ -7,6 +7,7 @@
 //   npm run bench -- --suite intelligence [--duration 10]   (bench/intelligence.ts)
 //   npm run bench -- --suite education   (bench/education.ts)
 //   npm run bench -- --suite media   (bench/media.ts)
+//   npm run bench -- --suite console   (bench/console.ts)
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -37,6 +38,7 @@ import { importSuite } from './import.ts';
 import { runIntelligenceSuite } from './intelligence.ts';
 import { runEducationSuite } from './education.ts';
 import { runMediaSuite } from './media.ts';
+import { runConsoleSuite } from './console.ts';
 import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import type { LatencyStats } from './mcp.ts';
@@ -244,6 +246,11 @@ async function main() {
       await runMediaSuite({ db: mediaDb, printTable }).finally(() => mediaDb.end());
     }
     if (args.suite === 'media') {
+      await db.end();
+      return;
+    }
+    if (args.suite === 'all' || args.suite === 'console') await runConsoleSuite({ db, printTable });
+    if (args.suite === 'console') {
       await db.end();
       return;
     }

@@ -1,0 +1,129 @@
+// `npm run bench -- --suite console`: the reviewer console's pages through the real app
+// (app.inject: session admission charged like an automation request, the domain's read models, the
+// HTML rendering), against baselines measured in the same run on the same data:
+//   - the inbox page (25 of 600 waiting proposals across 3 workspaces) vs the automation API's
+//     GET /proposals page of 25 in one workspace (what a script would call instead) and a bare
+//     SELECT of 25 rows;
+//   - the inbox's live poll answered 304 (what an open tab costs every 10 s);
+//   - a proposal page with its diff (a 20 KB note replaced) vs the two API calls it replaces
+//     (GET /proposals/:id and GET /proposals/:id/preview).
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { buildApp } from '../api/app.ts';
+import type { DatabasePool } from '../db/pool.ts';
+import { emptyRow } from '../db/row-schemas.ts';
+import { insertProposal } from '../domain/automation/proposals.ts';
+import { transitionProposal } from '../domain/automation/proposal-states.ts';
+import { createAccount, issueAccessToken } from '../domain/identity/accounts.ts';
+import { createMapping, createVault } from '../domain/identity/vaults.ts';
+import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
+import { applyTransaction } from '../domain/notes/knowledge.ts';
+import { revisionOf } from '../domain/notes/markdown.ts';
+import { lazyTemporalConnection } from '../platform/temporal.ts';
+
+type Stats = { n: number; p50: number; p95: number; p99: number };
+function stats(samples: number[]): Stats {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { n: samples.length, p50: at(0.5), p95: at(0.95), p99: at(0.99) };
+}
+
+async function timed(send: () => Promise<{ statusCode: number; body: string }>, samples: number, ok: number[]): Promise<Stats> {
+  for (let i = 0; i < 5; i++) await send();
+  const times: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const started = performance.now();
+    const res = await send();
+    times.push(performance.now() - started);
+    if (!ok.includes(res.statusCode)) throw new Error(`HTTP ${res.statusCode}: ${res.body.slice(0, 300)}`);
+  }
+  return stats(times);
+}
+
+export async function runConsoleSuite(input: { db: DatabasePool; samples?: number; printTable: (header: string[], rows: string[][]) => void }): Promise<void> {
+  const { db } = input;
+  const samples = input.samples ?? 200;
+  const tag = randomUUID().slice(0, 8);
+  const proposer = await createAccount(db, { email: `bench-console-proposer-${tag}@example.test`, displayName: 'Bench Proposer', plan: 'team' });
+  const reviewer = await createAccount(db, { email: `bench-console-reviewer-${tag}@example.test`, displayName: 'Bench Reviewer', plan: 'team' });
+  const reviewerToken = (await issueAccessToken(db, { accountId: reviewer.id, name: 'bench' })).token;
+
+  // Three workspaces, 200 waiting proposals each, and one replace of a 20 KB note.
+  const workspaces = [];
+  for (let w = 0; w < 3; w++) {
+    const ws = await createWorkspace(db, { name: `Bench console ${w}`, ownerAccountId: proposer.id });
+    await addMember(db, { workspaceId: ws.id, accountId: reviewer.id, role: 'reviewer' });
+    const vault = await createVault(db, { name: `Bench console vault ${w}`, ownerWorkspaceId: ws.id });
+    const { mappingId } = await createMapping(db, { vaultId: vault.id });
+    workspaces.push({ id: ws.id, vaultId: vault.id, mappingId });
+  }
+  const first = workspaces[0]!;
+  const big = Array.from({ length: 400 }, (_, i) => `Line ${i} of the weekly plan, with enough words to look like prose.`).join('\n');
+  const path = 'Plans/Week.md';
+  await applyTransaction(db, { vaultId: first.vaultId, mappingId: first.mappingId }, [{ type: 'write-note', path, content: `# Week\n\n${big}\n` }],
+    { actor: { type: 'account', id: proposer.id }, source: 'ops', requestId: null, idempotencyKey: `seed-${tag}` },
+    { accountId: proposer.id, route: 'bench', scope: first.mappingId, key: `seed-${tag}`, fingerprint: `seed-${tag}` });
+  const changed = `# Week\n\n${big.replace('Line 200 of', 'Line 200 (moved to Friday) of')}\nOne more line.\n`;
+  const proposalIds: string[] = [];
+  for (const ws of workspaces) {
+    for (let i = 0; i < 200; i++) {
+      const id = randomUUID();
+      const action = i === 0 && ws === first
+        ? { kind: 'note.write' as const, mappingId: ws.mappingId, path, content: changed, expectedHash: revisionOf(`# Week\n\n${big}\n`) }
+        : { kind: 'note.write' as const, mappingId: ws.mappingId, path: `Inbox/Bench ${i}.md`, content: `# ${i}\n` };
+      await insertProposal(db, { id, workspaceId: ws.id, proposer: { kind: 'account', id: proposer.id }, actingForAccountId: null, bridge: i % 2 ? 'zapier' : 'generic-webhook', action, summary: `Bench proposal ${i}`, expiresInSeconds: 86_400 });
+      await transitionProposal(db, { proposalId: id, state: 'pending_review' });
+      proposalIds.push(id);
+    }
+  }
+  const withDiff = proposalIds[0]!;
+
+  const connection = lazyTemporalConnection('127.0.0.1:7233');
+  const allowances = { rest: { perMinute: 1_000_000_000, perMonth: { team: 1_000_000_000 } }, mcp: { perMinute: 1, perMonth: {} } };
+  const app = await buildApp({ db, temporal: { connection, namespace: 'default', taskQueue: 'bench-console' }, logger: pino({ level: 'warn' }), allowances });
+  await app.ready();
+  const signIn = await app.inject({
+    method: 'POST',
+    url: '/console/sign-in',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://localhost:80' },
+    payload: new URLSearchParams({ token: reviewerToken }).toString(),
+  });
+  const cookie = String(signIn.headers['set-cookie']).split(';')[0]!;
+  const bearer = { authorization: `Bearer ${reviewerToken}` };
+
+  const rows: string[][] = [];
+  const row = (name: string, s: Stats, baseline: Stats | null) =>
+    rows.push([name, String(s.n), s.p50.toFixed(2), s.p95.toFixed(2), s.p99.toFixed(2), baseline ? (s.p50 / baseline.p50).toFixed(1) : '-']);
+  try {
+    const bare = await timed(async () => {
+      const r = await db.any(sql.type(z.object({ id: z.uuid() }))`
+        SELECT id FROM action_proposals WHERE workspace_id = ${first.id} AND state = 'pending_review' ORDER BY created_at DESC, id DESC LIMIT 26`);
+      return { statusCode: r.length ? 200 : 500, body: '' };
+    }, samples, [200]);
+    const api = await timed(() => app.inject({ method: 'GET', url: `/api/dev/automation/proposals?workspaceId=${first.id}&state=pending_review&limit=25`, headers: bearer }), samples, [200]);
+    const inbox = await timed(() => app.inject({ method: 'GET', url: '/console', headers: { cookie } }), samples, [200]);
+    const fragment = await app.inject({ method: 'GET', url: '/console?fragment=list', headers: { cookie } });
+    const etag = String(fragment.headers['etag']);
+    const poll = await timed(() => app.inject({ method: 'GET', url: '/console?fragment=list', headers: { cookie, 'if-none-match': etag } }), samples, [304]);
+    row('baseline: bare SELECT of 26 waiting proposals (one workspace)', bare, null);
+    row('API: GET /proposals, 25 of one workspace (JSON)', api, bare);
+    row('console: inbox page, 25 of 3 workspaces (HTML, filters, standing)', inbox, api);
+    row('console: the inbox poll answered 304', poll, api);
+
+    const apiRead = await timed(async () => {
+      const a = await app.inject({ method: 'GET', url: `/api/dev/automation/proposals/${withDiff}`, headers: bearer });
+      const b = await app.inject({ method: 'GET', url: `/api/dev/automation/proposals/${withDiff}/preview`, headers: bearer });
+      return { statusCode: a.statusCode === 200 ? b.statusCode : a.statusCode, body: b.body };
+    }, samples, [200]);
+    const page = await timed(() => app.inject({ method: 'GET', url: `/console/proposals/${withDiff}`, headers: { cookie } }), samples, [200]);
+    row('API: GET /proposals/:id + GET …/preview (20 KB note replaced)', apiRead, null);
+    row('console: proposal page with the rendered diff', page, apiRead);
+  } finally {
+    await db.query(sql.type(emptyRow)`DELETE FROM action_proposals WHERE workspace_id = ANY (${sql.array(workspaces.map((w) => w.id), 'uuid')})`);
+    await app.close();
+    await connection.close().catch(() => undefined);
+  }
+  input.printTable(['console (app.inject, one reviewer session)', 'n', 'p50 ms', 'p95 ms', 'p99 ms', 'p50 × baseline'], rows);
+}
