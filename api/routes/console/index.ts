@@ -167,6 +167,9 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
       // Admitted exactly as the automation gateway admits the token: judged (active, plan) and charged.
       const principal = await admitAccessToken(db, { token: request.body.token.trim(), iface: 'automation', leases: deps.leases });
       const signedIn = await openSession(db, { principal, userAgent: request.headers['user-agent'] });
+      // A session this browser held before is ended, not just overwritten: one browser, one session.
+      const previous = sessionSecretOf(request);
+      if (previous) await signOut(db, previous);
       setSessionCookie(request, reply, signedIn, publicBaseUrl);
       return reply.redirect(safeNext(request.body.next), 303);
     },
