@@ -15,9 +15,10 @@ import { presentationCommands } from './ops/presentation-commands.ts';
 import { intelligenceCommands } from './ops/intelligence-commands.ts';
 import { mediaCommands } from './ops/media-commands.ts';
 import { connectionCommands } from './ops/connection-commands.ts';
+import { consoleCommands } from './ops/console-commands.ts';
 
 /** Every noun: the core ones (commands.ts) and each area's own module. */
-const commands: Record<string, Record<string, Command>> = { ...coreCommands, ...contextScopeCommands, ...presentationCommands, ...intelligenceCommands, ...mediaCommands, ...connectionCommands };
+const commands: Record<string, Record<string, Command>> = { ...coreCommands, ...contextScopeCommands, ...presentationCommands, ...intelligenceCommands, ...mediaCommands, ...connectionCommands, ...consoleCommands };
 import { describeDatabaseError, OpsError, UsageError } from './ops/errors.ts';
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);

@@ -145,3 +145,32 @@ function boundedUserAgent(userAgent: string | null | undefined): string | null {
   if (!userAgent) return null;
   return Array.from(userAgent).slice(0, userAgentMaxLength).join('');
 }
+
+/** A session as an operator lists it: never its secret. */
+export const sessionListingSchema = z.object({
+  id: z.uuid(),
+  tokenId: z.uuid(),
+  userAgent: z.string().nullable(),
+  createdAt: isoTimestamp,
+  lastSeenAt: isoTimestamp,
+  expiresAt: isoTimestamp,
+});
+
+/** An account's live sessions (not ended, not expired), newest first. */
+export async function listLiveSessions(db: Db, accountId: string) {
+  return db.any(sql.type(sessionListingSchema)`
+    SELECT id, token_id AS "tokenId", user_agent AS "userAgent", created_at AS "createdAt", last_seen_at AS "lastSeenAt", expires_at AS "expiresAt"
+      FROM console_sessions
+     WHERE account_id = ${accountId} AND ended_at IS NULL AND expires_at > now()
+     ORDER BY created_at DESC, id DESC`);
+}
+
+/** Ends every live session of an account, or the one named; the number ended. */
+export async function endSessions(db: Db, input: { accountId: string; sessionId?: string | undefined }): Promise<number> {
+  const ended = await db.any(sql.type(z.object({ id: z.uuid() }))`
+    UPDATE console_sessions SET ended_at = now()
+     WHERE account_id = ${input.accountId} AND ended_at IS NULL
+       ${input.sessionId ? sql.fragment`AND id = ${input.sessionId}` : sql.fragment``}
+    RETURNING id`);
+  return ended.length;
+}
