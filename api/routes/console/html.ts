@@ -57,6 +57,7 @@ export function page(frame: Frame): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${frame.title} · Reviewer console</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${frame.assets.css}">
 <script src="${frame.assets.js}" defer></script>
 </head>

@@ -93,6 +93,9 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
         objectSrc: ["'none'"],
       },
     },
+    // Not helmet's no-referrer: under it Chromium sends `Origin: null` with our own form posts, which
+    // the Origin check must refuse. same-origin still tells no other site where a reviewer was.
+    referrerPolicy: { policy: 'same-origin' },
   });
 
   // Every page is private to its reviewer; every change must come from our own pages.
