@@ -130,13 +130,14 @@ function verdict(preview: ProposalPreview): Html {
 /** A unified diff, line by line: removed lines as <del>, added as <ins>, so the meaning is not in colour alone. */
 function diff(text: string, path: string): Html {
   if (!text) return html`<p class="help">No change: the content is identical.</p>`;
-  const lines = text.replace(/\n$/, '').split('\n');
+  // The diff library's '=====' rule says nothing a reader needs. Each line is a block of its own, so no newline text between them.
+  const lines = text.replace(/\n$/, '').split('\n').filter((line) => !/^=+$/.test(line));
   return html`<pre class="diff" aria-label="Diff of ${path}" tabindex="0"><code>${lines.map((line) => {
-    if (line.startsWith('+++') || line.startsWith('---')) return html`<span class="d-file">${line}</span>\n`;
-    if (line.startsWith('@@')) return html`<span class="d-hunk">${line}</span>\n`;
-    if (line.startsWith('+')) return html`<ins>${line}</ins>\n`;
-    if (line.startsWith('-')) return html`<del>${line}</del>\n`;
-    return html`<span>${line}</span>\n`;
+    if (line.startsWith('+++') || line.startsWith('---')) return html`<span class="d-file">${line}</span>`;
+    if (line.startsWith('@@')) return html`<span class="d-hunk">${line}</span>`;
+    if (line.startsWith('+')) return html`<ins>${line}</ins>`;
+    if (line.startsWith('-')) return html`<del>${line}</del>`;
+    return html`<span>${line || ' '}</span>`;
   })}</code></pre>`;
 }
 
