@@ -386,7 +386,10 @@ describe('tenancy', () => {
   });
 
   it("never lists another workspace's proposals, and filtering by that workspace is like filtering by a made-up one", async () => {
+    // The reviewer's own workspace has a proposal, so a filter that fell back to "all" would show it.
+    const own = await propose(note('Tenancy/Own.md', 'o'));
     const all = parse(await consoleGet(app, reviewerSession, '/console?state=any', json));
+    expect(ids(all)).toContain(own);
     expect(ids(all)).not.toContain(foreignProposalId);
     expect((all['workspaces'] as Array<{ id: string }>).map((w) => w.id)).toEqual([workspaceId]);
     const foreign = parse(await consoleGet(app, reviewerSession, `/console?state=any&workspaceId=${foreignWorkspaceId}`, json));
