@@ -22,6 +22,16 @@ import type { ViewportName } from '../support/browser.ts';
 import { devClient } from '../support/dev-client.ts';
 import { useTestAppWithWorker } from '../support/harness.ts';
 
+// The callbacks given to page.evaluate run in Chromium. The program is typed without the DOM library
+// (adding it would retype Node's fetch for everything), so this file declares the little it touches.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+declare const window: any;
+declare const document: any;
+declare const localStorage: any;
+declare const sessionStorage: any;
+type HTMLInputElement = { value: string };
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
 const TEMPORAL_UI = 'http://127.0.0.1:8233';
 const ctx = useTestAppWithWorker({ name: 'reviewer-console', listen: true, overrides: { temporalUiUrl: TEMPORAL_UI } });
 const chromium = useBrowser();
@@ -86,7 +96,7 @@ async function signIn(page: Page, token: string, path = '/console'): Promise<voi
 async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
+    const axe = (window as unknown as { axe: { run: (context: unknown, options: object) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
     const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
     return result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
   });

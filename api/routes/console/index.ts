@@ -178,7 +178,7 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
     },
   );
 
-  app.post('/sign-out', { schema: { hide: true, body: z.strictObject({ csrf: csrfField }) }, config: { consolePublic: true } }, async (request, reply) => {
+  app.post('/sign-out', { schema: { hide: true, body: z.strictObject({ csrf: csrfField.optional() }) }, config: { consolePublic: true } }, async (request, reply) => {
     const secret = sessionSecretOf(request);
     if (secret) {
       // A live session ends only with its own CSRF token (no other site can sign a reviewer out); a dead one is just forgotten.
