@@ -285,11 +285,10 @@ describe('sign-out', () => {
       expect(parse(res).code).toBe('csrf_check_failed');
       expect(sessionCookieOf(res)).toBeUndefined();
     }
-    // No csrf field at all: refused too, as a malformed form.
-    // (The sign-out route is public, so its body schema, which requires csrf, answers first.)
+    // No csrf field at all: refused as forged too.
     const bare = await consolePost(app, session, '/console/sign-out', { csrf: null }, json);
-    expect(bare.statusCode).toBe(400);
-    expect(parse(bare)).toMatchObject({ code: 'invalid_request', errors: [{ pointer: '/body/csrf' }] });
+    expect(bare.statusCode).toBe(403);
+    expect(parse(bare).code).toBe('csrf_check_failed');
     expect((await sessionRows(p.account.id))[0]!.endedAt).toBeNull();
     expect((await consoleGet(app, session, '/console')).statusCode).toBe(200);
   });
