@@ -118,15 +118,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     await leases.releaseAll().catch((error: unknown) => app.log.warn({ err: error }, 'returning allowance leases failed'));
   });
+  // One Temporal client (and the one task queue) for every interface that starts or signals workflows.
+  const workflows = { temporal: new Client({ connection: deps.temporal.connection, namespace: deps.temporal.namespace }), taskQueue: deps.temporal.taskQueue };
+  const proposalExpirySeconds = deps.proposalExpirySeconds ?? 7 * 24 * 3600;
   await app.register(devApi, { prefix: '/api/dev', db: deps.db, leases });
   await app.register(mcpGateway, { prefix: '/api/mcp', db: deps.db, leases });
   await app.register(automationGateway, {
     prefix: '/api/dev/automation',
     db: deps.db,
     leases,
-    temporal: new Client({ connection: deps.temporal.connection, namespace: deps.temporal.namespace }),
-    taskQueue: deps.temporal.taskQueue,
-    proposalExpirySeconds: deps.proposalExpirySeconds ?? 7 * 24 * 3600,
+    ...workflows,
+    proposalExpirySeconds,
     secretBox: deps.secretBox ?? null,
     egress: deps.egress ?? { allowList: [] },
     webhookRetryBaseMs: deps.webhookRetryBaseMs ?? 1_000,
@@ -134,9 +136,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(productRuntime, {
     prefix: '/api/product/v1',
     db: deps.db,
-    temporal: new Client({ connection: deps.temporal.connection, namespace: deps.temporal.namespace }),
-    taskQueue: deps.temporal.taskQueue,
-    proposalExpirySeconds: deps.proposalExpirySeconds ?? 7 * 24 * 3600,
+    ...workflows,
+    proposalExpirySeconds,
     intelligence: deps.intelligence ?? null,
     mediaStore: deps.mediaStore ?? createPostgresBlobStore(deps.db),
     connections: deps.connections && deps.secretBox ? { ...deps.connections, secretBox: deps.secretBox } : null,
@@ -145,8 +146,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     prefix: '/console',
     db: deps.db,
     leases,
-    temporal: new Client({ connection: deps.temporal.connection, namespace: deps.temporal.namespace }),
-    taskQueue: deps.temporal.taskQueue,
+    ...workflows,
     publicBaseUrl: deps.publicBaseUrl,
     temporalUi: deps.temporalUiUrl ? { baseUrl: deps.temporalUiUrl.replace(/\/+$/, ''), namespace: deps.temporal.namespace } : null,
   });

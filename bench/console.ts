@@ -22,25 +22,9 @@ import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
 import { applyTransaction } from '../domain/notes/knowledge.ts';
 import { revisionOf } from '../domain/notes/markdown.ts';
 import { lazyTemporalConnection } from '../platform/temporal.ts';
+import { timed } from './timing.ts';
+import type { Stats } from './timing.ts';
 
-type Stats = { n: number; p50: number; p95: number; p99: number };
-function stats(samples: number[]): Stats {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { n: samples.length, p50: at(0.5), p95: at(0.95), p99: at(0.99) };
-}
-
-async function timed(send: () => Promise<{ statusCode: number; body: string }>, samples: number, ok: number[]): Promise<Stats> {
-  for (let i = 0; i < 5; i++) await send();
-  const times: number[] = [];
-  for (let i = 0; i < samples; i++) {
-    const started = performance.now();
-    const res = await send();
-    times.push(performance.now() - started);
-    if (!ok.includes(res.statusCode)) throw new Error(`HTTP ${res.statusCode}: ${res.body.slice(0, 300)}`);
-  }
-  return stats(times);
-}
 
 export async function runConsoleSuite(input: { db: DatabasePool; samples?: number; printTable: (header: string[], rows: string[][]) => void }): Promise<void> {
   const { db } = input;
@@ -101,12 +85,12 @@ export async function runConsoleSuite(input: { db: DatabasePool; samples?: numbe
       const r = await db.any(sql.type(z.object({ id: z.uuid() }))`
         SELECT id FROM action_proposals WHERE workspace_id = ${first.id} AND state = 'pending_review' ORDER BY created_at DESC, id DESC LIMIT 26`);
       return { statusCode: r.length ? 200 : 500, body: '' };
-    }, samples, [200]);
-    const api = await timed(() => app.inject({ method: 'GET', url: `/api/dev/automation/proposals?workspaceId=${first.id}&state=pending_review&limit=25`, headers: bearer }), samples, [200]);
-    const inbox = await timed(() => app.inject({ method: 'GET', url: '/console', headers: { cookie } }), samples, [200]);
+    }, samples, [200], 5);
+    const api = await timed(() => app.inject({ method: 'GET', url: `/api/dev/automation/proposals?workspaceId=${first.id}&state=pending_review&limit=25`, headers: bearer }), samples, [200], 5);
+    const inbox = await timed(() => app.inject({ method: 'GET', url: '/console', headers: { cookie } }), samples, [200], 5);
     const fragment = await app.inject({ method: 'GET', url: '/console?fragment=list', headers: { cookie } });
     const etag = String(fragment.headers['etag']);
-    const poll = await timed(() => app.inject({ method: 'GET', url: '/console?fragment=list', headers: { cookie, 'if-none-match': etag } }), samples, [304]);
+    const poll = await timed(() => app.inject({ method: 'GET', url: '/console?fragment=list', headers: { cookie, 'if-none-match': etag } }), samples, [304], 5);
     row('baseline: bare SELECT of 26 waiting proposals (one workspace)', bare, null);
     row('API: GET /proposals, 25 of one workspace (JSON)', api, bare);
     row('console: inbox page, 25 of 3 workspaces (HTML, filters, standing)', inbox, api);
@@ -116,8 +100,8 @@ export async function runConsoleSuite(input: { db: DatabasePool; samples?: numbe
       const a = await app.inject({ method: 'GET', url: `/api/dev/automation/proposals/${withDiff}`, headers: bearer });
       const b = await app.inject({ method: 'GET', url: `/api/dev/automation/proposals/${withDiff}/preview`, headers: bearer });
       return { statusCode: a.statusCode === 200 ? b.statusCode : a.statusCode, body: b.body };
-    }, samples, [200]);
-    const page = await timed(() => app.inject({ method: 'GET', url: `/console/proposals/${withDiff}`, headers: { cookie } }), samples, [200]);
+    }, samples, [200], 5);
+    const page = await timed(() => app.inject({ method: 'GET', url: `/console/proposals/${withDiff}`, headers: { cookie } }), samples, [200], 5);
     row('API: GET /proposals/:id + GET …/preview (20 KB note replaced)', apiRead, null);
     row('console: proposal page with the rendered diff', page, apiRead);
   } finally {

@@ -26,27 +26,11 @@ import {
   setProductRuntimeSettings,
 } from '../domain/product-runtime/entities.ts';
 import { lazyTemporalConnection } from '../platform/temporal.ts';
+import { timed } from './timing.ts';
+import type { Stats } from './timing.ts';
 import { audioFixture, grownMp4 } from '../test/support/media.ts';
 
 const MEDIA = '/api/product/v1/intelligence/education/media';
-type Stats = { n: number; p50: number; p95: number; p99: number };
-function stats(samples: number[]): Stats {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { n: samples.length, p50: at(0.5), p95: at(0.95), p99: at(0.99) };
-}
-
-async function timed(send: () => Promise<{ statusCode: number; body: string }>, samples: number, ok: number[]): Promise<Stats> {
-  for (let i = 0; i < 3; i++) await send();
-  const times: number[] = [];
-  for (let i = 0; i < samples; i++) {
-    const started = performance.now();
-    const res = await send();
-    times.push(performance.now() - started);
-    if (!ok.includes(res.statusCode)) throw new Error(`HTTP ${res.statusCode}: ${res.body.slice(0, 300)}`);
-  }
-  return stats(times);
-}
 
 /** Wall time of `n` concurrent sends; every answer must be one of `ok`. */
 async function burst(n: number, send: (i: number) => Promise<{ statusCode: number; body: string }>, ok: number[]): Promise<number> {

@@ -1,7 +1,6 @@
 // `npm run ops -- console sessions|sign-out` as an operator runs it (a child process, JSON out): an
 // account's live console sessions are listed without any secret, and ending them (one or all) makes
 // their cookies useless at once.
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { openSession } from '../domain/console/sessions.ts';
 import { AllowanceLeases } from '../domain/allowance-lease.ts';
@@ -10,21 +9,11 @@ import { interfaceEntitlements } from '../domain/identity/plans.ts';
 import { admitConsoleSession } from '../domain/principals/admission.ts';
 import { useTestDatabase } from './support/harness.ts';
 import { accountWithToken } from './support/fixtures.ts';
+import { runOps } from './support/ops.ts';
 
 const db = useTestDatabase();
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- CLI output is untyped JSON; the assertions check it
-function ops(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; json: () => any }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['scripts/ops.ts', ...args], { env: { ...process.env, DATABASE_URL: db.url } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) }));
-  });
-}
+const ops = (...args: string[]) => runOps({ DATABASE_URL: db.url }, ...args);
 
 describe('npm run ops -- console', () => {
   it('lists live sessions without secrets, ends one, then all, and ended sessions admit nothing', async () => {

@@ -8,6 +8,8 @@ import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
 import { buildTestApp } from './support/app.ts';
 import { progressReporter } from '../scripts/ops/progress.ts';
+import { runOps } from './support/ops.ts';
+import type { OpsRun } from './support/ops.ts';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -17,24 +19,11 @@ afterAll(async () => {
   await db?.drop();
 });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- CLI output is untyped JSON; the assertions check it
-type Run = { code: number | null; stdout: string; stderr: string; json: () => any };
-
-function ops(...args: string[]): Promise<Run> {
-  return opsWith({ DATABASE_URL: db.url }, ...args);
+function ops(...args: string[]): Promise<OpsRun> {
+  return runOps({ DATABASE_URL: db.url }, ...args);
 }
 
-function opsWith(env: NodeJS.ProcessEnv, ...args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['scripts/ops.ts', ...args], { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) }));
-  });
-}
+const opsWith = runOps;
 
 describe('npm run ops', () => {
   it('creates an account, a token, a workspace, a vault and a mapping that the API then accepts', async () => {
@@ -101,7 +90,7 @@ describe('npm run ops', () => {
     expect(cred.secret).toMatch(/^hnp_svc_/);
 
     const checkChain = (scope: string) =>
-      new Promise<Run>((resolve) => {
+      new Promise<OpsRun>((resolve) => {
         const child = spawn(process.execPath, ['scripts/ops.ts', 'chain', 'check', '--scope', scope], {
           env: { ...process.env, DATABASE_URL: db.url, HNP_SERVICE_CREDENTIAL: cred.secret },
         });
