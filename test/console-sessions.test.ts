@@ -1,80 +1,158 @@
-// Reviewer console sessions (domain/console/sessions.ts) and their admission
-// (admitConsoleSession in domain/principals/admission.ts): a session opened for an admitted
-// personal access token, bound to that token, stored only as a hash; its CSRF token derived from
-// its secret; every request resolving, judging (the automation interface) and charging (the REST
-// allowance) like the automation gateway.
+// Reviewer console sessions (domain/console/sessions.ts) and the console branch of admission
+// (admitConsoleSession, domain/principals/admission.ts). Proves: a session is opened only for a
+// still-live token of an admitted principal, stores only the hash of its secret and lives at most
+// 8 h or as long as its token; the CSRF token is derived from the session secret and accepted only
+// for that session; a session is admitted like the automation gateway (live session and token,
+// active account, automation entitlement, one REST request charged, even under 200 parallel
+// requests) and a refusal counts and touches nothing; sign-out ends only that session; the cookie
+// attributes are the strict ones.
 import { sql } from 'slonik';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AllowanceLeases } from '../domain/allowance-lease.ts';
 import { checkCsrf, cookieAttributes, csrfTokenFor, openSession, signOut } from '../domain/console/sessions.ts';
 import { issueAccessToken, revokeAccessToken, rotateAccessToken, updateAccount } from '../domain/identity/accounts.ts';
 import type { Principal } from '../domain/identity/accounts.ts';
 import { interfaceEntitlements } from '../domain/identity/plans.ts';
-import { admitConsoleSession } from '../domain/principals/admission.ts';
+import type { Plan } from '../domain/identity/plans.ts';
+import { admitAccessToken, admitConsoleSession } from '../domain/principals/admission.ts';
+import { hashSecret } from '../domain/secrets.ts';
 import { defaultAllowances } from '../domain/usage.ts';
 import { useTestDatabase } from './support/harness.ts';
 import { accountWithToken } from './support/fixtures.ts';
 
 const db = useTestDatabase();
-const leasesMade: AllowanceLeases[] = [];
-function leasesWith(allowances = defaultAllowances) {
-  const leases = new AllowanceLeases(db.pool, allowances, interfaceEntitlements);
-  leasesMade.push(leases);
-  return leases;
-}
+let leases: AllowanceLeases;
+
+beforeAll(() => {
+  leases = new AllowanceLeases(db.pool, defaultAllowances, interfaceEntitlements);
+});
 afterAll(async () => {
-  for (const leases of leasesMade) await leases.releaseAll();
+  await leases.releaseAll();
 });
 
-const sessionRow = z.object({ lastSeenAt: z.string(), expiresAt: z.string(), endedAt: z.string().nullable(), userAgent: z.string().nullable() });
+const sessionSecretFormat = /^hnp_ses_[A-Za-z0-9_-]{43}$/;
+const csrfTokenFormat = /^hnp_csrf_[A-Za-z0-9_-]{43}$/;
+
+const sessionRow = z.object({
+  accountId: z.string(),
+  tokenId: z.string(),
+  sessionHash: z.string(),
+  lastSeenAt: z.string(),
+  expiresAt: z.string(),
+  endedAt: z.string().nullable(),
+  userAgent: z.string().nullable(),
+});
 const readSession = (id: string) =>
   db.pool.one(sql.type(sessionRow)`
-    SELECT last_seen_at::text AS "lastSeenAt", expires_at::text AS "expiresAt", ended_at::text AS "endedAt", user_agent AS "userAgent"
+    SELECT account_id AS "accountId", token_id AS "tokenId", session_hash AS "sessionHash", last_seen_at::text AS "lastSeenAt",
+           expires_at::text AS "expiresAt", ended_at::text AS "endedAt", user_agent AS "userAgent"
       FROM console_sessions WHERE id = ${id}`);
-const restUsed = (accountId: string) =>
-  db.pool.maybeOneFirst(sql.type(z.object({ n: z.number() }))`SELECT month_count::int AS n FROM usage_counters WHERE account_id = ${accountId} AND interface = 'rest'`);
+const sessionsOfToken = (tokenId: string) =>
+  db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM console_sessions WHERE token_id = ${tokenId}`);
+const counters = (accountId: string) =>
+  db.pool.any(sql.type(z.object({ interface: z.string(), month: z.number(), minute: z.number() }))`
+    SELECT interface, month_count AS month, minute_count AS minute FROM usage_counters WHERE account_id = ${accountId} ORDER BY interface`);
+const tokenLastUsed = (tokenId: string) =>
+  db.pool.oneFirst(sql.type(z.object({ at: z.string().nullable() }))`SELECT last_used_at::text AS at FROM access_tokens WHERE id = ${tokenId}`);
+const backdateLastSeen = (sessionId: string) =>
+  db.pool.query(sql.type(z.object({}))`UPDATE console_sessions SET last_seen_at = now() - interval '2 minutes' WHERE id = ${sessionId}`);
 
-async function principalWithToken(plan: Parameters<typeof accountWithToken>[1] = 'developer_agent'): Promise<{ principal: Principal; token: string }> {
+/** An account and token admitted the way the console's sign-in admits them, before a session is opened. */
+async function admittedPrincipal(plan: Plan = 'developer_agent') {
   const { account, token, tokenId } = await accountWithToken(db.pool, plan);
-  return { principal: { tokenId, account }, token };
+  const principal: Principal = await admitAccessToken(db.pool, { token, iface: 'automation', leases, charge: false });
+  return { account, token, tokenId, principal };
 }
 
-describe('opening a session', () => {
-  it("gives a session of the principal's account and token, with a secret and its derived CSRF token", async () => {
-    const { principal } = await principalWithToken();
+/** A signed-in reviewer: the principal, its PAT and an open session; its token has been touched by sign-in. */
+async function signedIn(plan: Plan = 'developer_agent', userAgent?: string) {
+  const admitted = await admittedPrincipal(plan);
+  const opened = await openSession(db.pool, { principal: admitted.principal, userAgent });
+  return { ...admitted, ...opened };
+}
+
+/** Replaces one character of a token's random part with another base64url character. */
+function changeOneChar(value: string, index: number): string {
+  const at = value.length - 1 - index;
+  const replacement = value[at] === 'A' ? 'B' : 'A';
+  return value.slice(0, at) + replacement + value.slice(at + 1);
+}
+
+describe('openSession', () => {
+  it("opens a session of the principal's account and token with a fresh secret and its derived CSRF token", async () => {
+    const { account, tokenId, principal } = await admittedPrincipal();
     const opened = await openSession(db.pool, { principal, userAgent: 'Reviewer Browser/1.0' });
-    expect(opened.sessionSecret).toMatch(/^hnp_ses_[A-Za-z0-9_-]{43}$/);
-    expect(opened.csrfToken).toMatch(/^hnp_csrf_[A-Za-z0-9_-]{43}$/);
+    expect(opened.sessionSecret).toMatch(sessionSecretFormat);
+    expect(opened.csrfToken).toMatch(csrfTokenFormat);
     expect(opened.csrfToken).toBe(csrfTokenFor(opened.sessionSecret));
-    expect(opened.session).toMatchObject({ accountId: principal.account.id, tokenId: principal.tokenId });
-    const hours = (Date.parse(opened.session.expiresAt) - Date.now()) / 3_600_000;
-    expect(hours).toBeGreaterThan(7.9);
-    expect(hours).toBeLessThanOrEqual(8);
-    expect((await readSession(opened.session.id)).userAgent).toBe('Reviewer Browser/1.0');
+    expect(opened.session).toMatchObject({ accountId: account.id, tokenId });
+    const row = await readSession(opened.session.id);
+    expect(row).toMatchObject({ accountId: account.id, tokenId, endedAt: null, userAgent: 'Reviewer Browser/1.0' });
+    // A second session of the same principal has its own secret.
+    const second = await openSession(db.pool, { principal });
+    expect(second.sessionSecret).not.toBe(opened.sessionSecret);
+    expect(second.session.id).not.toBe(opened.session.id);
+    expect((await readSession(second.session.id)).userAgent).toBeNull();
   });
 
-  it('ends no later than its token expires, and takes its own ttl', async () => {
-    const { principal } = await principalWithToken();
+  it('expires after 8 hours by default, or after ttlSeconds', async () => {
+    const { principal } = await admittedPrincipal();
+    const before = Date.now();
+    const { session } = await openSession(db.pool, { principal });
+    const after = Date.now();
+    // Postgres's now() and the test's clock agree to within a second on the same machine.
+    expect(Date.parse(session.expiresAt)).toBeGreaterThanOrEqual(before + 8 * 3_600_000 - 1_000);
+    expect(Date.parse(session.expiresAt)).toBeLessThanOrEqual(after + 8 * 3_600_000 + 1_000);
+
+    const short = await openSession(db.pool, { principal }, { ttlSeconds: 600 });
+    const left = Date.parse(short.session.expiresAt) - Date.now();
+    expect(left).toBeGreaterThan(590_000);
+    expect(left).toBeLessThanOrEqual(601_000);
+  });
+
+  it('expires with its token when the token expires first', async () => {
+    const { account } = await accountWithToken(db.pool);
     const tokenExpiry = new Date(Date.now() + 3_600_000).toISOString();
-    const issued = await issueAccessToken(db.pool, { accountId: principal.account.id, name: 'one hour', expiresAt: tokenExpiry });
-    const { session } = await openSession(db.pool, { principal: { tokenId: issued.record.id, account: principal.account } });
+    const issued = await issueAccessToken(db.pool, { accountId: account.id, name: 'one hour', expiresAt: tokenExpiry });
+    const principal = await admitAccessToken(db.pool, { token: issued.token, iface: 'automation', leases, charge: false });
+    const { session } = await openSession(db.pool, { principal });
     expect(session.expiresAt).toBe(tokenExpiry);
-    const short = await openSession(db.pool, { principal }, { ttlSeconds: 60 });
-    expect(Date.parse(short.session.expiresAt) - Date.now()).toBeLessThanOrEqual(60_000);
-    for (const ttlSeconds of [0, -1, 1.5]) await expect(openSession(db.pool, { principal }, { ttlSeconds })).rejects.toThrow(RangeError);
+    // A token that outlives the session does not lengthen it.
+    const later = new Date(Date.now() + 30 * 24 * 3_600_000).toISOString();
+    const longLived = await issueAccessToken(db.pool, { accountId: account.id, name: 'a month', expiresAt: later });
+    const opened = await openSession(db.pool, { principal: { tokenId: longLived.record.id, account } });
+    expect(Date.parse(opened.session.expiresAt)).toBeLessThan(Date.now() + 8 * 3_600_000 + 1_000);
   });
 
-  it('refuses a token revoked since it was admitted, leaving no row', async () => {
-    const { principal } = await principalWithToken();
-    await revokeAccessToken(db.pool, principal.tokenId);
-    await expect(openSession(db.pool, { principal })).rejects.toMatchObject({ code: 'invalid_token' });
-    expect(await db.pool.exists(sql.type(z.object({ id: z.uuid() }))`SELECT id FROM console_sessions WHERE token_id = ${principal.tokenId}`)).toBe(false);
+  it('refuses with invalid_token, opening nothing, when the token was revoked, rotated away or expired after it was admitted', async () => {
+    const revoked = await admittedPrincipal();
+    await revokeAccessToken(db.pool, revoked.tokenId);
+    await expect(openSession(db.pool, { principal: revoked.principal })).rejects.toMatchObject({ code: 'invalid_token' });
+    expect(await sessionsOfToken(revoked.tokenId)).toBe(0);
+
+    const rotated = await admittedPrincipal();
+    await rotateAccessToken(db.pool, rotated.tokenId);
+    await expect(openSession(db.pool, { principal: rotated.principal })).rejects.toMatchObject({ code: 'invalid_token' });
+    expect(await sessionsOfToken(rotated.tokenId)).toBe(0);
+
+    const expired = await admittedPrincipal();
+    await db.pool.query(sql.type(z.object({}))`UPDATE access_tokens SET expires_at = now() - interval '1 second' WHERE id = ${expired.tokenId}`);
+    await expect(openSession(db.pool, { principal: expired.principal })).rejects.toMatchObject({ code: 'invalid_token' });
+    expect(await sessionsOfToken(expired.tokenId)).toBe(0);
   });
 
-  it('stores only a hash: neither the secret, the CSRF token nor the access token appear in the row', async () => {
-    const { principal, token } = await principalWithToken();
-    const { sessionSecret, csrfToken, session } = await openSession(db.pool, { principal, userAgent: 'UA' });
+  it('keeps the user agent to 256 code points, never splitting a character', async () => {
+    const ascii = await signedIn('developer_agent', 'x'.repeat(1000));
+    expect((await readSession(ascii.session.id)).userAgent).toBe('x'.repeat(256));
+    // Astral characters are two UTF-16 units each: cutting units would keep 128 of them, or half of one.
+    const astral = await signedIn('developer_agent', '😀'.repeat(300));
+    expect((await readSession(astral.session.id)).userAgent).toBe('😀'.repeat(256));
+  });
+
+  it('stores only the hash of the session secret: the secret, the CSRF token and the access token appear nowhere in the row', async () => {
+    const { token, sessionSecret, csrfToken, session } = await signedIn('developer_agent', 'UA');
+    expect((await readSession(session.id)).sessionHash).toBe(hashSecret(sessionSecret));
     const row = await db.pool.oneFirst(sql.type(z.object({ row: z.string() }))`SELECT s::text AS row FROM console_sessions s WHERE id = ${session.id}`);
     expect(row).toContain(session.id);
     for (const secret of [sessionSecret, csrfToken, token]) {
@@ -84,137 +162,244 @@ describe('opening a session', () => {
     }
   });
 
-  it('keeps the user agent to 256 characters (code points)', async () => {
-    const { principal } = await principalWithToken();
-    const { session } = await openSession(db.pool, { principal, userAgent: '🙂'.repeat(1000) });
-    expect((await readSession(session.id)).userAgent).toBe('🙂'.repeat(256));
+  it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])('refuses ttlSeconds %s with a RangeError, opening nothing', async (ttlSeconds) => {
+    const { tokenId, principal } = await admittedPrincipal();
+    await expect(openSession(db.pool, { principal }, { ttlSeconds })).rejects.toBeInstanceOf(RangeError);
+    expect(await sessionsOfToken(tokenId)).toBe(0);
   });
 });
 
 describe('CSRF tokens', () => {
-  it("are the session's own: deterministic, different per session, compared whole", async () => {
-    const { principal } = await principalWithToken();
+  it('are derived deterministically from the session secret and differ between sessions', async () => {
+    const { principal } = await admittedPrincipal();
     const mine = await openSession(db.pool, { principal });
     const another = await openSession(db.pool, { principal });
     expect(csrfTokenFor(mine.sessionSecret)).toBe(mine.csrfToken);
-    expect(mine.csrfToken).not.toBe(another.csrfToken);
+    expect(csrfTokenFor(mine.sessionSecret)).toBe(csrfTokenFor(mine.sessionSecret));
+    expect(csrfTokenFor(another.sessionSecret)).toMatch(csrfTokenFormat);
+    expect(another.csrfToken).not.toBe(mine.csrfToken);
+    // Not the secret with another prefix: the cookie's value cannot be read off a rendered form.
+    expect(mine.csrfToken.slice('hnp_csrf_'.length)).not.toBe(mine.sessionSecret.slice('hnp_ses_'.length));
+  });
+
+  it("checkCsrf accepts only the session's own token", async () => {
+    const { principal } = await admittedPrincipal();
+    const mine = await openSession(db.pool, { principal });
+    const another = await openSession(db.pool, { principal });
     expect(checkCsrf(mine.sessionSecret, mine.csrfToken)).toBe(true);
+    expect(checkCsrf(another.sessionSecret, another.csrfToken)).toBe(true);
     expect(checkCsrf(mine.sessionSecret, another.csrfToken)).toBe(false);
     expect(checkCsrf(another.sessionSecret, mine.csrfToken)).toBe(false);
-    const last = mine.csrfToken.at(-1)!;
-    const changed = mine.csrfToken.slice(0, -1) + (last === 'A' ? 'B' : 'A');
-    for (const presented of ['', undefined, null, mine.sessionSecret, changed, `${mine.csrfToken}x`, mine.csrfToken.slice(0, -1)]) {
-      expect(checkCsrf(mine.sessionSecret, presented)).toBe(false);
-    }
+  });
+
+  it('checkCsrf refuses empty, missing, malformed and altered values without throwing', async () => {
+    const { sessionSecret, csrfToken } = await signedIn();
+    const body = csrfToken.slice('hnp_csrf_'.length);
+    const refused: (string | null | undefined)[] = [
+      '',
+      undefined,
+      null,
+      'garbage',
+      sessionSecret,
+      `hnp_ses_${body}`,
+      body,
+      csrfToken.toUpperCase(),
+      `${csrfToken}A`,
+      csrfToken.slice(0, -1),
+      ` ${csrfToken}`,
+      changeOneChar(csrfToken, 0),
+      changeOneChar(csrfToken, 20),
+      changeOneChar(csrfToken, 42),
+    ];
+    for (const presented of refused) expect(checkCsrf(sessionSecret, presented), String(presented)).toBe(false);
+    expect(checkCsrf(sessionSecret, csrfToken)).toBe(true);
   });
 });
 
-describe('admitting a session', () => {
-  it('admits a live session with its principal, charging one REST request (none with charge: false)', async () => {
-    const { principal } = await principalWithToken();
-    const leases = leasesWith();
-    const { sessionSecret, session } = await openSession(db.pool, { principal });
+describe('admitConsoleSession', () => {
+  it('admits a live session with its principal, session and expiry, charging one REST request', async () => {
+    const { account, tokenId, sessionSecret, session } = await signedIn('team');
     const admitted = await admitConsoleSession(db.pool, { sessionSecret, leases });
-    expect(admitted).toMatchObject({ tokenId: principal.tokenId, account: { id: principal.account.id }, sessionId: session.id, sessionExpiresAt: session.expiresAt });
-    expect(admitted.usage).toMatchObject({ monthUsed: 1 });
-    await leases.releaseAll();
-    expect(await restUsed(principal.account.id)).toBe(1);
-    const uncharged = await admitConsoleSession(db.pool, { sessionSecret, leases, charge: false });
-    expect(uncharged.usage).toBeNull();
-    await leases.releaseAll();
-    expect(await restUsed(principal.account.id)).toBe(1);
+    expect(admitted).toEqual({
+      tokenId,
+      account: expect.objectContaining({ id: account.id, plan: 'team', status: 'active' }),
+      sessionId: session.id,
+      sessionExpiresAt: session.expiresAt,
+      usage: { monthLimit: defaultAllowances.rest.perMonth.team, monthUsed: 1, minuteLimit: defaultAllowances.rest.perMinute, minuteUsed: 1 },
+    });
+    expect(await counters(account.id)).toEqual([{ interface: 'rest', month: 1, minute: 1 }]);
+    const again = await admitConsoleSession(db.pool, { sessionSecret, leases });
+    expect(again.usage).toMatchObject({ monthUsed: 2, minuteUsed: 2 });
+    expect(await counters(account.id)).toEqual([{ interface: 'rest', month: 2, minute: 2 }]);
   });
 
-  it('refuses unknown, malformed, expired, signed-out, revoked, rotated-away and expired-token sessions as session_invalid', async () => {
-    const leases = leasesWith();
-    const open = async () => {
-      const { principal } = await principalWithToken();
-      return { principal, ...(await openSession(db.pool, { principal })) };
-    };
-    const expired = await open();
-    await db.pool.query(sql.unsafe`UPDATE console_sessions SET expires_at = now() - interval '1 second', created_at = now() - interval '1 hour' WHERE id = ${expired.session.id}`);
-    const signedOut = await open();
-    await signOut(db.pool, signedOut.sessionSecret);
-    const revoked = await open();
-    await revokeAccessToken(db.pool, revoked.principal.tokenId);
-    const rotated = await open();
-    await rotateAccessToken(db.pool, rotated.principal.tokenId);
-    const tokenExpired = await open();
-    await db.pool.query(sql.unsafe`UPDATE access_tokens SET expires_at = now() - interval '1 second' WHERE id = ${tokenExpired.principal.tokenId}`);
-    const secrets = [`hnp_ses_${'A'.repeat(43)}`, 'garbage', '', expired.sessionSecret, signedOut.sessionSecret, revoked.sessionSecret, rotated.sessionSecret, tokenExpired.sessionSecret];
-    for (const sessionSecret of secrets) {
-      await expect(admitConsoleSession(db.pool, { sessionSecret, leases }), sessionSecret).rejects.toMatchObject({ code: 'session_invalid' });
+  it('with charge: false, admits and counts nothing', async () => {
+    const { account, tokenId, sessionSecret, session } = await signedIn();
+    const admitted = await admitConsoleSession(db.pool, { sessionSecret, leases, charge: false });
+    expect(admitted).toMatchObject({ tokenId, sessionId: session.id, account: { id: account.id }, usage: null });
+    expect(await counters(account.id)).toEqual([]);
+  });
+
+  it.each([
+    ['a malformed secret', 'garbage'],
+    ['an empty secret', ''],
+    ['a well-formed unknown secret', `hnp_ses_${'A'.repeat(43)}`],
+  ])('refuses %s with session_invalid', async (_label, sessionSecret) => {
+    await expect(admitConsoleSession(db.pool, { sessionSecret, leases })).rejects.toMatchObject({ code: 'session_invalid' });
+  });
+
+  it('refuses the personal access token or the CSRF token presented as the session secret', async () => {
+    const { token, csrfToken, account } = await signedIn();
+    for (const sessionSecret of [token, csrfToken]) {
+      await expect(admitConsoleSession(db.pool, { sessionSecret, leases })).rejects.toMatchObject({ code: 'session_invalid' });
     }
+    expect(await counters(account.id)).toEqual([]);
   });
 
-  it("judges the account on the automation interface: suspended is account_inactive, a plan without it entitlement_required, nothing charged", async () => {
-    const leases = leasesWith();
-    const suspended = await principalWithToken();
-    const s1 = await openSession(db.pool, { principal: suspended.principal });
-    await updateAccount(db.pool, suspended.principal.account.id, { status: 'suspended' });
-    await expect(admitConsoleSession(db.pool, { sessionSecret: s1.sessionSecret, leases })).rejects.toMatchObject({ code: 'account_inactive' });
-    const downgraded = await principalWithToken();
-    const s2 = await openSession(db.pool, { principal: downgraded.principal });
-    await updateAccount(db.pool, downgraded.principal.account.id, { plan: 'premium' });
-    await expect(admitConsoleSession(db.pool, { sessionSecret: s2.sessionSecret, leases })).rejects.toMatchObject({ code: 'entitlement_required' });
-    await leases.releaseAll();
-    expect(await restUsed(suspended.principal.account.id)).toBeNull();
-    expect(await restUsed(downgraded.principal.account.id)).toBeNull();
+  // Each case ends a live session one way; the session and its account are otherwise fine.
+  const endings: [string, (s: Awaited<ReturnType<typeof signedIn>>) => Promise<unknown>][] = [
+    [
+      'an expired session',
+      (s) => db.pool.query(sql.type(z.object({}))`UPDATE console_sessions SET created_at = now() - interval '9 hours', expires_at = now() - interval '1 second' WHERE id = ${s.session.id}`),
+    ],
+    ['a signed-out session', (s) => signOut(db.pool, s.sessionSecret)],
+    ['a session whose token was revoked', (s) => revokeAccessToken(db.pool, s.tokenId)],
+    ['a session whose token was rotated away', (s) => rotateAccessToken(db.pool, s.tokenId)],
+    ['a session whose token expired', (s) => db.pool.query(sql.type(z.object({}))`UPDATE access_tokens SET expires_at = now() - interval '1 second' WHERE id = ${s.tokenId}`)],
+  ];
+  it.each(endings)('refuses %s with session_invalid, counting and touching nothing', async (_label, end) => {
+    const s = await signedIn();
+    await admitConsoleSession(db.pool, { sessionSecret: s.sessionSecret, leases });
+    await backdateLastSeen(s.session.id);
+    const seen = (await readSession(s.session.id)).lastSeenAt;
+    await end(s);
+    await expect(admitConsoleSession(db.pool, { sessionSecret: s.sessionSecret, leases })).rejects.toMatchObject({ code: 'session_invalid' });
+    expect(await counters(s.account.id)).toEqual([{ interface: 'rest', month: 1, minute: 1 }]);
+    expect((await readSession(s.session.id)).lastSeenAt).toBe(seen);
   });
 
-  it('records when the session was last seen at most once a minute', async () => {
-    const { principal } = await principalWithToken();
-    const leases = leasesWith();
-    const { sessionSecret, session } = await openSession(db.pool, { principal });
-    const firstSeen = (await readSession(session.id)).lastSeenAt;
-    await admitConsoleSession(db.pool, { sessionSecret, leases, charge: false });
-    expect((await readSession(session.id)).lastSeenAt).toBe(firstSeen);
-    await db.pool.query(sql.unsafe`UPDATE console_sessions SET last_seen_at = now() - interval '2 minutes' WHERE id = ${session.id}`);
+  it('refuses a suspended account with account_inactive, counting and touching nothing', async () => {
+    const { account, tokenId, sessionSecret, session } = await signedIn();
+    await updateAccount(db.pool, account.id, { status: 'suspended' });
+    await backdateLastSeen(session.id);
+    await db.pool.query(sql.type(z.object({}))`UPDATE access_tokens SET last_used_at = NULL WHERE id = ${tokenId}`);
+    const seen = (await readSession(session.id)).lastSeenAt;
+    await expect(admitConsoleSession(db.pool, { sessionSecret, leases })).rejects.toMatchObject({ code: 'account_inactive' });
+    await expect(admitConsoleSession(db.pool, { sessionSecret, leases, charge: false })).rejects.toMatchObject({ code: 'account_inactive' });
+    expect(await counters(account.id)).toEqual([]);
+    expect((await readSession(session.id)).lastSeenAt).toBe(seen);
+    expect(await tokenLastUsed(tokenId)).toBeNull();
+    // The session was not ended: it is the account's status that refuses, and reactivation lets it in again.
+    await updateAccount(db.pool, account.id, { status: 'active' });
+    await expect(admitConsoleSession(db.pool, { sessionSecret, leases })).resolves.toMatchObject({ sessionId: session.id });
+  });
+
+  it('refuses an account moved to a plan without the automation interface with entitlement_required, charging nothing', async () => {
+    const { account, sessionSecret } = await signedIn();
+    await updateAccount(db.pool, account.id, { plan: 'premium' });
+    await expect(admitConsoleSession(db.pool, { sessionSecret, leases })).rejects.toMatchObject({
+      code: 'entitlement_required',
+      extensions: { plan: 'premium', requiredPlans: [...interfaceEntitlements.automation] },
+    });
+    expect(await counters(account.id)).toEqual([]);
+  });
+
+  it('records when the session and its token were last used, at most once a minute', async () => {
+    const { tokenId, sessionSecret, session } = await signedIn();
+    await db.pool.query(sql.type(z.object({}))`UPDATE access_tokens SET last_used_at = NULL WHERE id = ${tokenId}`);
+    const opened = (await readSession(session.id)).lastSeenAt;
+
+    // Just opened: the session was seen now; the token (cleared above) gets its first use.
+    await admitConsoleSession(db.pool, { sessionSecret, leases });
+    expect((await readSession(session.id)).lastSeenAt).toBe(opened);
+    const tokenUsed = await tokenLastUsed(tokenId);
+    expect(tokenUsed).not.toBeNull();
+    await admitConsoleSession(db.pool, { sessionSecret, leases });
+    expect(await tokenLastUsed(tokenId)).toBe(tokenUsed);
+
+    // Two minutes later: touched once, then not again within the minute.
+    await backdateLastSeen(session.id);
     const backdated = (await readSession(session.id)).lastSeenAt;
-    await admitConsoleSession(db.pool, { sessionSecret, leases, charge: false });
-    expect(Date.parse((await readSession(session.id)).lastSeenAt)).toBeGreaterThan(Date.parse(backdated));
+    await admitConsoleSession(db.pool, { sessionSecret, leases });
+    const touched = (await readSession(session.id)).lastSeenAt;
+    expect(Date.parse(touched)).toBeGreaterThan(Date.parse(backdated));
+    await admitConsoleSession(db.pool, { sessionSecret, leases });
+    expect((await readSession(session.id)).lastSeenAt).toBe(touched);
   });
 
-  it('charges exactly the per-minute allowance under 200 concurrent requests of one session', async () => {
-    const { principal } = await principalWithToken();
-    const leases = leasesWith({ ...defaultAllowances, rest: { perMinute: 50, perMonth: { developer_agent: 100_000 } } });
-    const { sessionSecret } = await openSession(db.pool, { principal });
-    const results = await Promise.allSettled(Array.from({ length: 200 }, () => admitConsoleSession(db.pool, { sessionSecret, leases })));
-    const admitted = results.filter((r) => r.status === 'fulfilled').length;
-    const refused = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code as string);
-    expect(admitted).toBe(50);
-    expect(new Set(refused)).toEqual(new Set(['rate_limited']));
-    await leases.releaseAll();
-    expect(await restUsed(principal.account.id)).toBe(50);
+  describe('200 parallel requests of one session with a per-minute allowance of 50', () => {
+    const PER_MINUTE = 50;
+    const CALLERS = 200;
+    let tight: AllowanceLeases;
+
+    beforeAll(() => {
+      // Monthly allowance far above the load, so only the minute can refuse.
+      tight = new AllowanceLeases(db.pool, { ...defaultAllowances, rest: { perMinute: PER_MINUTE, perMonth: { developer_agent: 100_000, team: 100_000 } } }, interfaceEntitlements);
+    });
+    afterAll(async () => {
+      await tight.releaseAll();
+    });
+
+    it(`admits exactly ${PER_MINUTE}, refuses the rest with rate_limited, and counts ${PER_MINUTE}`, async () => {
+      const { account, sessionSecret, session } = await signedIn();
+      // The minute counter starts again at a minute boundary: start well inside a minute.
+      const intoMinute = Date.now() % 60_000;
+      if (intoMinute > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoMinute + 500));
+
+      const results = await Promise.allSettled(Array.from({ length: CALLERS }, () => admitConsoleSession(db.pool, { sessionSecret, leases: tight })));
+      const admitted = results.filter((r) => r.status === 'fulfilled').map((r) => r.value);
+      const refused = results.filter((r) => r.status === 'rejected').map((r) => r.reason as unknown);
+      expect(admitted).toHaveLength(PER_MINUTE);
+      for (const a of admitted) expect(a).toMatchObject({ sessionId: session.id, usage: { minuteLimit: PER_MINUTE } });
+      // Each admitted request had its own place in the minute.
+      expect(new Set(admitted.map((a) => a.usage?.minuteUsed))).toEqual(new Set(Array.from({ length: PER_MINUTE }, (_, i) => i + 1)));
+      expect(refused).toHaveLength(CALLERS - PER_MINUTE);
+      for (const reason of refused) expect(reason).toMatchObject({ code: 'rate_limited', extensions: { minuteLimit: PER_MINUTE, interface: 'rest' } });
+      expect(await counters(account.id)).toEqual([{ interface: 'rest', month: PER_MINUTE, minute: PER_MINUTE }]);
+    });
   });
 });
 
-describe('signing out', () => {
-  it('ends only that session, once; malformed values are ignored', async () => {
-    const { principal } = await principalWithToken();
-    const leases = leasesWith();
+describe('signOut', () => {
+  it('ends only that session, once: signing out again changes nothing', async () => {
+    const { principal } = await admittedPrincipal();
     const mine = await openSession(db.pool, { principal });
     const other = await openSession(db.pool, { principal });
     await signOut(db.pool, mine.sessionSecret);
     const endedAt = (await readSession(mine.session.id)).endedAt;
     expect(endedAt).not.toBeNull();
+    await expect(admitConsoleSession(db.pool, { sessionSecret: mine.sessionSecret, leases })).rejects.toMatchObject({ code: 'session_invalid' });
+
     await signOut(db.pool, mine.sessionSecret);
     expect((await readSession(mine.session.id)).endedAt).toBe(endedAt);
-    await signOut(db.pool, 'garbage');
-    await expect(admitConsoleSession(db.pool, { sessionSecret: other.sessionSecret, leases, charge: false })).resolves.toMatchObject({ sessionId: other.session.id });
+    // Another session of the same token goes on.
+    expect((await readSession(other.session.id)).endedAt).toBeNull();
+    await expect(admitConsoleSession(db.pool, { sessionSecret: other.sessionSecret, leases })).resolves.toMatchObject({ sessionId: other.session.id });
+  });
+
+  it('ignores malformed and unknown values, ending nothing', async () => {
+    const { sessionSecret, session, csrfToken, token } = await signedIn();
+    for (const value of ['', 'garbage', `hnp_ses_${'A'.repeat(43)}`, csrfToken, token, `${sessionSecret}A`]) {
+      await expect(signOut(db.pool, value)).resolves.toBeUndefined();
+    }
+    expect((await readSession(session.id)).endedAt).toBeNull();
   });
 });
 
-describe('the session cookie', () => {
-  it('is HttpOnly, SameSite=Strict and limited to /console, Secure only over HTTPS', () => {
+describe('cookieAttributes', () => {
+  it('is HttpOnly, SameSite=Strict and limited to /console; Secure follows the option', () => {
     expect(cookieAttributes({ secure: false, maxAgeSeconds: 28_800 })).toEqual({ httpOnly: true, sameSite: 'strict', path: '/console', secure: false, maxAge: 28_800 });
-    expect(cookieAttributes({ secure: true, maxAgeSeconds: 28_800 })).toMatchObject({ secure: true });
+    expect(cookieAttributes({ secure: true, maxAgeSeconds: 28_800 })).toEqual({ httpOnly: true, sameSite: 'strict', path: '/console', secure: true, maxAge: 28_800 });
   });
 
-  it('clears with Max-Age 0 and never gives a negative, fractional or infinite age', () => {
+  it('floors the age and never makes it negative (0 clears the cookie)', () => {
     expect(cookieAttributes({ secure: true, maxAgeSeconds: 0 }).maxAge).toBe(0);
     expect(cookieAttributes({ secure: true, maxAgeSeconds: -5 }).maxAge).toBe(0);
+    expect(cookieAttributes({ secure: true, maxAgeSeconds: -0.5 }).maxAge).toBe(0);
     expect(cookieAttributes({ secure: true, maxAgeSeconds: 59.9 }).maxAge).toBe(59);
-    expect(() => cookieAttributes({ secure: true, maxAgeSeconds: Number.POSITIVE_INFINITY })).toThrow(RangeError);
+  });
+
+  it.each([Number.NaN, Number.POSITIVE_INFINITY])('refuses a maxAgeSeconds of %s with a RangeError', (maxAgeSeconds) => {
+    expect(() => cookieAttributes({ secure: true, maxAgeSeconds })).toThrow(RangeError);
   });
 });
