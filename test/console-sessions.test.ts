@@ -399,7 +399,7 @@ describe('cookieAttributes', () => {
     expect(cookieAttributes({ secure: true, maxAgeSeconds: 59.9 }).maxAge).toBe(59);
   });
 
-  it.each([Number.NaN, Number.POSITIVE_INFINITY])('refuses a maxAgeSeconds of %s with a RangeError', (maxAgeSeconds) => {
+  it.each([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])('refuses a maxAgeSeconds of %s with a RangeError', (maxAgeSeconds) => {
     expect(() => cookieAttributes({ secure: true, maxAgeSeconds })).toThrow(RangeError);
   });
 });

@@ -135,8 +135,8 @@ export async function signOut(db: Db, sessionSecret: string): Promise<void> {
  * drops it at `maxAgeSeconds` (0 clears it on sign-out). In @fastify/cookie's option form.
  */
 export function cookieAttributes(options: { secure: boolean; maxAgeSeconds: number }) {
+  if (!Number.isFinite(options.maxAgeSeconds)) throw new RangeError('maxAgeSeconds must be a finite number.');
   const maxAge = Math.max(0, Math.floor(options.maxAgeSeconds));
-  if (!Number.isFinite(maxAge)) throw new RangeError('maxAgeSeconds must be a finite number.');
   return { httpOnly: true, sameSite: 'strict', path: '/console', secure: options.secure, maxAge } as const;
 }
 
