@@ -603,3 +603,22 @@ describe('inbox', () => {
     expect(changed.body).toContain(`/console/proposals/${arrived}`);
   });
 });
+
+describe('assets', () => {
+  it('serves the stylesheet and script the pages name, without a session, immutable under content-hashed names; anything else is 404', async () => {
+    const page = await app.inject({ method: 'GET', url: '/console/sign-in' });
+    expect(page.headers['cache-control']).toBe('no-store');
+    const names = [...page.body.matchAll(/\/console\/assets\/(console\.[0-9a-f]{16}\.(?:css|js))/g)].map((m) => m[1]!);
+    expect(names).toHaveLength(2);
+    for (const name of names) {
+      const res = await app.inject({ method: 'GET', url: `/console/assets/${name}` });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      expect(res.headers['content-type']).toMatch(name.endsWith('.css') ? /^text\/css/ : /^text\/javascript/);
+      expect(res.body.length).toBeGreaterThan(100);
+    }
+    const missing = await app.inject({ method: 'GET', url: '/console/assets/console.0000000000000000.js', headers: json });
+    expect(missing.statusCode).toBe(404);
+    expect(parse(missing).code).toBe('not_found');
+  });
+});

@@ -100,7 +100,7 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
 
   // Every page is private to its reviewer; every change must come from our own pages.
   app.addHook('onRequest', async (request, reply) => {
-    if (!request.url.startsWith('/console/assets/')) reply.header('cache-control', 'no-store');
+    reply.header('cache-control', 'no-store'); // the assets route replaces it with its own
     if (request.method === 'POST') requireSameOrigin(request, publicBaseUrl);
     if (!request.routeOptions.config.consolePublic) await admitSession(request, reply, sessionDeps);
   });
@@ -131,13 +131,12 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
   app.setErrorHandler((error, request, reply) => {
     const problem = toAppError(error);
     if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
-    const hadSession = sessionSecretOf(request) !== undefined;
-    if (problem.code === 'session_invalid' && hadSession) clearSessionCookie(request, reply, publicBaseUrl);
-    if (wantsJson(request)) return sendProblem(reply, problem);
-    if (problem.code === 'session_invalid' && request.method === 'GET' && !request.url.includes('fragment=')) {
+    if (problem.code === 'session_invalid' && sessionSecretOf(request) !== undefined) clearSessionCookie(request, reply, publicBaseUrl);
+    // A script (JSON, or the refresher fetching a live part) gets problem+json; a person a page.
+    if (wantsJson(request) || request.url.includes('fragment=')) return sendProblem(reply, problem);
+    if (problem.code === 'session_invalid' && request.method === 'GET') {
       return reply.redirect(`/console/sign-in?next=${encodeURIComponent(safeNext(request.url))}`, 303);
     }
-    if (request.url.includes('fragment=')) return sendProblem(reply, problem);
     for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
     if (request.routeOptions.url === '/console/sign-in') {
       const next = safeNext((request.body as Record<string, string> | undefined)?.['next']);

@@ -58,7 +58,7 @@ export const servedOverHttps = (request: FastifyRequest, publicBaseUrl: string |
 export function requireSameOrigin(request: FastifyRequest, publicBaseUrl: string | undefined): void {
   const origin = request.headers.origin;
   const site = request.headers['sec-fetch-site'];
-  if (typeof origin === 'string' && origin !== 'null' && origin === ownOrigin(request, publicBaseUrl)) return;
+  if (origin === ownOrigin(request, publicBaseUrl)) return;
   if (origin === undefined && (site === undefined || site === 'same-origin' || site === 'none')) return;
   throw new AppError('csrf_check_failed', 'This request came from another site; the console accepts changes only from its own pages.');
 }
