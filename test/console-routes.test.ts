@@ -622,3 +622,16 @@ describe('assets', () => {
     expect(parse(missing).code).toBe('not_found');
   });
 });
+
+describe('signing in again', () => {
+  it('ends the session the browser already held, so one browser keeps one session', async () => {
+    const p = await person('Signs In Twice');
+    const first = await consoleSignIn(app, p.token);
+    const second = await consoleSignIn(app, p.token, { headers: { cookie: first.cookie } });
+    expect(second.secret).not.toBe(first.secret);
+    expect((await consoleGet(app, first, '/console', json)).statusCode).toBe(401);
+    expect((await consoleGet(app, second, '/console', json)).statusCode).toBe(200);
+    const rows = await sessionRows(p.account.id);
+    expect(rows.filter((r) => r.endedAt === null)).toHaveLength(1);
+  });
+});
