@@ -150,6 +150,26 @@ const refusal = (res: ConnectionsResponse) => ({
 
 const newDocument = (name: string, markdown: string) => ({ name, markdown });
 
+/**
+ * N answers to concurrent creates with one Idempotency-Key: exactly one says it created the object
+ * (201, replayed: false, no Idempotent-Replayed), every other replays it (200, replayed: true,
+ * Idempotent-Replayed: true), and all of them name the same object. Returns its id.
+ */
+function expectOneCreated(answers: ConnectionsResponse[], idField: 'fileId' | 'courseWorkId'): string {
+  const statuses = answers.map((a) => a.statusCode);
+  expect(statuses.filter((s) => s === 201), `statuses: ${statuses.join(', ')}`).toHaveLength(1);
+  expect(statuses.filter((s) => s === 200), `statuses: ${statuses.join(', ')}`).toHaveLength(answers.length - 1);
+  const data = answers.map((a) => a.data['data'] as Record<string, unknown>);
+  for (const [i, answer] of answers.entries()) {
+    const created = answer.statusCode === 201;
+    expect(data[i]!['replayed'], answer.body).toBe(!created);
+    expect(answer.headers['idempotent-replayed']).toBe(created ? undefined : 'true');
+  }
+  const ids = new Set(data.map((d) => d[idField]));
+  expect(ids.size).toBe(1);
+  return String([...ids][0]);
+}
+
 async function createDocument(connectionId: string, body = newDocument(`Plan ${randomUUID().slice(0, 6)}`, '# Plan\n\nSteps.\n')) {
   const res = await rt.createDocument(connectionId, body, randomUUID());
   expect(res.statusCode, res.body).toBe(201);
@@ -352,14 +372,26 @@ describe('Drive', () => {
     connectionId = await connect();
   });
 
-  it('ten parallel creates with one key make one file: they share the reserved id, so Drive itself refuses a second', async () => {
-    const files = google.fileCount();
-    const key = randomUUID();
-    const answers = await Promise.all(Array.from({ length: 10 }, () => rt.createDocument(connectionId, newDocument('Unit 5: decimals', '# Unit 5\n'), key)));
-    for (const answer of answers) expect([200, 201], answer.body).toContain(answer.statusCode);
-    expect(new Set(answers.map((a) => (a.data['data'] as { fileId: string }).fileId)).size).toBe(1);
-    expect(google.fileCount()).toBe(files + 1);
-  });
+  it.each([5, 20])(
+    '%i concurrent creates with one key against a slow Drive: one file, exactly one answer says it created it, the rest replay it',
+    async (n) => {
+      const files = google.fileCount();
+      const key = randomUUID();
+      // Every create waits at Google: all n reach Drive with the reserved id while the first is being made.
+      google.slow('drive.create', 250);
+      let answers: ConnectionsResponse[];
+      try {
+        answers = await Promise.all(Array.from({ length: n }, () => rt.createDocument(connectionId, newDocument(`Unit ${n}: decimals`, '# Decimals\n'), key)));
+      } finally {
+        google.slow('drive.create', null);
+      }
+      const fileId = expectOneCreated(answers, 'fileId');
+      expect(google.fileCount()).toBe(files + 1);
+      expect(google.file(fileId)).toMatchObject({ name: `Unit ${n}: decimals` });
+      // Every successful answer carries the same lineage (the one recorded), not each its own read.
+      expect(new Set(answers.map((a) => JSON.stringify({ ...(a.data['data'] as object), replayed: null }))).size).toBe(1);
+    },
+  );
 
   it('a retried create with the same Idempotency-Key answers the same file, and only one exists at Google', async () => {
     const body = newDocument('Unit 3: fractions', '# Unit 3\n\nEquivalent fractions.\n');
@@ -530,6 +562,24 @@ describe('Classroom', () => {
     expect(new Set(answers.map((a) => (a.data['data'] as { courseWorkId: string }).courseWorkId)).size).toBe(1);
     expect(google.courseWorkCount('7002')).toBe(courseWork + 1);
   });
+
+  it.each([5, 20])(
+    '%i concurrent assignment creates with one key against a slow Classroom: one assignment, exactly one answer says it created it, the rest replay it',
+    async (n) => {
+      const courseWork = google.courseWorkCount('7002');
+      const key = randomUUID();
+      google.slow('classroom.courseWork.create', 250);
+      let answers: ConnectionsResponse[];
+      try {
+        answers = await Promise.all(Array.from({ length: n }, () => rt.createAssignment(connectionId, '7002', { title: `Exit ticket ${n}: diffusion` }, key)));
+      } finally {
+        google.slow('classroom.courseWork.create', null);
+      }
+      const courseWorkId = expectOneCreated(answers, 'courseWorkId');
+      expect(google.courseWorkCount('7002')).toBe(courseWork + 1);
+      expect(google.courseWorkOf('7002').at(-1)).toMatchObject({ id: courseWorkId, title: `Exit ticket ${n}: diffusion` });
+    },
+  );
 
   it('a retried assignment create with the same Idempotency-Key answers the same assignment; one exists at Google', async () => {
     const courseWork = google.courseWorkCount('7002');

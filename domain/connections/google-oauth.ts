@@ -155,14 +155,52 @@ export type CallFailure =
   /** No answer: `refused` means nothing reached the provider; `timeout` and `cut` may have been applied. */
   | { status: null; data: null; transport: 'timeout' | 'refused' | 'cut' };
 
-/** Reads a gaxios error (either major version the clients bundle) by its shape, never its message. */
+// How the installed clients say "no answer in time" (read from their code, not their messages):
+// - gaxios 8 (@googleapis/drive's googleapis-common 9, google-auth-library 11: Drive and OAuth)
+//   attaches `AbortSignal.timeout(timeout)` to every request and, when it fires, sets the
+//   GaxiosError's `code` to 'TimeoutError' ('AbortError' for any other abort of the signal).
+// - gaxios 7 (googleapis-common 8, which @googleapis/classroom uses) attaches the same signal but
+//   sets no code: node-fetch rejects with its own AbortError (`name` 'AbortError', `type` 'aborted'),
+//   which gaxios keeps as the `cause`. This is the one the classification used to miss (a Classroom
+//   call past GOOGLE_TIMEOUT_MS answered 502 connection_provider_error).
+// - Both keep the request's options as `config`, its AbortSignal included: a signal whose `reason`
+//   is a TimeoutError DOMException means the deadline passed, whatever error the transport then
+//   surfaced (an ECONNRESET or a premature close while the call hung).
+// - A body read as a stream (Drive export) fails with node-fetch's AbortError itself, no GaxiosError.
+// - A native fetch or undici (a future gaxios) rejects with a DOMException TimeoutError/AbortError
+//   (gaxios copies its `name` into `code`) or an undici `UND_ERR_*_TIMEOUT` code.
+// These clients are aborted only by their deadline (nothing here cancels a call otherwise), so an
+// abort is a timeout. A system ETIMEDOUT is one too. A refused connection or an unknown host never
+// reached Google; any other cut (ECONNRESET before the deadline, EPIPE) stays a failure, not a timeout.
+const TIMEOUT_CODES = new Set(['TimeoutError', 'AbortError', 'ETIMEDOUT', 'ESOCKETTIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const REFUSED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+type ErrorLike = { response?: { status?: unknown; data?: unknown }; code?: unknown; name?: unknown; type?: unknown; cause?: unknown; config?: { signal?: unknown } };
+
+/** The error and its causes (a GaxiosError → node-fetch's error → the system error), at most four deep. */
+function errorChain(error: unknown): ErrorLike[] {
+  const chain: ErrorLike[] = [];
+  for (let e = error; e && typeof e === 'object' && chain.length < 4 && !chain.includes(e as ErrorLike); e = (e as ErrorLike).cause) chain.push(e as ErrorLike);
+  return chain;
+}
+
+/** Whether the request's own AbortSignal (gaxios' `config.signal`) fired because its deadline passed. */
+function deadlinePassed(e: ErrorLike): boolean {
+  const signal = e.config?.signal;
+  if (!(signal instanceof AbortSignal) || !signal.aborted) return false;
+  const reason: unknown = signal.reason;
+  return reason instanceof Error && reason.name === 'TimeoutError';
+}
+
+/** Reads a gaxios error (either major version the clients bundle) by its properties, never its message. */
 export function inspectFailure(error: unknown): CallFailure {
-  const e = (error ?? {}) as { response?: { status?: unknown; data?: unknown }; code?: unknown; name?: unknown; cause?: unknown; message?: unknown };
+  const chain = errorChain(error);
+  const e = chain[0] ?? {};
   if (e.response && typeof e.response.status === 'number') return { status: e.response.status, data: e.response.data ?? null, transport: null };
-  const codes = [e.code, (e.cause as { code?: unknown } | undefined)?.code, e.name].filter((c) => typeof c === 'string');
-  if (codes.some((c) => /timeout|ETIMEDOUT|UND_ERR_.*TIMEOUT/i.test(c))) return { status: null, data: null, transport: 'timeout' };
-  if (typeof e.message === 'string' && /timeout|timed out/i.test(e.message)) return { status: null, data: null, transport: 'timeout' };
-  if (codes.some((c) => ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH'].includes(c))) return { status: null, data: null, transport: 'refused' };
+  const codes = chain.flatMap((link) => [link.code, link.name]).filter((c): c is string => typeof c === 'string');
+  const aborted = chain.some((link) => link.type === 'aborted'); // node-fetch's AbortError
+  if (chain.some(deadlinePassed) || aborted || codes.some((c) => TIMEOUT_CODES.has(c))) return { status: null, data: null, transport: 'timeout' };
+  if (codes.some((c) => REFUSED_CODES.has(c))) return { status: null, data: null, transport: 'refused' };
   return { status: null, data: null, transport: 'cut' };
 }
 

@@ -1,12 +1,21 @@
 // The bounded Drive and Classroom round trips of a delegated connection, as the runtime offers
 // them: each runs with the connection's access token (refreshed inside withAccessToken), checks the
-// connection was granted the service, and turns every provider failure into a stable code. Writes at
-// Google are made retry-safe by an intent recorded under the caller's Idempotency-Key first
-// (migration 0016): Drive creates under a file id reserved once; a Classroom assignment carries a
-// marker a retry reconciles by. Only provider object lineage (ids, versions, titles) is kept.
+// connection was granted the service, and turns every provider failure into a stable code (a call
+// Google did not answer within GOOGLE_TIMEOUT_MS is 504 connection_provider_timeout, however the
+// client library said so: google-oauth.ts inspectFailure). Writes at Google are made retry-safe by
+// an intent recorded under the caller's Idempotency-Key first (migration 0016): Drive creates under
+// a file id reserved once; a Classroom assignment carries a marker a retry reconciles by. Only
+// provider object lineage (ids, versions, titles) is kept.
+//
+// Who says "created": of all the requests with one key, only the one whose UPDATE moves the intent
+// from pending to done answers `201, replayed: false`; every other answer with the key replays that
+// record (200, `replayed: true`, Idempotent-Replayed). Concurrent Drive creates with one key all
+// reach Drive with the same reserved id (one makes the file, the others meet it as a 409 and read
+// it), so "my call to Google succeeded" cannot decide it: several requests get the file's lineage,
+// and each used to answer 201 replayed:false. The intent's single transition does decide it.
 import { createHash } from 'node:crypto';
-import { sql } from 'slonik';
-import type { DatabasePool } from 'slonik';
+import { sql, StatementTimeoutError } from 'slonik';
+import type { CommonQueryMethods, DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import { emptyRow } from '../../db/row-schemas.ts';
 import { AppError } from '../errors.ts';
@@ -124,16 +133,52 @@ async function claimIntent(db: DatabasePool, caller: ConnectionCaller, input: { 
   return { intent, fresh, keyHash };
 }
 
-async function completeIntent(db: Pick<DatabasePool, 'query'>, intentId: string, result: unknown): Promise<void> {
-  await db.query(sql.type(emptyRow)`
-    UPDATE connection_write_intents SET state = 'done', result = ${sql.jsonb(result as never)}, done_at = now() WHERE id = ${intentId} AND state = 'pending'`);
+const resultRow = z.object({ result: z.unknown() });
+
+/**
+ * Records the outcome of a pending intent, once. Concurrent calls for one intent serialize on its row
+ * (the UPDATE's lock, then `state = 'pending'` re-checked on the committed row): exactly one moves it
+ * to done and gets `first: true` — that request alone answers "created". Every other gets the
+ * outcome already recorded (the same object, whatever it saw at Google) and answers it as a replay.
+ */
+async function completeIntent(db: CommonQueryMethods, intentId: string, result: unknown): Promise<{ first: boolean; result: unknown }> {
+  const completed = await db.maybeOne(sql.type(resultRow)`
+    UPDATE connection_write_intents SET state = 'done', result = ${sql.jsonb(result as never)}, done_at = now()
+     WHERE id = ${intentId} AND state = 'pending'
+    RETURNING result`);
+  if (completed) return { first: true, result: completed.result };
+  const recorded = await db.one(sql.type(resultRow)`SELECT result FROM connection_write_intents WHERE id = ${intentId} AND state = 'done'`);
+  return { first: false, result: recorded.result };
+}
+
+/**
+ * Locks an intent's row for the Classroom create, waiting for a concurrent request that holds it at
+ * most `waitMs` (one Google call's timeout). A longer wait (the holder is slow at Google, or the
+ * pool's statement timeout comes first) answers 409 idempotency_in_flight with Retry-After: 1 rather
+ * than a database error: the first request is still running, and a retry with the key replays it.
+ */
+async function lockIntent(tx: DatabaseTransactionConnection, intentId: string, waitMs: number) {
+  await tx.query(sql.type(emptyRow)`SELECT set_config('lock_timeout', ${`${Math.max(1, Math.round(waitMs))}ms`}, true)`);
+  try {
+    return await tx.one(sql.type(intentRow)`SELECT ${intentColumns} FROM connection_write_intents WHERE id = ${intentId} FOR UPDATE`);
+  } catch (error) {
+    // 55P03 lock_not_available: lock_timeout passed; a statement timeout can only be the same wait.
+    if (error instanceof StatementTimeoutError || (error as { code?: unknown } | null)?.code === '55P03') {
+      throw new AppError('idempotency_in_flight', 'A request with this Idempotency-Key is still creating the assignment at Google; retry with the same key.', {
+        headers: { 'retry-after': '1' },
+      });
+    }
+    throw error;
+  }
 }
 
 // ---- Drive ---------------------------------------------------------------------------------------
 
 /**
  * Creates a Google Doc from Markdown, retry-safe: the file id is reserved once under the key, so a
- * retry (after any failure, or concurrent with the first) can only meet its own file.
+ * retry (after any failure, or concurrent with the first) can only meet its own file. Concurrent
+ * requests with the key each call Drive with that id (no lock is held across Google calls); the one
+ * that records the outcome answers created, the others replay it (completeIntent).
  */
 export async function createDriveDocument(deps: RoundTripDeps, caller: ConnectionCaller, connectionId: string, key: string, input: { name: string; markdown: string }) {
   return atGoogle(deps, caller, connectionId, 'drive', async (access) => {
@@ -146,8 +191,8 @@ export async function createDriveDocument(deps: RoundTripDeps, caller: Connectio
     });
     if (intent.state === 'done') return { document: document(connectionId, intent.result as DriveLineage, true), replayed: true };
     const lineage = await createDocument(access, { fileId: intent.handle, name: input.name, markdown: input.markdown });
-    await completeIntent(deps.db, intent.id, lineage);
-    return { document: document(connectionId, lineage, false), replayed: false };
+    const outcome = await completeIntent(deps.db, intent.id, lineage);
+    return { document: document(connectionId, outcome.result as DriveLineage, !outcome.first), replayed: !outcome.first };
   });
 }
 
@@ -198,6 +243,9 @@ export type AssignmentInput = { title: string; description?: string | undefined;
  * the intent row stays locked while Google is called, so concurrent requests with the key take
  * turns, and every request but the first looks for the marker before creating (an earlier attempt
  * may have created it and lost the answer). A retried create never makes a second assignment.
+ * Only the request that created it and recorded the outcome answers created; one that found it by
+ * its marker, or found the outcome recorded, answers a replay. A request that waits for the lock
+ * longer than one Google call answers 409 idempotency_in_flight (lockIntent).
  */
 export async function createClassroomAssignment(deps: RoundTripDeps, caller: ConnectionCaller, connectionId: string, courseId: string, key: string, input: AssignmentInput) {
   return atGoogle(deps, caller, connectionId, 'classroom', async (access) => {
@@ -211,14 +259,14 @@ export async function createClassroomAssignment(deps: RoundTripDeps, caller: Con
     const answer = (summary: CourseWorkSummary, replayed: boolean) => ({ assignment: { connectionId, courseId, ...summary, replayed }, replayed });
     if (claimed.state === 'done') return answer(claimed.result as CourseWorkSummary, true);
     return deps.db.transaction(async (tx) => {
-      const intent = await tx.one(sql.type(intentRow)`SELECT ${intentColumns} FROM connection_write_intents WHERE id = ${claimed.id} FOR UPDATE`);
+      const intent = await lockIntent(tx, claimed.id, deps.settings.timeoutMs);
       if (intent.state === 'done') return answer(intent.result as CourseWorkSummary, true);
       // Not this request's own new intent (a retry, or one that waited for a concurrent request): an
       // earlier attempt may have created the assignment and lost the answer, so look for its marker.
       const found = fresh ? null : await findCourseWorkByMarker(access, courseId, intent.handle);
       const summary = found ?? (await createCourseWork(access, { courseId, ...input, workType: 'ASSIGNMENT', marker: intent.handle }));
-      await completeIntent(tx, intent.id, summary);
-      return answer(summary, found !== null);
+      const outcome = await completeIntent(tx, intent.id, summary);
+      return answer(outcome.result as CourseWorkSummary, found !== null || !outcome.first);
     });
   });
 }

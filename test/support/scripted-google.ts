@@ -10,7 +10,9 @@
 //   or always when a test says so), courseWork create/list, studentSubmissions with grades and
 //   attachments as Google sends them; scopes enforced per endpoint. Classroom `fields` masks are
 //   ignored on purpose (the worst case): the clients must pick what they keep.
-// Every request is recorded (route, token scopes, status); failures are scripted per route.
+// Every request is recorded (route, token scopes, status); failures are scripted per route (one per
+// request: a status, a cut before or after the work, a hang before or after the work, a delay), and
+// a route can be made slow for every request (concurrent creates that overlap at Google).
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -56,8 +58,10 @@ export type ScriptedFailure =
   | { kind: 'status'; status: number }
   /** Cut the connection before doing anything. */
   | { kind: 'drop' }
-  /** Never answer. */
+  /** Never answer (nothing done): the client's deadline ends the call. */
   | { kind: 'hang' }
+  /** Do the work (a file or an assignment exists), then never answer: a timeout after Google applied it. */
+  | { kind: 'stall' }
   /** Do the work (a code is consumed, a file or an assignment exists), then cut the connection unanswered. */
   | { kind: 'ambiguous' }
   /** Wait before doing the work, then answer normally (a slow Google: widens any race around the call). */
@@ -72,7 +76,7 @@ export type RecordedGoogleRequest = {
   path: string;
   /** The scopes of the bearer token, when one was sent and known. */
   scopes: string[] | null;
-  status: number | 'dropped' | 'hung' | 'ambiguous';
+  status: number | 'dropped' | 'hung' | 'stalled' | 'ambiguous';
 };
 
 type Grant = { id: string; scopes: string[]; refreshToken: string; revoked: boolean };
@@ -125,6 +129,7 @@ export class ScriptedGoogle {
   private readonly redirectUris = new Set<string>();
   private readonly consentQueue: ConsentScript[] = [];
   private readonly failures = new Map<GoogleRoute, ScriptedFailure[]>();
+  private readonly slowRoutes = new Map<GoogleRoute, number>();
   private readonly grants = new Map<string, Grant>();
   private readonly accessTokens = new Map<string, AccessToken>();
   private readonly codes = new Map<string, AuthCode>();
@@ -187,6 +192,13 @@ export class ScriptedGoogle {
   /** Queue failures for a route, played one per request before normal answers resume. */
   fail(route: GoogleRoute, ...failures: ScriptedFailure[]): this {
     this.failures.set(route, [...(this.failures.get(route) ?? []), ...failures]);
+    return this;
+  }
+
+  /** Every request to the route waits `ms` before doing the work (null: no longer), until changed: a slow Google for many concurrent calls. */
+  slow(route: GoogleRoute, ms: number | null): this {
+    if (ms === null) this.slowRoutes.delete(route);
+    else this.slowRoutes.set(route, ms);
     return this;
   }
 
@@ -285,6 +297,8 @@ export class ScriptedGoogle {
       return send(res, 404, googleApiError(404, 'Not Found', 'notFound', 'NOT_FOUND'));
     }
     const failure = this.failures.get(route.name)?.shift();
+    const slow = this.slowRoutes.get(route.name);
+    if (slow !== undefined) await new Promise((resolve) => setTimeout(resolve, slow));
     if (failure?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, failure.ms));
     if (failure?.kind === 'hang') {
       record.status = 'hung';
@@ -309,6 +323,10 @@ export class ScriptedGoogle {
     if (failure?.kind === 'ambiguous') {
       record.status = 'ambiguous';
       res.socket?.destroy();
+      return;
+    }
+    if (failure?.kind === 'stall') {
+      record.status = 'stalled';
       return;
     }
     record.status = reply.status;
