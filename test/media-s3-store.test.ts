@@ -261,18 +261,89 @@ describe('failures', () => {
     expect(s3.objects.has(`${keyPrefix}${key}`)).toBe(true);
   });
 
-  it('a store that never answers is given up on after the request timeout', async () => {
+  it('a store that never answers is given up on at the deadline: one attempt, no retry after it', async () => {
     const store = failingStore({ requestTimeoutMs: 300 });
     s3.failNext('get', 'hang', 2);
     const failure = await failureOf(store.read(key));
-    expect(failure).toMatchObject({ operation: 'read', reason: 'TimeoutError ETIMEDOUT' });
-    expect(s3.requests.map((r) => r.status)).toEqual(['hung', 'hung']);
+    expect(failure).toMatchObject({ operation: 'read', reason: 'TimeoutError ETIMEDOUT', notSent: false });
+    // The deadline bounds the operation, its retry included: the first attempt used all of it.
+    expect(s3.requests.map((r) => r.status)).toEqual(['hung']);
   });
 
-  it('an endpoint nothing listens on is ECONNREFUSED', async () => {
+  it('an endpoint nothing listens on is ECONNREFUSED, and says that nothing was sent', async () => {
     const failure = await failureOf(failingStore({ endpoint: 'http://127.0.0.1:9' }).put(key, bytes, meta(bytes)));
-    expect(failure.reason).toBe('ECONNREFUSED');
+    expect(failure).toMatchObject({ reason: 'ECONNREFUSED', notSent: true });
     expectNothingRevealed(failure);
+  });
+
+  it('says nothing was sent only when no attempt reached the store', async () => {
+    const store = failingStore();
+    s3.failNext('put', 503, 2);
+    expect(await failureOf(store.put(key, bytes, meta(bytes)))).toMatchObject({ reason: 'SlowDown 503', notSent: false });
+    s3.reset();
+    s3.failNext('put', 'drop', 2);
+    expect((await failureOf(store.put(key, bytes, meta(bytes)))).notSent).toBe(false);
+    s3.reset();
+    s3.failNext('put', 'kill-mid-body', 2);
+    const large = randomBytes(200_000);
+    const killed = await failureOf(store.put(key, large, meta(large)));
+    expect(killed.notSent).toBe(false);
+    expect(s3.requests.map((r) => r.status)).toEqual(['killed', 'killed']);
+    expect(s3.requests.every((r) => r.receivedBytes! > 0 && r.receivedBytes! < 200_000)).toBe(true);
+    expect(s3.objects.size).toBe(0);
+  });
+});
+
+// A store that accepts the TCP connection and then never reads or answers a byte. Before one deadline
+// bounded the whole operation, each of its two attempts waited for the full request timeout (2×).
+// Timing bounds are generous on purpose (a loaded 2-core CI machine delays timers, never fires them
+// early): at least the timeout, less than 3× it; the attempt count is the exact check.
+describe('a frozen store', () => {
+  const TIMEOUT_MS = 500;
+  const bytes = randomBytes(50_000);
+  const timed = async (promise: Promise<unknown>) => {
+    const started = performance.now();
+    const failure = await failureOf(promise);
+    return { failure, ms: performance.now() - started };
+  };
+
+  it.each([
+    ['put', (store: BlobStore) => store.put('frozen', bytes, meta(bytes))],
+    ['read', (store: BlobStore) => store.read('frozen')],
+    ['delete', (store: BlobStore) => store.delete('frozen')],
+  ] as const)('%s fails at the deadline, after one attempt', async (operation, run) => {
+    const store = storeWith({ requestTimeoutMs: TIMEOUT_MS });
+    s3.freeze();
+    const { failure, ms } = await timed(run(store));
+    expect(failure).toMatchObject({ operation, reason: 'TimeoutError ETIMEDOUT', notSent: false });
+    expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
+    expect(ms).toBeLessThan(3 * TIMEOUT_MS);
+    expect(s3.frozenConnections).toBe(1);
+  });
+
+  it('a caller\'s shorter signal ends the operation first', async () => {
+    const store = storeWith({ requestTimeoutMs: 10_000 });
+    s3.freeze();
+    const { failure, ms } = await timed(store.delete('frozen', { signal: AbortSignal.timeout(200) }));
+    expect(failure).toMatchObject({ operation: 'delete', reason: 'TimeoutError ETIMEDOUT' });
+    expect(ms).toBeLessThan(3 * 200);
+  });
+
+  it('a kept-alive connection that freezes is given up on at the deadline too', async () => {
+    const store = storeWith({ requestTimeoutMs: TIMEOUT_MS });
+    await store.put('warm', bytes, meta(bytes));
+    s3.freeze();
+    const { failure, ms } = await timed(store.read('warm'));
+    expect(failure.reason).toBe('TimeoutError ETIMEDOUT');
+    expect(ms).toBeLessThan(3 * TIMEOUT_MS);
+    s3.thaw();
+  });
+
+  it('a failure that leaves time retries within the deadline', async () => {
+    const store = storeWith({ requestTimeoutMs: TIMEOUT_MS });
+    s3.failNext('put', 503);
+    await store.put('retried', bytes, meta(bytes));
+    expect(s3.requests.map((r) => r.status)).toEqual([503, 200]);
   });
 });
 

@@ -4,16 +4,25 @@
 // (recomputed here from the received method, path, query and signed headers with node:crypto,
 // independently of the SDK's signer), the payload hash, the x-amz-checksum-sha256 of an upload,
 // that every x-amz-* header is signed and that no ACL is asked for. It records every request and
-// fails on demand: an error status, a dropped connection or no answer at all.
+// fails on demand: an error status, a dropped connection, no answer at all, a connection killed
+// part-way through an upload's body (the store alone, or the whole store dying with it).
+// The store as a whole can also be stopped (its port then refuses connections: ECONNREFUSED),
+// restarted on the same port with the objects it held, and frozen: it accepts TCP connections and
+// never reads or answers a byte on them (new connections and those it already had alike).
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer } from 'node:net';
+import type { AddressInfo, Server as TcpServer, Socket } from 'node:net';
 import type { S3BlobStoreSettings } from '../../domain/media/s3-blob-store.ts';
 
 export type S3Operation = 'put' | 'get' | 'head' | 'delete';
-/** A status, a dropped connection, no answer at all, or (GET) the headers and half the body, then silence. */
-export type ScriptedOutcome = number | 'drop' | 'hang' | 'stall-body';
+/**
+ * A status, a dropped connection, no answer at all, (GET) the headers and half the body then silence,
+ * or (PUT) the connection destroyed once part of the body has arrived: `kill-mid-body` the connection
+ * alone, `crash-mid-body` the whole store with it (stopped: its port refuses until `start()` again).
+ */
+export type ScriptedOutcome = number | 'drop' | 'hang' | 'stall-body' | 'kill-mid-body' | 'crash-mid-body';
 
 export type RecordedS3Request = {
   method: string;
@@ -24,10 +33,12 @@ export type RecordedS3Request = {
   /** The Range header as received. */
   range: string | null;
   /** The status answered, or how the scripted failure ended the request. */
-  status: number | 'dropped' | 'hung' | 'stalled';
+  status: number | 'dropped' | 'hung' | 'stalled' | 'killed' | 'frozen';
   /** The S3 error code answered, if any. */
   errorCode: string | null;
   headers: IncomingHttpHeaders;
+  /** A killed upload: how many bytes of its body had arrived (fewer than its Content-Length). */
+  receivedBytes?: number;
 };
 
 /** What PutObject stored beside the bytes. */
@@ -84,25 +95,67 @@ export class ScriptedS3 {
   readonly region: string;
   private readonly credentials: Map<string, string>;
   private readonly failures: { operation: S3Operation; outcome: ScriptedOutcome }[] = [];
-  private server: Server | null = null;
+  // A TCP front that hands each connection to the HTTP server, or holds it silent while frozen.
+  private readonly http: Server;
+  private listener: TcpServer | null = null;
+  private readonly sockets = new Set<Socket>();
+  private port = 0;
+  /** True: every connection is accepted and never read from or answered (see freeze()). */
+  frozen = false;
+  /** Connections accepted while frozen (held, never read from): one per attempt a client made. */
+  frozenConnections = 0;
   endpoint = '';
 
   constructor(options: { bucket?: string; region?: string } = {}) {
     this.bucket = options.bucket ?? SCRIPTED_S3_BUCKET;
     this.region = options.region ?? SCRIPTED_S3_REGION;
     this.credentials = new Map([[SCRIPTED_S3_ACCESS_KEY_ID, SCRIPTED_S3_SECRET]]);
+    this.http = createServer((req, res) => void this.handle(req, res));
   }
 
+  /** Listens on loopback: a new port the first time, the same port (and the same objects) after stop(). */
   async start(): Promise<{ endpoint: string }> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.endpoint = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    if (this.listener) return { endpoint: this.endpoint };
+    const listener = createTcpServer((socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+      socket.on('error', () => undefined);
+      if (this.frozen) {
+        this.frozenConnections += 1;
+        socket.pause();
+      } else this.http.emit('connection', socket);
+    });
+    await new Promise<void>((resolve, reject) => {
+      listener.once('error', reject);
+      listener.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.listener = listener;
+    this.port = (listener.address() as AddressInfo).port;
+    this.endpoint = `http://127.0.0.1:${this.port}`;
     return { endpoint: this.endpoint };
   }
 
+  /** Stops listening and drops every connection: the port refuses connections until start(). */
   async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+    const listener = this.listener;
+    this.listener = null;
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+    if (listener) await new Promise<void>((resolve) => listener.close(() => resolve()));
+  }
+
+  /**
+   * A store that accepts TCP connections and then never reads or answers a byte: new connections are
+   * held paused, and requests on connections it already had are left unanswered, body unread.
+   */
+  freeze(): this {
+    this.frozen = true;
+    return this;
+  }
+
+  thaw(): this {
+    this.frozen = false;
+    return this;
   }
 
   /** The next `times` requests of this operation end with the outcome instead of their answer. */
@@ -112,6 +165,8 @@ export class ScriptedS3 {
   }
 
   reset(): void {
+    this.frozen = false;
+    this.frozenConnections = 0;
     this.objects.clear();
     this.objectInfo.clear();
     this.requests.length = 0;
@@ -134,6 +189,18 @@ export class ScriptedS3 {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.frozen) {
+      // An already open (kept-alive) connection of a frozen store: nothing read, nothing answered.
+      req.pause();
+      this.requests.push({ method: req.method ?? '', operation: null, key: null, range: req.headers.range ?? null, status: 'frozen', errorCode: null, headers: req.headers });
+      return;
+    }
+    const kill = req.method === 'PUT' ? this.peekFailure('put') : undefined;
+    if (kill === 'kill-mid-body' || kill === 'crash-mid-body') {
+      this.takeFailure('put');
+      await this.killMidBody(req, kill === 'crash-mid-body');
+      return;
+    }
     const body = await readBody(req);
     const [rawPath = '/', rawQuery = ''] = (req.url ?? '/').split('?', 2) as [string?, string?];
     const query = parseQuery(rawQuery);
@@ -156,7 +223,8 @@ export class ScriptedS3 {
       if (target.bucket !== this.bucket) throw new S3Failure(404, 'NoSuchBucket', 'The specified bucket does not exist', { BucketName: target.bucket });
       if (!target.operation || target.key === null) throw new S3Failure(501, 'NotImplemented', 'A header or query you provided implies functionality that is not implemented.');
       const scripted = this.takeFailure(target.operation);
-      if (scripted === 'drop') {
+      // (A kill of a PUT ends it before its body is read, in handle(); anything else just drops.)
+      if (scripted === 'drop' || scripted === 'kill-mid-body' || scripted === 'crash-mid-body') {
         record.status = 'dropped';
         req.socket.destroy();
         return;
@@ -219,6 +287,39 @@ export class ScriptedS3 {
     const operations: Record<string, S3Operation> = { PUT: 'put', GET: 'get', HEAD: 'head', DELETE: 'delete' };
     const plain = query.every(([name]) => name === 'x-id');
     return { bucket, key, operation: plain ? (operations[method] ?? null) : null };
+  }
+
+  private peekFailure(operation: S3Operation): ScriptedOutcome | undefined {
+    return this.failures.find((f) => f.operation === operation)?.outcome;
+  }
+
+  /**
+   * Reads part of an upload's body (at least one chunk, and no more than half of it), then destroys
+   * the connection without a word, as a store killed mid-upload does; `crash` stops the whole store.
+   */
+  private async killMidBody(req: IncomingMessage, crash: boolean): Promise<void> {
+    const expected = Number(req.headers['content-length'] ?? 0);
+    const [rawPath = '/', rawQuery = ''] = (req.url ?? '/').split('?', 2) as [string?, string?];
+    const query = parseQuery(rawQuery);
+    const key = query ? (this.targetOf('PUT', rawPath, query)?.key ?? null) : null;
+    const record: RecordedS3Request = { method: 'PUT', operation: 'put', key, range: null, status: 'killed', errorCode: null, headers: req.headers, receivedBytes: 0 };
+    this.requests.push(record);
+    await new Promise<void>((resolve) => {
+      let received = 0;
+      const done = () => {
+        req.removeAllListeners('data');
+        resolve();
+      };
+      req.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        record.receivedBytes = received;
+        if (received >= Math.min(expected / 2, 16 * 1024) || received >= expected) done();
+      });
+      req.on('end', done);
+      req.on('error', done);
+    });
+    req.socket.destroy();
+    if (crash) await this.stop();
   }
 
   private takeFailure(operation: S3Operation): ScriptedOutcome | undefined {
