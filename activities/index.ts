@@ -1,7 +1,7 @@
 // Activities registered on the platform task queue: thin adapters from workflows to the domain
 // core. createActivities closes over the dependencies so there is no module-level state. Every
 // activity is idempotent: Temporal may run one again after a timeout or a worker crash.
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, log } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
 import { recordForgeFailure, runForgeExecution } from '../domain/automation/forge.ts';
 import { openReview } from '../domain/automation/policy.ts';
@@ -79,7 +79,19 @@ export function createActivities(deps: ActivityDeps) {
     },
     /** One ledger transition of a metered intelligence request (a compare-and-set: repeating it changes nothing). */
     async completeIntelligenceReservation(input: { workflowId: string; completion: Completion }): Promise<Reservation | null> {
-      return completeReservation(db, input.workflowId, input.completion);
+      const recorded = await completeReservation(db, input.workflowId, input.completion);
+      if (recorded && recorded.overrunMicrodollars > 0 && input.completion.kind !== 'expire') {
+        // The provider reported more than the bound allows: charged at the bound, the rest absorbed. Ids and amounts only.
+        log.warn('intelligence overrun: the provider reported more usage than the reservation allows; charged at the reservation', {
+          reservationId: recorded.id,
+          organizationId: recorded.organizationId,
+          operation: recorded.operation,
+          reservedMicrodollars: recorded.reservedMicrodollars,
+          reportedCostMicrodollars: recorded.reportedCostMicrodollars,
+          overrunMicrodollars: recorded.overrunMicrodollars,
+        });
+      }
+      return recorded;
     },
   };
 }

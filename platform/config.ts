@@ -41,7 +41,7 @@ export const configSchema = z.object({
   INTELLIGENCE_TEXT_MODEL: unsetIfEmpty(z.string()),
   INTELLIGENCE_TEXT_INPUT_MICRODOLLARS_PER_MTOK: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
   INTELLIGENCE_TEXT_OUTPUT_MICRODOLLARS_PER_MTOK: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
-  INTELLIGENCE_TEXT_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(16).max(16_384).default(2_048),
+  INTELLIGENCE_TEXT_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(16).max(16_384).default(16_384),
   INTELLIGENCE_IMAGE_MODEL: unsetIfEmpty(z.string()),
   INTELLIGENCE_IMAGE_MICRODOLLARS_PER_IMAGE: z.coerce.number().int().min(0).max(100_000_000).default(0),
   INTELLIGENCE_PROVIDER_TIMEOUT_MS: positiveInt.default(120_000),
@@ -114,7 +114,13 @@ export function egressFrom(config: Config) {
 export function intelligenceFrom(config: Config): IntelligenceSettings | null {
   if (!config.INTELLIGENCE_PROVIDER_BASE_URL || !config.INTELLIGENCE_PROVIDER_API_KEY || !config.INTELLIGENCE_TEXT_MODEL) return null;
   return {
-    provider: { baseUrl: config.INTELLIGENCE_PROVIDER_BASE_URL, apiKey: config.INTELLIGENCE_PROVIDER_API_KEY, timeoutMs: config.INTELLIGENCE_PROVIDER_TIMEOUT_MS },
+    provider: {
+      baseUrl: config.INTELLIGENCE_PROVIDER_BASE_URL,
+      apiKey: config.INTELLIGENCE_PROVIDER_API_KEY,
+      timeoutMs: config.INTELLIGENCE_PROVIDER_TIMEOUT_MS,
+      // An image answered as a URL is fetched under the webhooks' egress rules.
+      egress: egressFrom(config),
+    },
     text: {
       name: config.INTELLIGENCE_TEXT_MODEL,
       inputMicrodollarsPerMillionTokens: config.INTELLIGENCE_TEXT_INPUT_MICRODOLLARS_PER_MTOK,

@@ -64,13 +64,10 @@ export async function checkWebhookUrl(raw: string, policy: EgressPolicy): Promis
 export type DeliveryResponse = { status: number; body: string; durationMs: number };
 
 /**
- * POSTs `body` with `headers`. The connection's DNS lookup refuses disallowed addresses itself.
- * Throws on network failure, refusal or timeout; returns any HTTP status (3xx included: no redirects).
+ * The connection's DNS lookup for `url` under `policy`: it refuses disallowed addresses itself, so
+ * the address checked is the address connected to; null when the URL names a refused IP literal.
  */
-export function postJson(url: URL, body: string, headers: Record<string, string>, policy: EgressPolicy, options: { timeoutMs?: number; maxResponseBytes?: number } = {}): Promise<DeliveryResponse> {
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const maxBytes = options.maxResponseBytes ?? 64 * 1024;
-  const started = performance.now();
+function guardedConnection(url: URL, policy: EgressPolicy): { lookup: NonNullable<http.RequestOptions['lookup']>; refusal: Error | null } {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const hostAllowed = policy.allowList.includes(host);
   const lookup: NonNullable<http.RequestOptions['lookup']> = (hostname, lookupOptions, callback) => {
@@ -83,6 +80,59 @@ export function postJson(url: URL, body: string, headers: Record<string, string>
       return callback(null, list[0]!.address, list[0]!.family);
     });
   };
+  const problem = !hostAllowed && isIP(host) ? addressProblem(host, policy) : null;
+  // Plain http only to an allow-listed host, as for webhook URLs.
+  const insecure = !hostAllowed && url.protocol !== 'https:' ? 'plain http is only allowed for allow-listed hosts' : null;
+  const reason = url.protocol !== 'https:' && url.protocol !== 'http:' ? 'not an http(s) URL' : url.username || url.password ? 'the URL carries credentials' : (problem ?? insecure);
+  return { lookup, refusal: reason ? Object.assign(new Error(`refused: ${reason}`), { code: 'EGRESS_REFUSED' }) : null };
+}
+
+/**
+ * GETs the bytes at `url` under the same rules as a webhook delivery (SSRF-checked connection, no
+ * redirects, an absolute deadline) and a size cap: a body over `maxBytes` (declared or streamed) is
+ * refused, never truncated. Throws with a `code` (EGRESS_REFUSED, HTTP_STATUS, TOO_LARGE,
+ * ETIMEDOUT, ABORTED or the socket's) on anything but a whole 200 answer.
+ */
+export function getBytes(url: URL, policy: EgressPolicy, options: { timeoutMs: number; maxBytes: number; signal?: AbortSignal }): Promise<{ bytes: Buffer; contentType: string | null }> {
+  const { lookup, refusal } = guardedConnection(url, policy);
+  const fail = (code: string, message: string) => Object.assign(new Error(message), { code });
+  return new Promise((resolve, reject) => {
+    if (refusal) return reject(refusal);
+    if (options.signal?.aborted) return reject(fail('ABORTED', 'aborted'));
+    const client = url.protocol === 'https:' ? https : http;
+    const request = client.request(url, { method: 'GET', lookup, timeout: options.timeoutMs, agent: false, ...(options.signal ? { signal: options.signal } : {}) }, (response) => {
+      const status = response.statusCode ?? 0;
+      const declared = Number(response.headers['content-length']);
+      if (status !== 200) return request.destroy(fail('HTTP_STATUS', `answered HTTP ${status}`));
+      if (Number.isFinite(declared) && declared > options.maxBytes) return request.destroy(fail('TOO_LARGE', `declares ${declared} bytes`));
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > options.maxBytes) request.destroy(fail('TOO_LARGE', `more than ${options.maxBytes} bytes`));
+        else chunks.push(chunk);
+      });
+      response.on('end', () => resolve({ bytes: Buffer.concat(chunks), contentType: response.headers['content-type'] ?? null }));
+      response.on('error', reject);
+    });
+    const deadline = setTimeout(() => request.destroy(fail('ETIMEDOUT', `timed out after ${options.timeoutMs} ms`)), options.timeoutMs);
+    request.on('close', () => clearTimeout(deadline));
+    request.on('error', (error: Error & { code?: string }) => reject(options.signal?.aborted ? fail('ABORTED', 'aborted') : error));
+    request.end();
+  });
+}
+
+/**
+ * POSTs `body` with `headers`. The connection's DNS lookup refuses disallowed addresses itself.
+ * Throws on network failure, refusal or timeout; returns any HTTP status (3xx included: no redirects).
+ */
+export function postJson(url: URL, body: string, headers: Record<string, string>, policy: EgressPolicy, options: { timeoutMs?: number; maxResponseBytes?: number } = {}): Promise<DeliveryResponse> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const maxBytes = options.maxResponseBytes ?? 64 * 1024;
+  const started = performance.now();
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const hostAllowed = policy.allowList.includes(host);
+  const { lookup } = guardedConnection(url, policy);
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     if (!hostAllowed && isIP(host)) {

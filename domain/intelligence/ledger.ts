@@ -2,6 +2,12 @@
 // in integer microdollars. Every transition is a compare-and-set on the reservation's state, so a
 // transition repeated (an activity retried, a timer racing a completion) changes nothing twice.
 //
+// The budget is a ceiling: a request is charged at most what it reserved, and the reservation
+// only exists if it fitted the budget and the sublimit, so committed spend never passes either,
+// whatever a provider or a proxy in front of it reports. Reported usage priced above the
+// reservation is recorded as the request's overrun (receipt, `ops usage overruns`), absorbed by the
+// service, and the database refuses a charge above the reservation (migration 0019).
+//
 // Lock order, the same in every transaction so none can deadlock: the reservation row, then the
 // organization's spend row, then its slots row, then the installation's spend row.
 import { sql } from 'slonik';
@@ -31,6 +37,8 @@ const reservationRowSchema = z.object({
   monthStart: isoTimestamp,
   reservedMicrodollars: z.coerce.number(),
   chargedMicrodollars: z.coerce.number().nullable(),
+  reportedCostMicrodollars: z.coerce.number().nullable(),
+  overrunMicrodollars: z.coerce.number(),
   model: z.string().nullable(),
   inputTokens: z.number().nullable(),
   outputTokens: z.number().nullable(),
@@ -46,7 +54,8 @@ export type Reservation = z.infer<typeof reservationRowSchema>;
 const columns = sql.fragment`
   r.id, r.organization_id AS "organizationId", r.installation_id AS "installationId", r.operation,
   r.request_fingerprint AS "requestFingerprint", r.workflow_id AS "workflowId", r.state, r.month_start AS "monthStart",
-  r.reserved_microdollars AS "reservedMicrodollars", r.charged_microdollars AS "chargedMicrodollars", r.model,
+  r.reserved_microdollars AS "reservedMicrodollars", r.charged_microdollars AS "chargedMicrodollars",
+  r.reported_cost_microdollars AS "reportedCostMicrodollars", r.overrun_microdollars AS "overrunMicrodollars", r.model,
   r.input_tokens AS "inputTokens", r.output_tokens AS "outputTokens", r.images, r.outcome_code AS "outcomeCode",
   r.expires_at AS "expiresAt", r.created_at AS "createdAt", r.dispatched_at AS "dispatchedAt", r.finished_at AS "finishedAt"`;
 
@@ -121,7 +130,8 @@ export async function reserve(db: Db & { transaction: DatabaseTransactionConnect
       reservation = await tx.one(sql.type(reservationRowSchema)`
         UPDATE intelligence_reservations r
            SET state = 'reserved', attempt = r.attempt + 1, workflow_id = ${r.workflowId}, month_start = ${currentMonth},
-               reserved_microdollars = ${r.costMicrodollars}, charged_microdollars = NULL, model = NULL, input_tokens = NULL,
+               reserved_microdollars = ${r.costMicrodollars}, charged_microdollars = NULL, reported_cost_microdollars = NULL,
+               overrun_microdollars = 0, model = NULL, input_tokens = NULL,
                output_tokens = NULL, images = NULL, outcome_code = NULL, expires_at = now() + ${r.ttlMs} * interval '1 millisecond',
                dispatched_at = NULL, finished_at = NULL
          WHERE r.id = ${existing.id}
@@ -144,11 +154,17 @@ async function holdCapacity(tx: DatabaseTransactionConnection, reservation: Rese
   if (!settings.budget) {
     throw new AppError('intelligence_budget_missing', 'The organization has no intelligence budget (settings.productRuntime.intelligenceBudgetMicrodollarsMonthly); missing or zero fails closed.');
   }
-  const refusal = (code: 'intelligence_budget_exhausted' | 'intelligence_sublimit_exhausted', limit: number, committed: number) =>
-    new AppError(code, undefined, {
-      extensions: { limitMicrodollars: limit, committedMicrodollars: committed, requiredMicrodollars: cost, resetsAt: settings.resetsAt },
-      headers: { 'retry-after': String(Math.max(1, Math.ceil((Date.parse(settings.resetsAt) - Date.now()) / 1000))) },
+  const refusal = async (code: 'intelligence_budget_exhausted' | 'intelligence_sublimit_exhausted', level: 'organization' | 'installation', limit: number) => {
+    const { committed, held } = await commitmentOf(tx, level, reservation);
+    const shortfall = shortfallOf({ limit, committed, held, required: cost });
+    const retryAfter =
+      shortfall === 'held' ? IN_FLIGHT_RETRY_AFTER_SECONDS : shortfall === 'spent' ? Math.max(1, Math.ceil((Date.parse(settings.resetsAt) - Date.now()) / 1000)) : null;
+    const what = level === 'organization' ? "the organization's monthly budget" : "the installation's monthly sublimit";
+    return new AppError(code, shortfallDetail[shortfall](what), {
+      extensions: { limitMicrodollars: limit, committedMicrodollars: committed, heldMicrodollars: held, requiredMicrodollars: cost, shortfall, resetsAt: settings.resetsAt },
+      ...(retryAfter === null ? {} : { headers: { 'retry-after': String(retryAfter) } }),
     });
+  };
 
   const org = await tx.maybeOne(sql.type(committedRow)`
     INSERT INTO organization_intelligence_spend AS s (organization_id, month_start, committed_microdollars)
@@ -156,7 +172,7 @@ async function holdCapacity(tx: DatabaseTransactionConnection, reservation: Rese
     ON CONFLICT (organization_id, month_start) DO UPDATE SET committed_microdollars = s.committed_microdollars + EXCLUDED.committed_microdollars
      WHERE s.committed_microdollars + EXCLUDED.committed_microdollars <= ${settings.budget}::bigint
     RETURNING s.committed_microdollars AS committed`);
-  if (!org) throw refusal('intelligence_budget_exhausted', settings.budget, await committedOf(tx, 'organization', reservation));
+  if (!org) throw await refusal('intelligence_budget_exhausted', 'organization', settings.budget);
 
   const maxConcurrent = settings.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_INTELLIGENCE;
   const slot = await tx.maybeOne(sql.type(z.object({ inFlight: z.number() }))`
@@ -179,17 +195,46 @@ async function holdCapacity(tx: DatabaseTransactionConnection, reservation: Rese
     ON CONFLICT (installation_id, month_start) DO UPDATE SET committed_microdollars = s.committed_microdollars + EXCLUDED.committed_microdollars
      WHERE ${limit}::bigint IS NULL OR s.committed_microdollars + EXCLUDED.committed_microdollars <= ${limit}::bigint
     RETURNING s.committed_microdollars AS committed`);
-  if (!installation) throw refusal('intelligence_sublimit_exhausted', limit ?? 0, await committedOf(tx, 'installation', reservation));
+  if (!installation) throw await refusal('intelligence_sublimit_exhausted', 'installation', limit ?? 0);
 }
 
-async function committedOf(tx: DatabaseTransactionConnection, level: 'organization' | 'installation', r: Reservation): Promise<number> {
-  const row =
-    level === 'organization'
-      ? await tx.maybeOne(sql.type(committedRow)`
-          SELECT committed_microdollars AS committed FROM organization_intelligence_spend WHERE organization_id = ${r.organizationId} AND month_start = ${r.monthStart}`)
-      : await tx.maybeOne(sql.type(committedRow)`
-          SELECT committed_microdollars AS committed FROM installation_intelligence_spend WHERE installation_id = ${r.installationId} AND month_start = ${r.monthStart}`);
-  return row?.committed ?? 0;
+/**
+ * Why a request does not fit, which decides whether waiting helps:
+ * - `held`: capacity is held by requests in flight; they settle (at most at what they hold) or are
+ *   released within seconds to minutes, after which this request fits: retry shortly;
+ * - `spent`: this month's charges alone leave too little: nothing frees before the month turns;
+ * - `request_exceeds_limit`: the request's bound is above the whole limit: no wait helps; ask for
+ *   fewer output tokens or a smaller input.
+ */
+export type Shortfall = 'held' | 'spent' | 'request_exceeds_limit';
+
+/** Retry-After of a `held` shortfall: long enough not to spin, short beside a generation's seconds. */
+export const IN_FLIGHT_RETRY_AFTER_SECONDS = 2;
+
+export function shortfallOf(f: { limit: number; committed: number; held: number; required: number }): Shortfall {
+  if (f.required > f.limit) return 'request_exceeds_limit';
+  return f.limit - (f.committed - f.held) >= f.required ? 'held' : 'spent';
+}
+
+const shortfallDetail: Record<Shortfall, (what: string) => string> = {
+  held: (what) => `Requests in flight hold the rest of ${what}; retry after Retry-After seconds, when they have settled.`,
+  spent: (what) => `This month's charges leave too little of ${what} for this request's maximum cost; it resets at resetsAt.`,
+  request_exceeds_limit: (what) => `This request's maximum cost is above ${what}; ask for fewer output tokens or send less input.`,
+};
+
+const commitmentRow = z.object({ committed: z.coerce.number(), held: z.coerce.number() });
+
+/**
+ * The month's committed spend at this level and the part of it held by other requests in flight
+ * (reserved or dispatched: their bound, not yet a charge). Only read on a refusal.
+ */
+async function commitmentOf(tx: DatabaseTransactionConnection, level: 'organization' | 'installation', r: Reservation): Promise<{ committed: number; held: number }> {
+  const owner = level === 'organization' ? sql.fragment`organization_id = ${r.organizationId}` : sql.fragment`installation_id = ${r.installationId}`;
+  const spend = level === 'organization' ? sql.identifier(['organization_intelligence_spend']) : sql.identifier(['installation_intelligence_spend']);
+  return tx.one(sql.type(commitmentRow)`
+    SELECT coalesce((SELECT committed_microdollars FROM ${spend} WHERE ${owner} AND month_start = ${r.monthStart}), 0) AS committed,
+           coalesce((SELECT sum(reserved_microdollars) FROM intelligence_reservations
+                      WHERE ${owner} AND month_start = ${r.monthStart} AND state IN ('reserved', 'dispatched') AND id <> ${r.id}), 0) AS held`);
 }
 
 /**
@@ -205,13 +250,16 @@ export async function markDispatched(db: Db, workflowId: string): Promise<Reserv
   return row;
 }
 
-/** How a request ended, as the workflow records it. */
+/**
+ * How a request ended, as the workflow records it. `costMicrodollars` is what the provider's
+ * reported usage prices at (null: none reported); the charge is that, never above the reservation.
+ */
 export type Completion =
-  /** The provider completed: the actual cost and usage replace the reservation. */
-  | { kind: 'settle'; costMicrodollars: number; model: string; inputTokens: number | null; outputTokens: number | null; images: number | null }
+  /** The provider completed: the actual cost (at most the reservation) and usage replace the reservation. */
+  | { kind: 'settle'; costMicrodollars: number | null; model: string; inputTokens: number | null; outputTokens: number | null; images: number | null }
   /** Rejected before the provider accepted it: the reservation is released. */
   | { kind: 'release'; code: string }
-  /** Accepted but interrupted or ambiguous: charged (the actual cost when known, else the reserved bound), not released. */
+  /** Accepted but interrupted or ambiguous: charged (the actual cost when known, else the reserved bound; never above it), not released. */
   | { kind: 'billable_failure'; code: string; costMicrodollars: number | null; model: string | null; inputTokens: number | null; outputTokens: number | null }
   /** Reserved but never dispatched, and the workflow's timer fired: released. */
   | { kind: 'expire' };
@@ -232,10 +280,11 @@ const transitions: Record<Completion['kind'], { from: ReservationState[]; to: Re
 export async function completeReservation(db: Db & { transaction: DatabaseTransactionConnection['transaction'] }, workflowId: string, completion: Completion): Promise<Reservation | null> {
   const { from, to } = transitions[completion.kind];
   return db.transaction(async (tx) => {
-    const charge =
-      completion.kind === 'settle' ? sql.fragment`${completion.costMicrodollars}::bigint`
-      : completion.kind === 'billable_failure' ? sql.fragment`coalesce(${completion.costMicrodollars}::bigint, r.reserved_microdollars)`
-      : sql.fragment`0::bigint`;
+    // What the provider's report prices at; the charge is capped at the reservation, the rest is the overrun.
+    const reported = completion.kind === 'settle' || completion.kind === 'billable_failure' ? completion.costMicrodollars : null;
+    const charged = completion.kind === 'settle' || completion.kind === 'billable_failure';
+    const charge = charged ? sql.fragment`least(coalesce(${reported}::bigint, r.reserved_microdollars), r.reserved_microdollars)` : sql.fragment`0::bigint`;
+    const overrun = sql.fragment`greatest(0, coalesce(${reported}::bigint, 0) - r.reserved_microdollars)`;
     const detail =
       completion.kind === 'settle'
         ? { model: completion.model, input: completion.inputTokens, output: completion.outputTokens, images: completion.images, code: null }
@@ -244,7 +293,8 @@ export async function completeReservation(db: Db & { transaction: DatabaseTransa
           : { model: null, input: null, output: null, images: null, code: completion.kind === 'release' ? completion.code : 'reservation_expired' };
     const moved = await tx.maybeOne(sql.type(reservationRowSchema)`
       UPDATE intelligence_reservations r
-         SET state = ${to}, charged_microdollars = ${charge}, model = ${detail.model}, input_tokens = ${detail.input},
+         SET state = ${to}, charged_microdollars = ${charge}, reported_cost_microdollars = ${reported}::bigint, overrun_microdollars = ${overrun},
+             model = ${detail.model}, input_tokens = ${detail.input},
              output_tokens = ${detail.output}, images = ${detail.images}, outcome_code = ${detail.code}, finished_at = now()
        WHERE r.workflow_id = ${workflowId} AND r.state = ANY(${sql.array(from, 'text')})
       RETURNING ${columns}`);
@@ -304,6 +354,8 @@ export function receiptOf(r: Reservation, provider: 'openai-compatible' = 'opena
     model: r.model === null ? null : { id: r.model, provider },
     costMicrodollars: r.chargedMicrodollars ?? 0,
     reservedMicrodollars: r.reservedMicrodollars,
+    reportedCostMicrodollars: r.reportedCostMicrodollars,
+    overrunMicrodollars: r.overrunMicrodollars,
     usage: { inputTokens: r.inputTokens, outputTokens: r.outputTokens, images: r.images },
     requestedAt: r.createdAt,
     dispatchedAt: r.dispatchedAt,
@@ -334,6 +386,36 @@ export async function listReceipts(
   const receipts = rows.slice(0, page.limit).map((r) => receiptOf(r));
   const last = rows.length > page.limit ? rows[page.limit - 1] : undefined;
   return { receipts, nextCursor: last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null };
+}
+
+const overrunSummarySchema = z.object({ requests: z.coerce.number(), overrunMicrodollars: z.coerce.number(), chargedMicrodollars: z.coerce.number() });
+
+/**
+ * The requests of an organization whose provider reported more than they reserved (the overrun the
+ * service absorbed rather than pass the budget), newest first, with this month's totals.
+ */
+export async function listOverruns(
+  db: Db,
+  organizationId: string,
+  page: { limit: number; cursor?: string | undefined },
+): Promise<{ month: z.infer<typeof overrunSummarySchema>; receipts: UsageReceipt[]; nextCursor: string | null }> {
+  const after = page.cursor ? decodeCursor(page.cursor, receiptCursorSchema) : null;
+  const rows = await db.any(sql.type(reservationRowSchema)`
+    SELECT ${columns} FROM intelligence_reservations r
+     WHERE r.organization_id = ${organizationId} AND r.overrun_microdollars > 0
+       AND (${after?.createdAt ?? null}::timestamptz IS NULL OR (r.finished_at, r.id) < (${after?.createdAt ?? null}::timestamptz, ${after?.id ?? null}::uuid))
+     ORDER BY r.finished_at DESC, r.id DESC
+     LIMIT ${page.limit + 1}`);
+  const month = await db.one(sql.type(overrunSummarySchema)`
+    SELECT count(*) AS requests, coalesce(sum(overrun_microdollars), 0) AS "overrunMicrodollars", coalesce(sum(charged_microdollars), 0) AS "chargedMicrodollars"
+      FROM intelligence_reservations
+     WHERE organization_id = ${organizationId} AND overrun_microdollars > 0 AND month_start = ${currentMonth}`);
+  const last = rows.length > page.limit ? rows[page.limit - 1] : undefined;
+  return {
+    month,
+    receipts: rows.slice(0, page.limit).map((r) => receiptOf(r)),
+    nextCursor: last?.finishedAt ? encodeCursor({ createdAt: last.finishedAt, id: last.id }) : null,
+  };
 }
 
 export async function getReceipt(db: Db, organizationId: string, receiptId: string): Promise<UsageReceipt> {

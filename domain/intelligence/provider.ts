@@ -9,13 +9,23 @@
 // prompt, an answer or the key.
 import OpenAI from 'openai';
 import type { ErrorCode } from '../errors.ts';
+import { getBytes } from '../automation/network.ts';
+import type { EgressPolicy } from '../automation/network.ts';
 
 export type ProviderConfig = {
   baseUrl: string;
   apiKey: string;
   /** Deadline of one request, headers and body together. */
   timeoutMs: number;
+  /**
+   * Where an image answered as a URL may be fetched from: the webhooks' egress rules (public
+   * addresses only, https, unless allow-listed). Default: public https only.
+   */
+  egress?: EgressPolicy;
 };
+
+/** An image larger than this is not an answer we keep (the provider's are ~2–4 MiB). */
+export const MAX_IMAGE_BYTES = 20 * 1_048_576;
 
 export type ChatMessage = { role: 'system' | 'user'; content: string };
 
@@ -63,14 +73,28 @@ export type AcceptedChat = {
 };
 
 export type ImageRequest = { model: string; prompt: string; size: '1024x1024' | '1536x1024' | '1024x1536'; outputFormat: 'png' | 'jpeg' | 'webp' };
+
+/**
+ * The image parameters a model takes: the GPT image models always answer base64 and take
+ * `output_format` (and refuse `response_format`); DALL·E answers a URL unless asked for `b64_json`
+ * (and refuses `output_format`); any other model (behind a proxy) is asked for both.
+ */
+export function imageFormatParams(model: string, outputFormat: ImageRequest['outputFormat']): { output_format?: ImageRequest['outputFormat']; response_format?: 'b64_json' } {
+  if (/^gpt-image/i.test(model)) return { output_format: outputFormat };
+  if (/^dall-e/i.test(model)) return { response_format: 'b64_json' };
+  return { output_format: outputFormat, response_format: 'b64_json' };
+}
 export type ImageAnswer = { bytes: Buffer; model: string; usage: ChatUsage | null };
 
 export type IntelligenceProvider = {
   /** Resolves once the provider accepted (2xx headers); throws ProviderRejection before that. */
   openChat(request: ChatRequest, signal: AbortSignal): Promise<AcceptedChat>;
   /**
-   * One image, base64 from the provider. Throws ProviderRejection before acceptance and
-   * ProviderInterruption after it (a body that breaks or carries no image).
+   * One image, base64 from the provider (asked for where the API allows it); an image answered as a
+   * URL is fetched under the egress rules and size cap. Throws ProviderRejection before acceptance,
+   * and also when the service refuses to read an accepted answer (a URL it may not or cannot fetch:
+   * `intelligence_output_unreadable`, released, never billed); ProviderInterruption after acceptance
+   * otherwise (a body that breaks or carries no image).
    */
   generateImage(request: ImageRequest, signal: AbortSignal): Promise<ImageAnswer>;
 };
@@ -179,7 +203,7 @@ export function createOpenAiProvider(config: ProviderConfig): IntelligenceProvid
       try {
         // asResponse: resolves when the (2xx) headers arrive, which is where acceptance is decided.
         response = await client.images
-          .generate({ model: request.model, prompt: request.prompt, n: 1, size: request.size, output_format: request.outputFormat }, { signal: both })
+          .generate({ model: request.model, prompt: request.prompt, n: 1, size: request.size, ...imageFormatParams(request.model, request.outputFormat) }, { signal: both })
           .asResponse();
       } catch (error) {
         throw rejectionOf(error, deadline, signal);
@@ -192,13 +216,17 @@ export function createOpenAiProvider(config: ProviderConfig): IntelligenceProvid
         if (deadline.aborted) throw new ProviderInterruption('intelligence_provider_timeout', 'The image passed its deadline.');
         throw new ProviderInterruption('intelligence_interrupted', 'The image response broke off.');
       }
-      const parsed = body as { model?: unknown; data?: { b64_json?: unknown }[]; usage?: { input_tokens?: unknown; output_tokens?: unknown } };
+      const parsed = body as { model?: unknown; data?: { b64_json?: unknown; url?: unknown }[]; usage?: { input_tokens?: unknown; output_tokens?: unknown } };
       const b64 = parsed.data?.[0]?.b64_json;
+      const url = parsed.data?.[0]?.url;
       const usage =
         typeof parsed.usage?.input_tokens === 'number' && typeof parsed.usage.output_tokens === 'number'
           ? { inputTokens: parsed.usage.input_tokens, outputTokens: parsed.usage.output_tokens }
           : null;
       const model = typeof parsed.model === 'string' ? parsed.model : request.model;
+      if ((typeof b64 !== 'string' || b64.length === 0) && typeof url === 'string' && url !== '') {
+        return { bytes: await fetchImageUrl(url, config.egress ?? { allowList: [] }, deadline, signal), model, usage };
+      }
       if (typeof b64 !== 'string' || b64.length === 0) {
         throw new ProviderInterruption('intelligence_output_invalid', 'The provider answered no base64 image.', { usage, model });
       }
@@ -206,3 +234,33 @@ export function createOpenAiProvider(config: ProviderConfig): IntelligenceProvid
     },
   };
 }
+
+/**
+ * The bytes of an image the provider answered as a URL, fetched like a webhook is sent (SSRF rules,
+ * no redirects, within the request's remaining deadline) and refused past MAX_IMAGE_BYTES. Anything
+ * that keeps the service from reading it is the service's refusal, not the caller's cost: a
+ * rejection (released). Only the client leaving stays an interruption.
+ */
+async function fetchImageUrl(raw: string, egress: EgressPolicy, deadline: AbortSignal, client: AbortSignal): Promise<Buffer> {
+  const url = URL.parse(raw);
+  const unreadable = (why: string) => new ProviderRejection('intelligence_output_unreadable', `The provider answered the image as a URL the service did not read (${why}); nothing was charged.`);
+  if (!url) throw unreadable('not a URL');
+  if (deadline.aborted) throw unreadable('the deadline passed');
+  try {
+    const { bytes } = await getBytes(url, egress, { timeoutMs: IMAGE_URL_TIMEOUT_MS, maxBytes: MAX_IMAGE_BYTES, signal: AbortSignal.any([client, deadline]) });
+    return bytes;
+  } catch (error) {
+    if (client.aborted) throw new ProviderInterruption('client_disconnected', 'The client went away while the image was downloading.');
+    const code = (error as { code?: string }).code;
+    const why =
+      code === 'EGRESS_REFUSED' ? 'its address is not one the service may fetch'
+      : code === 'TOO_LARGE' ? `it is larger than ${MAX_IMAGE_BYTES} bytes`
+      : code === 'HTTP_STATUS' ? 'it did not answer 200'
+      : code === 'ETIMEDOUT' || deadline.aborted ? 'it did not answer in time'
+      : 'it could not be fetched';
+    throw unreadable(why);
+  }
+}
+
+/** Deadline of fetching an image URL (within the provider request's own deadline). */
+const IMAGE_URL_TIMEOUT_MS = 30_000;

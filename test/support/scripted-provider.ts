@@ -32,7 +32,12 @@ export type ScriptedTurn =
   | { kind: 'drop'; chunks: string[] }
   /** Never answers, not even headers. */
   | { kind: 'hang' }
-  | { kind: 'image'; bytes: Buffer; usage?: { input_tokens: number; output_tokens: number }; holdUntil?: Promise<unknown> };
+  | { kind: 'image'; bytes: Buffer; usage?: { input_tokens: number; output_tokens: number }; holdUntil?: Promise<unknown> }
+  /** The image as a URL instead of base64 (as DALL·E answers unless asked for b64_json, and some proxies do). */
+  | { kind: 'image-url'; url: string };
+
+/** What GET /files/<name> answers: bytes, an HTTP status, a redirect, or silence. */
+export type ServedFile = { kind: 'bytes'; bytes: Buffer } | { kind: 'status'; status: number } | { kind: 'redirect'; location: string } | { kind: 'hang' };
 
 export type RecordedCall = { path: string; body: Record<string, unknown>; authorization: string | undefined; at: number };
 export type RecordedAbort = { path: string; at: number };
@@ -46,6 +51,9 @@ export class ScriptedProvider {
   /** Played when the queue is empty. */
   fallback: ScriptedTurn = { kind: 'chat', chunks: ['Hello', ', ', 'world.'] };
   private readonly queue: ScriptedTurn[] = [];
+  /** Files served under /files/ (an image answered by URL points here); their GETs are not provider calls. */
+  readonly files = new Map<string, ServedFile>();
+  readonly fileRequests: string[] = [];
   private readonly abortWaiters: { count: number; resolve: () => void }[] = [];
   private readonly callWaiters: { count: number; resolve: () => void }[] = [];
   private server: Server | null = null;
@@ -69,7 +77,14 @@ export class ScriptedProvider {
     return this;
   }
 
+  /** The URL of a file this server serves (see `files`). */
+  fileUrl(name: string): string {
+    return `${this.url.replace(/\/v1$/, '')}/files/${name}`;
+  }
+
   reset(): void {
+    this.files.clear();
+    this.fileRequests.length = 0;
     this.calls.length = 0;
     this.aborts.length = 0;
     this.queue.length = 0;
@@ -90,7 +105,8 @@ export class ScriptedProvider {
   /** Intelligence settings pointing at this server (prices per million tokens / per image in microdollars). */
   settings(overrides: Partial<IntelligenceSettings> = {}): IntelligenceSettings {
     return {
-      provider: { baseUrl: this.url, apiKey: SCRIPTED_API_KEY, timeoutMs: 10_000 },
+      // Loopback is allow-listed so an image answered by URL can point at this server's /files/.
+      provider: { baseUrl: this.url, apiKey: SCRIPTED_API_KEY, timeoutMs: 10_000, egress: { allowList: ['127.0.0.1'] } },
       text: { name: 'scripted-model', inputMicrodollarsPerMillionTokens: 1_000_000, outputMicrodollarsPerMillionTokens: 4_000_000, maxOutputTokens: 1_000 },
       image: { name: 'scripted-image', microdollarsPerImage: 40_000 },
       timing: { reservationTtlMs: 60_000, completionDeadlineMs: 70_000 },
@@ -104,6 +120,7 @@ export class ScriptedProvider {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
+    if (req.method === 'GET' && path.startsWith('/files/')) return this.serveFile(path.slice('/files/'.length), res);
     const raw = await readBody(req);
     let body: Record<string, unknown> = {};
     try {
@@ -138,6 +155,11 @@ export class ScriptedProvider {
         if (turn.retryAfter) headers['retry-after'] = turn.retryAfter;
         res.writeHead(turn.status, headers);
         res.end(JSON.stringify({ error: { message: `scripted ${turn.status}`, type: 'scripted_error', param: null, code: null } }));
+        return;
+      }
+      case 'image-url': {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ created: 1_790_000_000, data: [{ url: turn.url, revised_prompt: 'scripted' }] }));
         return;
       }
       case 'image': {
@@ -185,6 +207,15 @@ export class ScriptedProvider {
       send({ id: 'chatcmpl-scripted', object: 'chat.completion.chunk', created: 1_790_000_000, model, choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } });
     }
     res.end('data: [DONE]\n\n');
+  }
+
+  private serveFile(name: string, res: ServerResponse): void {
+    this.fileRequests.push(name);
+    const file = this.files.get(name) ?? { kind: 'status', status: 404 };
+    if (file.kind === 'hang') return;
+    if (file.kind === 'status') return void res.writeHead(file.status).end();
+    if (file.kind === 'redirect') return void res.writeHead(302, { location: file.location }).end();
+    res.writeHead(200, { 'content-type': 'image/png', 'content-length': file.bytes.length }).end(file.bytes);
   }
 }
 

@@ -11,7 +11,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { modelIdentitySchema, structuredGenerationSchema } from '@hosted-notes/runtime-sdk';
+import { GENERATE_DEFAULT_OUTPUT_TOKENS, modelIdentitySchema, STRUCTURED_GENERATE_EXTRA_OUTPUT_TOKENS, structuredGenerationSchema } from '@hosted-notes/runtime-sdk';
 import type { GeneratedImage, Generation, GenerationStreamEvent, UsageReceipt } from '@hosted-notes/runtime-sdk';
 import { AppError } from '../../../domain/errors.ts';
 import type { ErrorCode } from '../../../domain/errors.ts';
@@ -21,7 +21,7 @@ import type { Reservation } from '../../../domain/intelligence/ledger.ts';
 import { chatCostBound, imageCost, inputTokenBound, outputCap, tokenCost } from '../../../domain/intelligence/pricing.ts';
 import { briefAltText, generateMessages, imagePrompt, parseStructured, recognizeImage, structuredJsonSchema } from '../../../domain/intelligence/prompts.ts';
 import type { GenerateRequest, ImageGenerationRequest } from '../../../domain/intelligence/prompts.ts';
-import { ProviderInterruption, ProviderRejection } from '../../../domain/intelligence/provider.ts';
+import { MAX_IMAGE_BYTES, ProviderInterruption, ProviderRejection } from '../../../domain/intelligence/provider.ts';
 import type { AcceptedChat, ChatFinal, ChatRequest } from '../../../domain/intelligence/provider.ts';
 import type { Intelligence } from '../../../domain/intelligence/setup.ts';
 import type { CompletionReport } from '../../../workflows/intelligence-usage.ts';
@@ -32,8 +32,6 @@ export type GenerationDeps = { db: DatabasePool; runs: MeteredRuns; intelligence
 
 type Held = Extract<OpenedRun, { kind: 'reserved' }>;
 
-/** An image larger than this is not an answer we keep (the provider's are ~2–4 MiB). */
-const MAX_IMAGE_BYTES = 20 * 1_048_576;
 
 // ---- shared steps ----------------------------------------------------------------------------
 
@@ -91,9 +89,11 @@ type PreparedGenerate = { chat: ChatRequest; costMicrodollars: number };
 
 function prepareGenerate(intelligence: Intelligence, input: GenerateRequest): PreparedGenerate {
   const messages = generateMessages(input);
-  const maxTokens = outputCap(intelligence.text, input.maxOutputTokens);
-  const jsonSchema = input.format === 'structured' ? { name: 'structured_generation', schema: structuredJsonSchema } : undefined;
-  const inputTokens = inputTokenBound(messages, jsonSchema ? JSON.stringify(jsonSchema.schema) : '');
+  const structured = input.format === 'structured';
+  const defaultCap = GENERATE_DEFAULT_OUTPUT_TOKENS[input.intent.context] + (structured ? STRUCTURED_GENERATE_EXTRA_OUTPUT_TOKENS : 0);
+  const maxTokens = outputCap(intelligence.text, input.maxOutputTokens, defaultCap);
+  const jsonSchema = structured ? { name: 'structured_generation', schema: structuredJsonSchema } : undefined;
+  const inputTokens = inputTokenBound(messages, jsonSchema);
   return {
     chat: { model: intelligence.text.name, messages, maxTokens, ...(jsonSchema ? { jsonSchema } : {}) },
     costMicrodollars: chatCostBound(intelligence.text, inputTokens, maxTokens),
@@ -155,8 +155,9 @@ async function settleGeneration(deps: GenerationDeps, run: Held, input: Generate
   await storeResult(deps.db, run.workflowId, stored);
   const recorded = await deps.runs.complete(run, {
     kind: 'settle',
-    // Without reported usage the actual cost is unknown: the reserved bound is charged (never more).
-    costMicrodollars: usage ? tokenCost(deps.intelligence.text, { input: usage.inputTokens, output: usage.outputTokens }) : run.reservation.reservedMicrodollars,
+    // Without reported usage the actual cost is unknown: the reserved bound is charged. With it, the
+    // ledger charges at most the reservation and records the rest as an overrun.
+    costMicrodollars: usage ? tokenCost(deps.intelligence.text, { input: usage.inputTokens, output: usage.outputTokens }) : null,
     model: final.model,
     inputTokens: usage?.inputTokens ?? null,
     outputTokens: usage?.outputTokens ?? null,
@@ -317,8 +318,11 @@ export type StructuredOperation<I, O> = {
   jsonSchema: { name: string; schema: Record<string, unknown> };
   /** The model's text as the operation's result, or null when it is not acceptable (wrong shape, ids not submitted…). */
   accept(text: string, input: I): O | null;
-  /** Output cap of one attempt (default: the model's maximum). */
-  maxOutputTokens?: number;
+  /**
+   * Output cap of one attempt when the request names none: what a valid answer to this request needs
+   * (sized from the counts it asks for), never above the model's maximum. Part of the reserved bound.
+   */
+  maxOutputTokens: (input: I) => number;
 };
 
 export type StructuredResult<O> = { generationId: string; result: O; model: Generation['model']; receipt: UsageReceipt; replayed: boolean };
@@ -340,8 +344,8 @@ export async function runStructured<I, O>(
   resultSchema: z.ZodType<O>,
 ): Promise<StructuredResult<O>> {
   const messages = op.messages(input);
-  const maxTokens = outputCap(deps.intelligence.text, op.maxOutputTokens);
-  const oneAttempt = chatCostBound(deps.intelligence.text, inputTokenBound(messages, JSON.stringify(op.jsonSchema.schema)), maxTokens);
+  const maxTokens = outputCap(deps.intelligence.text, undefined, op.maxOutputTokens(input));
+  const oneAttempt = chatCostBound(deps.intelligence.text, inputTokenBound(messages, op.jsonSchema), maxTokens);
   const run = await deps.runs.open(caller, {
     operation: op.operation,
     idempotencyKey,
@@ -386,7 +390,7 @@ export async function runStructured<I, O>(
       await storeResult(deps.db, run.workflowId, { result, model: modelIdentity });
       const recorded = await deps.runs.complete(run, {
         kind: 'settle',
-        costMicrodollars: spent() ?? run.reservation.reservedMicrodollars,
+        costMicrodollars: spent(),
         model: final.model,
         inputTokens: usage.reported ? usage.inputTokens : null,
         outputTokens: usage.reported ? usage.outputTokens : null,

@@ -46,6 +46,8 @@ const receipt: UsageReceipt = {
   model,
   costMicrodollars: 1_372,
   reservedMicrodollars: 3_710,
+  reportedCostMicrodollars: 1_372,
+  overrunMicrodollars: 0,
   usage: { inputTokens: 612, outputTokens: 476, images: null },
   requestedAt: '2026-11-23T09:14:02.118Z',
   dispatchedAt: '2026-11-23T09:14:02.131Z',
@@ -74,6 +76,8 @@ const imageReceipt: UsageReceipt = {
   model: { id: 'gpt-image-1', provider: 'openai-compatible' },
   costMicrodollars: 42_000,
   reservedMicrodollars: 42_000,
+  reportedCostMicrodollars: 42_000,
+  overrunMicrodollars: 0,
   usage: { inputTokens: 88, outputTokens: 4_160, images: 1 },
 };
 // A 1×1 PNG: the shape of the answer, not a lesson image.

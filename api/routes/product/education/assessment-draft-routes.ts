@@ -21,7 +21,10 @@ const assessmentDraftOperation: StructuredOperation<AssessmentDraftRequest, Asse
   messages: assessmentDraftMessages,
   jsonSchema: { name: 'assessment_draft', schema: assessmentDraftJsonSchema },
   accept: acceptAssessmentDraft,
-  // No cap below the model's maximum: thirty constructed-response items with rationales need it.
+  // An item of ordinary length (a stem, its choices or sample answer, a rationale, DOK and standard)
+  // is ~300 tokens; 400 leave room for constructed responses, plus the title and notes: 30 items
+  // reserve ~12,000 tokens, 5 items ~2,300 (the model's maximum still caps it).
+  maxOutputTokens: (input) => 256 + input.itemCount * 400,
 };
 
 const problems = [...meteredProblems, 'payload_too_large', 'education_context_learner_record'] as const;
@@ -78,6 +81,8 @@ const exampleReceipt = {
   model: modelIdentitySchema.parse({ id: 'gpt-4.1-mini-2025-04-14', provider: 'openai-compatible' }),
   costMicrodollars: 1_912,
   reservedMicrodollars: 57_344,
+  reportedCostMicrodollars: 1_912,
+  overrunMicrodollars: 0,
   usage: { inputTokens: 1_084, outputTokens: 571, images: null },
   requestedAt: '2026-11-23T09:31:02.118Z',
   dispatchedAt: '2026-11-23T09:31:02.131Z',

@@ -23,9 +23,10 @@ const practiceReviewOperation: StructuredOperation<PracticeReviewRequest, Practi
   messages: practiceReviewMessages,
   jsonSchema: { name: 'education_practice_review', schema: practiceReviewJsonSchema },
   accept: acceptPracticeReview,
-  // Five sessions of four proposals is twenty; a proposal of ordinary length (prompt, a few choices,
-  // a guide, a rationale) is ~300 tokens: 8,000 tokens cover the plan (the model's maximum still caps it).
-  maxOutputTokens: 8_000,
+  // A proposal of ordinary length (prompt, a few choices, a guide, a rationale) is ~300 tokens;
+  // 350 per proposal asked for, plus the checklist and cautions: 5 sessions × 4 reserve 7,400 tokens,
+  // the default 3 × 3 reserve 3,550 (the model's maximum still caps it).
+  maxOutputTokens: (input) => 400 + input.cadence.sessions * input.cadence.proposalsPerSession * 350,
 };
 
 export const practiceReviewRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app, deps) => {
@@ -90,6 +91,8 @@ const exampleReceipt = {
   model: modelIdentitySchema.parse({ id: 'gpt-4.1-mini-2025-04-14', provider: 'openai-compatible' }),
   costMicrodollars: 3_960,
   reservedMicrodollars: 66_214,
+  reportedCostMicrodollars: 3_960,
+  overrunMicrodollars: 0,
   usage: { inputTokens: 1_012, outputTokens: 737, images: null },
   requestedAt: '2026-11-23T10:12:03.442Z',
   dispatchedAt: '2026-11-23T10:12:03.458Z',

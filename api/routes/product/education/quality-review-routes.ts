@@ -24,7 +24,8 @@ const qualityReviewOperation: StructuredOperation<QualityReviewRequest, QualityE
   accept: acceptQualityReview,
   // Eight dimensions of at most five 500-character findings and a summary: ~22,000 characters at
   // the maxima; 6,000 tokens cover that with the JSON around it (the model's maximum still caps it).
-  maxOutputTokens: 6_000,
+  // The shape is fixed (eight dimensions), so the cap is too.
+  maxOutputTokens: () => 6_000,
 };
 
 export const qualityReviewRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app, deps) => {
@@ -86,6 +87,8 @@ const exampleReceipt = {
   model: modelIdentitySchema.parse({ id: 'gpt-4.1-mini-2025-04-14', provider: 'openai-compatible' }),
   costMicrodollars: 3_412,
   reservedMicrodollars: 52_860,
+  reportedCostMicrodollars: 3_412,
+  overrunMicrodollars: 0,
   usage: { inputTokens: 1_836, outputTokens: 394, images: null },
   requestedAt: '2026-11-23T10:04:51.117Z',
   dispatchedAt: '2026-11-23T10:04:51.131Z',

@@ -21,8 +21,10 @@ const rubricDraftOperation: StructuredOperation<RubricDraftRequest, RubricDraftC
   messages: rubricDraftMessages,
   jsonSchema: { name: 'rubric_draft', schema: rubricDraftJsonSchema },
   accept: acceptRubricDraft,
-  // At most 10 criteria × 6 descriptors of 600 characters (~9,000 tokens) plus names and ids.
-  maxOutputTokens: 12_000,
+  // A descriptor of at most 600 characters is ≤ ~150 tokens (160 with its JSON), a criterion's name,
+  // weight and ids ~64, the title ~200: 10 criteria × 6 levels reserve 10,400 tokens, 4 × 4 reserve
+  // 2,960 (the model's maximum still caps it).
+  maxOutputTokens: (input) => 200 + input.criterionCount * (64 + input.levelLabels.length * 160),
 };
 
 const problems = [...meteredProblems, 'payload_too_large', 'education_context_learner_record'] as const;
@@ -79,6 +81,8 @@ const exampleReceipt = {
   model: modelIdentitySchema.parse({ id: 'gpt-4.1-mini-2025-04-14', provider: 'openai-compatible' }),
   costMicrodollars: 1_406,
   reservedMicrodollars: 41_920,
+  reportedCostMicrodollars: 1_406,
+  overrunMicrodollars: 0,
   usage: { inputTokens: 902, outputTokens: 412, images: null },
   requestedAt: '2026-11-23T09:40:15.502Z',
   dispatchedAt: '2026-11-23T09:40:15.517Z',

@@ -4,7 +4,7 @@
 // receipt and the usage receipt: the model's work is paid for) and never shown.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { envelope, modelIdentitySchema, studentGuidanceInputSchema, studentGuidanceSchema, STUDENT_GUIDANCE_POLICY_VERSION } from '@hosted-notes/runtime-sdk';
+import { envelope, modelIdentitySchema, studentGuidanceInputSchema, studentGuidanceSchema, STUDENT_GUIDANCE_LIMITS, STUDENT_GUIDANCE_POLICY_VERSION } from '@hosted-notes/runtime-sdk';
 import type { OperationExamples } from '../../../openapi-examples.ts';
 import { AppError } from '../../../../domain/errors.ts';
 import { checkGuidance, guidanceJsonSchema, guidanceMessages } from '../../../../domain/education/student-guidance.ts';
@@ -21,8 +21,9 @@ const guidanceOperation: StructuredOperation<StudentGuidanceRequest, CheckedGuid
   messages: guidanceMessages,
   jsonSchema: { name: 'student_guidance', schema: guidanceJsonSchema },
   accept: checkGuidance,
-  // The longest guidance is 1,200 characters: 600 tokens leave room for the JSON around it.
-  maxOutputTokens: 600,
+  // The mode's character bound at two characters a token (English runs ~4; scripts without spaces
+  // fewer), plus the JSON around it: 214 tokens for a short hint, 664 for the 1,200-character modes.
+  maxOutputTokens: (input) => Math.ceil(STUDENT_GUIDANCE_LIMITS.outputChars[input.supportPreferences.mode] / 2) + 64,
 };
 
 const checkedSchema = z.object({
@@ -86,6 +87,8 @@ const exampleReceipt = {
   model: modelIdentitySchema.parse({ id: 'gpt-4.1-mini-2025-04-14', provider: 'openai-compatible' }),
   costMicrodollars: 214,
   reservedMicrodollars: 2_406,
+  reportedCostMicrodollars: 214,
+  overrunMicrodollars: 0,
   usage: { inputTokens: 431, outputTokens: 26, images: null },
   requestedAt: '2026-11-23T09:20:11.204Z',
   dispatchedAt: '2026-11-23T09:20:11.219Z',

@@ -23,6 +23,21 @@ export const INTELLIGENCE_LIMITS = {
   paletteColors: 8,
 } as const;
 
+/**
+ * The output cap of `generate` when the request names no `maxOutputTokens`, by `intent.context`: what
+ * that workflow's output usually needs, with room to finish (a lesson plan or a set of materials
+ * ~1,100 words, an explanation or activity ~750, a message to families ~500; about 0.75 words a
+ * token). The cap is part of the reserved bound, so a smaller one lets a budget admit more
+ * concurrent requests; a longer answer stops with `finishReason: "length"`, and a caller who needs
+ * more asks for it (up to the model's configured maximum). A `structured` answer gets 256 more
+ * tokens for its JSON.
+ */
+export const GENERATE_DEFAULT_OUTPUT_TOKENS = { plan: 1_500, teach: 1_000, create: 1_500, communicate: 700 } as const satisfies Record<
+  (typeof generationContexts)[number],
+  number
+>;
+export const STRUCTURED_GENERATE_EXTRA_OUTPUT_TOKENS = 256;
+
 export const standardRefSchema = z
   .strictObject({
     /** The product's id of an authorized standard (e.g. a CASE identifier). */
@@ -63,7 +78,7 @@ export const generateInputSchema = z
     }),
     /** `markdown` (default): text streamed as it is written; `structured`: a JSON object of the documented shape. */
     format: z.enum(['markdown', 'structured']).default('markdown'),
-    /** At most this many output tokens (default and ceiling: the model's configured maximum). Part of the reserved bound. */
+    /** At most this many output tokens (default: GENERATE_DEFAULT_OUTPUT_TOKENS of the intent's context; ceiling: the model's configured maximum). Part of the reserved bound. */
     maxOutputTokens: z.number().int().min(16).max(INTELLIGENCE_LIMITS.maxOutputTokens).optional(),
     standards: z.array(standardRefSchema).max(INTELLIGENCE_LIMITS.standards).default([]),
     course: courseMetadataSchema.optional(),
@@ -108,8 +123,14 @@ export const usageReceiptSchema = z
     /** Why a billable failure happened (e.g. client_disconnected, intelligence_interrupted); null when settled. */
     outcomeCode: z.string().nullable(),
     model: modelIdentitySchema.nullable(),
+    /** What this request was charged: the provider's reported usage at the configured prices, never more than reservedMicrodollars. */
     costMicrodollars: z.number().int().min(0),
+    /** The maximum bounded cost held before dispatch: the ceiling of the charge. */
     reservedMicrodollars: z.number().int().min(0),
+    /** What the provider's reported usage prices at (null: no usage reported); above reservedMicrodollars only when the provider reported more than the bound allows. */
+    reportedCostMicrodollars: z.number().int().min(0).nullable(),
+    /** max(0, reported − reserved): absorbed by the service, never charged to the budget. */
+    overrunMicrodollars: z.number().int().min(0),
     usage: z.object({
       /** Null when the provider did not report usage (the charge is then the reserved bound). */
       inputTokens: z.number().int().min(0).nullable(),
