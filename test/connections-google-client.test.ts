@@ -2,7 +2,8 @@
 // @googleapis/drive, @googleapis/classroom) against the scripted loopback Google: PKCE and
 // single-use codes, refresh and revocation, denied consent, retry-safe Drive creates and Classroom
 // assignments, conflict-checked Drive updates, bounded reads, rosters without e-mails, no grades,
-// and no secret in any error. Needs neither Postgres nor Temporal.
+// no secret in any error, and every way Google can fail to answer in time read as a timeout from
+// both gaxios majors the clients bundle. Needs neither Postgres nor Temporal.
 import { createHash } from 'node:crypto';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +18,9 @@ import {
   reserveFileId,
   updateDocument,
 } from '../domain/connections/google-drive.ts';
-import { GoogleApiError, GoogleInputError, createGoogleOAuthProvider, newPkcePair, newState } from '../domain/connections/google-oauth.ts';
+import { auth as classroomAuth, classroom } from '@googleapis/classroom';
+import { auth as driveAuth, drive as driveApi } from '@googleapis/drive';
+import { GoogleApiError, GoogleInputError, createGoogleOAuthProvider, inspectFailure, newPkcePair, newState } from '../domain/connections/google-oauth.ts';
 import type { GoogleAccess } from '../domain/connections/google-oauth.ts';
 import { OAuthProviderError, scopesFor } from '../domain/connections/provider.ts';
 import type { GoogleService, OAuthProvider, OAuthTokens } from '../domain/connections/provider.ts';
@@ -427,5 +430,117 @@ describe('Classroom', () => {
     const driveOnly = access(await connect(['drive']));
     await failure(listRoster(driveOnly, '7001'), GoogleApiError, 'provider_forbidden');
     await failure(listRoster(teacher, '9999'), GoogleApiError, 'provider_not_found');
+  });
+});
+
+// ---- no answer in time -----------------------------------------------------------------------------
+
+describe('Google not answering in time', () => {
+  const TIMEOUT_MS = 250;
+  let both: OAuthTokens;
+  let impatient: GoogleAccess;
+  beforeAll(async () => {
+    both = await connect(['drive', 'classroom']);
+    impatient = access(both, google.settings({ timeoutMs: TIMEOUT_MS }));
+  });
+
+  /** The call with `route` left unanswered once: a provider_timeout within the deadline, flagged maybe-applied for a write. */
+  async function timesOut(route: Parameters<ScriptedGoogle['fail']>[0], call: () => Promise<unknown>, write: boolean, kind: 'hang' | 'stall' = 'hang') {
+    google.fail(route, { kind });
+    const started = performance.now();
+    const error = await failure(call(), GoogleApiError, 'provider_timeout');
+    expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + 1_000);
+    expect(google.requestsTo(route).at(-1)!.status).toBe(kind === 'hang' ? 'hung' : 'stalled');
+    expect(error.maybeApplied).toBe(write);
+  }
+
+  it('every Drive call (through gaxios 8) and every Classroom call (through gaxios 7) is provider_timeout', async () => {
+    await timesOut('drive.generateIds', () => reserveFileId(impatient), false);
+    const fileId = await reserveFileId(impatient);
+    await timesOut('drive.create', () => createDocument(impatient, { fileId, name: 'Hung', markdown: '# Hung' }), true, 'stall');
+    // Made before the stall: the retry meets it.
+    const made = await createDocument(impatient, { fileId, name: 'Hung', markdown: '# Hung' });
+    await timesOut('drive.get', () => getLineage(impatient, fileId), false);
+    await timesOut('drive.update', () => updateDocument(impatient, { fileId, expectedVersion: made.version, markdown: 'x' }), true);
+    await timesOut('drive.export', () => readDocumentText(impatient, { fileId, maxBytes: 1024 }), false);
+
+    await timesOut('classroom.courses', () => listActiveCourses(impatient), false);
+    await timesOut('classroom.students', () => listRoster(impatient, '7001'), false);
+    await timesOut('classroom.courseWork.list', () => findCourseWorkByMarker(impatient, '7001', newCourseWorkMarker()), false);
+    await timesOut('classroom.submissions', () => listSubmissionAttachments(impatient, '7001', '555'), false);
+    const before = google.courseWorkCount('7001');
+    const marker = newCourseWorkMarker();
+    await timesOut('classroom.courseWork.create', () => createCourseWork(impatient, { courseId: '7001', title: 'Hung', workType: 'ASSIGNMENT', marker }), true, 'stall');
+    expect(google.courseWorkCount('7001')).toBe(before + 1);
+    expect(await findCourseWorkByMarker(impatient, '7001', marker)).toMatchObject({ title: 'Hung' });
+  });
+
+  it('the token exchange and refresh (google-auth-library, gaxios 8) are provider_timeout; refused and 5xx are not', async () => {
+    const slow = createGoogleOAuthProvider(google.settings({ timeoutMs: TIMEOUT_MS }));
+    google.fail('token', { kind: 'hang' });
+    await failure(slow.refresh(both.refreshToken!), OAuthProviderError, 'provider_timeout');
+    const { code, verifier } = await consentedCode(['drive']);
+    google.fail('token', { kind: 'stall' });
+    await failure(slow.exchangeCode({ code, codeVerifier: verifier, redirectUri: REDIRECT_URI }), OAuthProviderError, 'provider_timeout');
+
+    google.fail('token', { kind: 'status', status: 502 });
+    await failure(slow.refresh(both.refreshToken!), OAuthProviderError, 'provider_error');
+    google.fail('classroom.courses', { kind: 'status', status: 500 });
+    await failure(listActiveCourses(impatient), GoogleApiError, 'provider_error');
+    google.fail('drive.get', { kind: 'status', status: 503 });
+    await failure(getLineage(impatient, 'a-file-id-long-enough'), GoogleApiError, 'provider_error');
+
+    // Nothing listening: refused, never a timeout, and nothing can have been applied.
+    const nowhere = google.settings({ timeoutMs: TIMEOUT_MS });
+    nowhere.endpoints = { ...nowhere.endpoints, driveRootUrl: 'http://127.0.0.1:9/', classroomRootUrl: 'http://127.0.0.1:9/' };
+    const closed = access(both, nowhere);
+    const refused = await failure(createCourseWork(closed, { courseId: '7001', title: 'x', workType: 'ASSIGNMENT', marker: newCourseWorkMarker() }), GoogleApiError, 'provider_unreachable');
+    expect(refused.maybeApplied).toBe(false);
+    await failure(reserveFileId(closed), GoogleApiError, 'provider_unreachable');
+  });
+
+  it('inspectFailure reads both gaxios majors by their properties: the timeout option, an AbortSignal deadline, an abort; a reset after the deadline', async () => {
+    const bearer = <T extends { setCredentials(c: { access_token: string }): void }>(client: T) => {
+      client.setCredentials({ access_token: both.accessToken });
+      return client;
+    };
+    // The raw clients the modules build on, so their own errors (not ours) are what is read.
+    const classroomClient = classroom({ version: 'v1', auth: bearer(new classroomAuth.OAuth2({})), rootUrl: `${google.url}/`, retry: false });
+    const driveClient = driveApi({ version: 'v3', auth: bearer(new driveAuth.OAuth2({})), rootUrl: `${google.url}/`, retry: false });
+    const raw = async (route: 'classroom.courses' | 'drive.get', options: { timeout?: number; signal?: AbortSignal }) => {
+      google.fail(route, { kind: 'hang' });
+      const call = route === 'drive.get' ? driveClient.files.get({ fileId: 'a-file-id-long-enough' }, options) : classroomClient.courses.list({}, options);
+      return call.then(
+        () => {
+          throw new Error('answered');
+        },
+        (e: unknown) => e,
+      );
+    };
+    const abortSoon = () => {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 100);
+      return controller.signal;
+    };
+    for (const route of ['classroom.courses', 'drive.get'] as const) {
+      const ways = {
+        'the timeout option': await raw(route, { timeout: TIMEOUT_MS }),
+        'an AbortSignal deadline': await raw(route, { signal: AbortSignal.timeout(TIMEOUT_MS) }),
+        // Aborted while Google holds the request (not before it is sent: the hang is then played).
+        'an abort': await raw(route, { signal: abortSoon() }),
+      };
+      for (const [way, error] of Object.entries(ways)) expect(inspectFailure(error).transport, `${route}, ${way}`).toBe('timeout');
+      expect(google.requestsTo(route).slice(-3).map((r) => r.status)).toEqual(['hung', 'hung', 'hung']);
+    }
+
+    // What the transport may surface while a call hangs, once its deadline has fired: still a timeout.
+    const deadline = AbortSignal.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+    expect(inspectFailure(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET', config: { signal: deadline } })).transport).toBe('timeout');
+    expect(inspectFailure(Object.assign(new Error('read'), { cause: Object.assign(new Error('x'), { code: 'ETIMEDOUT' }) })).transport).toBe('timeout');
+    expect(inspectFailure(new DOMException('The operation was aborted due to timeout', 'TimeoutError')).transport).toBe('timeout');
+    // A reset before any deadline, and a refusal, are not; nor is a message that merely says "timeout".
+    expect(inspectFailure(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET', config: { signal: new AbortController().signal } })).transport).toBe('cut');
+    expect(inspectFailure(Object.assign(new Error('connect'), { code: 'ECONNREFUSED' })).transport).toBe('refused');
+    expect(inspectFailure(new Error('upstream said: timeout')).transport).toBe('cut');
   });
 });

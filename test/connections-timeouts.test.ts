@@ -4,7 +4,9 @@
 // assignment exists, the answer never comes). Every such call answers 504 connection_provider_timeout
 // (not 502 connection_provider_error), within the timeout, for Drive creates, reads, updates and
 // imports, Classroom lists and assignment creates, and a token refresh inside a round trip; and a
-// write retried with the same key once Google recovers makes exactly one file or assignment.
+// write retried with the same key once Google recovers makes exactly one file or assignment. A
+// request waiting on another with the same key for longer than one Google call is told 409
+// idempotency_in_flight rather than held (or cut by the database's statement timeout).
 // Classroom's client (gaxios 7 via googleapis-common 8) signals a timeout differently from Drive's
 // and OAuth's (gaxios 8): both are covered here at the HTTP edge, and in
 // connections-google-client.test.ts at the client.
@@ -226,6 +228,39 @@ describe('Classroom, Google past GOOGLE_TIMEOUT_MS', () => {
     const retried = await rt.createAssignment(connectionId, '8001', body, key);
     expect([retried.statusCode, retried.headers['idempotent-replayed']], retried.body).toEqual([200, 'true']);
     expect(retried.data['data']).toMatchObject({ courseWorkId: made.id, title: body.title, replayed: true });
+    expect(google.courseWorkCount('8001')).toBe(before + 1);
+  });
+});
+
+describe('Classroom, a concurrent request waiting on a slow one', () => {
+  it('waits for the key\'s intent at most one Google call: past that, 409 idempotency_in_flight (Retry-After: 1); the retry replays the one assignment', async () => {
+    const before = google.courseWorkCount('8001');
+    const key = randomUUID();
+    const body = { title: 'Contour lines' };
+    // A first attempt fails cleanly: the intent stays pending, so the next requests reconcile first.
+    google.fail('classroom.courseWork.create', { kind: 'status', status: 500 });
+    expect((await rt.createAssignment(connectionId, '8001', body, key)).statusCode).toBe(502);
+
+    // Reconcile (list) and create each take 400 ms, within GOOGLE_TIMEOUT_MS, but together longer than it:
+    // the request holding the intent outlasts the other's wait.
+    google.slow('classroom.courseWork.list', 400).slow('classroom.courseWork.create', 400);
+    let answers: ConnectionsResponse[];
+    try {
+      answers = await Promise.all([1, 2].map(() => rt.createAssignment(connectionId, '8001', body, key)));
+    } finally {
+      google.slow('classroom.courseWork.list', null).slow('classroom.courseWork.create', null);
+    }
+    const created = answers.find((a) => a.statusCode === 201);
+    const waiting = answers.find((a) => a.statusCode === 409);
+    expect(answers.map((a) => a.statusCode).sort(), answers.map((a) => a.body).join('\n')).toEqual([201, 409]);
+    expect(waiting!.data['code']).toBe('idempotency_in_flight');
+    expect(waiting!.headers['retry-after']).toBe('1');
+    const made = google.courseWorkOf('8001').at(-1)!;
+    expect(created!.data['data']).toMatchObject({ courseWorkId: made.id, replayed: false });
+
+    const retried = await rt.createAssignment(connectionId, '8001', body, key);
+    expect([retried.statusCode, retried.headers['idempotent-replayed']]).toEqual([200, 'true']);
+    expect(retried.data['data']).toMatchObject({ courseWorkId: made.id, replayed: true });
     expect(google.courseWorkCount('8001')).toBe(before + 1);
   });
 });

@@ -258,8 +258,9 @@ export const connectionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (
         summary: 'createDriveDocument: a Google Doc from Markdown, retry-safe',
         description:
           'Needs connections.execute and an Idempotency-Key. The file id is reserved at Drive under the key before the create, so a retried create (after any ' +
-          'failure, or at the same time) returns the same file and never makes a second one (200, Idempotent-Replayed: true). Answers the lineage to keep: ' +
-          'fileId and version.',
+          'failure, or at the same time) returns the same file and never makes a second one (200, Idempotent-Replayed: true): of all the requests with ' +
+          'the key, exactly one answers 201. Answers the lineage to keep: fileId and version. Google not answering within the service\'s timeout is 504 ' +
+          'connection_provider_timeout (retry with the same key).',
         params: connectionParams,
         body: createDriveDocumentInputSchema,
         response: { 201: runtimeEnvelope('service.drive-document', driveDocumentSchema), 200: runtimeEnvelope('service.drive-document', driveDocumentSchema) },
@@ -415,11 +416,12 @@ export const connectionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (
         description:
           'Needs connections.execute and an Idempotency-Key. Classroom takes no request id, so the intent is recorded under the key with a marker that goes ' +
           'into the description; a retry (after a lost answer, or at the same time) finds the assignment by its marker and never makes a second one (200, ' +
-          'Idempotent-Replayed: true). There is no grading operation.',
+          'Idempotent-Replayed: true): of all the requests with the key, at most one answers 201. A request that waits for a concurrent one with the key ' +
+          'longer than one Google call answers 409 idempotency_in_flight (Retry-After: 1). There is no grading operation.',
         params: courseParams,
         body: createAssignmentInputSchema,
         response: { 201: runtimeEnvelope('service.classroom-assignment', classroomAssignmentSchema), 200: runtimeEnvelope('service.classroom-assignment', classroomAssignmentSchema) },
-        problems: [...providerProblems, 'idempotency_key_required', 'invalid_idempotency_key', 'idempotency_key_reused'],
+        problems: [...providerProblems, 'idempotency_key_required', 'invalid_idempotency_key', 'idempotency_key_reused', 'idempotency_in_flight'],
       },
     },
     async (request, reply) => {
