@@ -73,6 +73,9 @@ export const errorCatalog = {
   media_truncated: { status: 422, title: 'The audio container is truncated or malformed.' },
   media_storage_exhausted: { status: 409, title: "The organization's media storage cannot hold this upload; delete media to free space." },
   media_storage_unavailable: { status: 503, title: 'Media storage is unavailable; nothing was stored and no quota was used.' },
+  media_upload_outcome_unknown: { status: 503, title: "Media storage failed during the upload and could not confirm whether the bytes were kept; the upload's size stays held until that is confirmed. Retry with the same Idempotency-Key after Retry-After." },
+  media_read_unavailable: { status: 503, title: 'The media exists, but its bytes cannot be read from storage right now; nothing changed. Retry after Retry-After.' },
+  media_deletion_pending: { status: 503, title: 'The media is deleted and no longer readable, but the removal of its bytes from storage is not confirmed yet; its size stays counted until a retried DELETE or the sweep confirms it.' },
   media_not_found: { status: 404, title: 'No media with this id is visible to the caller.' },
   range_not_satisfiable: { status: 416, title: 'The requested byte range is outside the media.' },
   // delegated connections (domain/connections/)

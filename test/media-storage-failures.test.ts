@@ -1,9 +1,15 @@
-// When the store fails or a process stops half way: a failed upload leaves no bytes and no quota,
-// a deletion the store could not finish keeps the media unreadable until it is finished, and the
+// When the store fails or a process stops half way: a failed upload whose absence the store confirms
+// leaves no record and no quota at once (503 media_storage_unavailable, the key free again); one the
+// store cannot confirm says so (503 media_upload_outcome_unknown), holds its size until a retry of
+// its key or the sweep confirms; a read says the media exists but cannot be read now; a deletion the
+// store could not finish is already a deletion for readers (503 media_deletion_pending); and the
 // worker's sweep (sweepUnfinishedMedia) completes what a stopped process left. The real Postgres
 // BlobStore underneath, with a gate in front of it that fails or holds an operation on demand.
+// (The S3 store against a loopback S3 that refuses, dies mid-upload or freezes: media-s3-outages.test.ts.)
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'slonik';
+import { z } from 'zod';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BlobStoreError } from '../domain/media/blob-store.ts';
 import type { BlobStore } from '../domain/media/blob-store.ts';
@@ -21,6 +27,9 @@ type Operation = 'put' | 'read' | 'delete';
 class GatedStore implements BlobStore {
   readonly kind = 'postgres' as const;
   failing = new Set<Operation>();
+  /** Operations that fail as if the store refused the connection: nothing was sent. */
+  refusing = new Set<Operation>();
+  calls: Operation[] = [];
   held: { operation: Operation; release: () => void } | null = null;
   private hold: Operation | null = null;
   private readonly inner: BlobStore;
@@ -40,6 +49,8 @@ class GatedStore implements BlobStore {
     });
   }
   private async gate(operation: Operation): Promise<void> {
+    this.calls.push(operation);
+    if (this.refusing.has(operation)) throw new BlobStoreError('postgres', operation, 'ECONNREFUSED', { notSent: true });
     if (this.failing.has(operation)) throw new BlobStoreError('postgres', operation, 'ScriptedOutage');
     if (this.hold === operation) {
       this.hold = null;
@@ -75,60 +86,153 @@ afterAll(async () => {
 });
 beforeEach(() => {
   store.failing.clear();
+  store.refusing.clear();
+  store.calls = [];
   store.held = null;
 });
+
+/** The organization's upload claims that failed and await confirmation (`deleting`, never stored). */
+const unconfirmed = (organizationId: string) =>
+  db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    SELECT count(*)::int AS n FROM media_objects WHERE organization_id = ${organizationId} AND state = 'deleting' AND stored_at IS NULL`);
 
 const bytes = audioFixture('tone-3s.webm');
 const upload = (secret: string, key = randomUUID()) => mediaClient(app, secret).upload(bytes, { key, reference: 'r', duration: '3', contentType: 'audio/webm' });
 
 describe('a store that fails', () => {
-  it('a failed put is 503 with nothing stored and no quota used; the same key then succeeds', async () => {
+  it('a failed put the store confirms left nothing: 503 media_storage_unavailable, no record, no quota; the same key then succeeds', async () => {
     const chain = await buildRuntimeChain(db.pool);
     const key = randomUUID();
     store.failing.add('put');
     const failed = await upload(chain.secret, key);
     expect(failed.statusCode).toBe(503);
-    expect(failed.data).toMatchObject({ code: 'media_storage_unavailable', storageReason: 'ScriptedOutage' });
-    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ stored: 0, storing: 0, blobs: 0, usedBytes: 0 });
+    expect(failed.headers['retry-after']).toBe('5');
+    expect(failed.data).toMatchObject({ code: 'media_storage_unavailable', storageReason: 'ScriptedOutage', retryAfterSeconds: 5 });
+    expect(failed.data['detail']).toMatch(/nothing is kept \(confirmed\)/);
+    // The confirming delete ran, and was the store's word.
+    expect(store.calls).toEqual(['put', 'delete']);
+    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ stored: 0, storing: 0, blobs: 0, usedBytes: 0, storedBytes: 0 });
     store.failing.clear();
     const retried = await upload(chain.secret, key);
     expect(retried.statusCode).toBe(201);
     expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ stored: 1, blobs: 1, usedBytes: bytes.length });
   });
 
-  it('when the store can neither put nor delete, the claim keeps its size until the sweep can finish it', async () => {
+  it('a put that never reached the store ends the claim without asking the store again', async () => {
     const chain = await buildRuntimeChain(db.pool);
+    const key = randomUUID();
+    store.refusing.add('put');
+    store.failing.add('delete');
+    const failed = await upload(chain.secret, key);
+    expect(failed.statusCode).toBe(503);
+    expect(failed.data).toMatchObject({ code: 'media_storage_unavailable', storageReason: 'ECONNREFUSED' });
+    expect(store.calls).toEqual(['put']);
+    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ storing: 0, usedBytes: 0, storedBytes: 0 });
+    expect(await unconfirmed(chain.organizationId)).toBe(0);
+    store.refusing.clear();
+    store.failing.clear();
+    expect((await upload(chain.secret, key)).statusCode).toBe(201);
+  });
+
+  it('when the store can neither put nor confirm, the answer says so and holds the size; a retry of the key re-checks, and succeeds once the store answers', async () => {
+    const chain = await buildRuntimeChain(db.pool);
+    const key = randomUUID();
     store.failing.add('put');
     store.failing.add('delete');
-    expect((await upload(chain.secret)).statusCode).toBe(503);
+    const failed = await upload(chain.secret, key);
+    expect(failed.statusCode).toBe(503);
+    expect(failed.headers['retry-after']).toBe('5');
+    expect(failed.data).toMatchObject({ code: 'media_upload_outcome_unknown', storageReason: 'ScriptedOutage', heldBytes: bytes.length, retryAfterSeconds: 5 });
+    expect(failed.data['title']).toMatch(/could not confirm whether the bytes were kept/);
+    expect(failed.data['detail']).toMatch(/Retry with the same Idempotency-Key/);
     // Bytes the store might hold still have a record pointing at them, and count.
-    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ storing: 1, usedBytes: bytes.length });
-    expect(await sweepUnfinishedMedia(db.pool, store, 0)).toEqual({ abandoned: 0, deleted: 0 });
+    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ storing: 0, stored: 0, usedBytes: bytes.length, storedBytes: bytes.length });
+    expect(await unconfirmed(chain.organizationId)).toBe(1);
+
+    // The same key while the store is still down: the same truthful 503, not 409 for ten minutes.
+    store.calls = [];
+    const again = await upload(chain.secret, key);
+    expect(again.statusCode).toBe(503);
+    expect(again.data).toMatchObject({ code: 'media_upload_outcome_unknown', heldBytes: bytes.length });
+    expect(store.calls).toEqual(['delete']);
+    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ usedBytes: bytes.length });
+
+    // The store answers again: the retry confirms the old claim away and stores afresh, counted once.
     store.failing.clear();
-    expect(await sweepUnfinishedMedia(db.pool, store, 0)).toMatchObject({ abandoned: 1 });
-    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ stored: 0, storing: 0, blobs: 0, usedBytes: 0 });
+    store.calls = [];
+    const retried = await upload(chain.secret, key);
+    expect(retried.statusCode).toBe(201);
+    expect(store.calls).toEqual(['delete', 'put']);
+    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ stored: 1, blobs: 1, usedBytes: bytes.length, storedBytes: bytes.length });
+    expect(await unconfirmed(chain.organizationId)).toBe(0);
+    // And replays as any stored upload does.
+    expect((await upload(chain.secret, key)).statusCode).toBe(200);
   });
 
-  it('a read the store cannot serve is 503, never a 404 that would say the media is gone', async () => {
+  it('the sweep confirms unconfirmed uploads on its next run, without waiting for the grace period, and frees the key', async () => {
     const chain = await buildRuntimeChain(db.pool);
+    const key = randomUUID();
+    store.failing.add('put');
+    store.failing.add('delete');
+    expect((await upload(chain.secret, key)).data).toMatchObject({ code: 'media_upload_outcome_unknown' });
+    // Still down: the run stops at the first failure and leaves the row for the next one.
+    expect(await sweepUnfinishedMedia(db.pool, store)).toEqual({ abandoned: 0, deleted: 0, pending: 1 });
+    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ usedBytes: bytes.length });
+    store.failing.clear();
+    expect(await sweepUnfinishedMedia(db.pool, store)).toEqual({ abandoned: 1, deleted: 0, pending: 0 });
+    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ stored: 0, storing: 0, blobs: 0, usedBytes: 0, storedBytes: 0 });
+    expect((await upload(chain.secret, key)).statusCode).toBe(201);
+  });
+
+  it('a read the store cannot serve is 503 media_read_unavailable: the media exists, never a 404; HEAD answers from the record', async () => {
+    const chain = await buildRuntimeChain(db.pool);
+    const rt = mediaClient(app, chain.secret);
     const id = ((await upload(chain.secret)).data['data'] as { mediaId: string }).mediaId;
     store.failing.add('read');
-    const res = await mediaClient(app, chain.secret).read(id);
+    const res = await rt.read(id);
     expect(res.statusCode).toBe(503);
-    expect(res.data).toMatchObject({ code: 'media_storage_unavailable' });
+    expect(res.headers['retry-after']).toBe('5');
+    expect(res.data).toMatchObject({ code: 'media_read_unavailable', storageReason: 'ScriptedOutage' });
+    expect(res.data['title']).toMatch(/^The media exists, but its bytes cannot be read/);
+    const head = await rt.head(id);
+    expect(head.statusCode).toBe(200);
+    expect(head.headers['content-length']).toBe(String(bytes.length));
+    expect(store.calls.filter((c) => c === 'read')).toHaveLength(1);
   });
 
-  it('a delete the store cannot finish leaves the media unreadable, still counted, until a retry or the sweep finishes it', async () => {
+  it('a delete the store cannot finish is 503 media_deletion_pending: deleted for readers, still counted, until a retry or the sweep finishes it', async () => {
+    const chain = await buildRuntimeChain(db.pool);
+    const rt = mediaClient(app, chain.secret);
+    const id = ((await upload(chain.secret)).data['data'] as { mediaId: string }).mediaId;
+    store.failing.add('delete');
+    const pending = await rt.remove(id);
+    expect(pending.statusCode).toBe(503);
+    expect(pending.headers['retry-after']).toBe('5');
+    expect(pending.data).toMatchObject({ code: 'media_deletion_pending', heldBytes: bytes.length, storageReason: 'ScriptedOutage' });
+    expect(pending.data['detail']).toMatch(/^The media is deleted/);
+    expect((await rt.read(id)).statusCode).toBe(404);
+    expect((await rt.head(id)).statusCode).toBe(404);
+    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ stored: 0, blobs: 1, usedBytes: bytes.length });
+    // A retried DELETE while the store still fails says the same.
+    expect((await rt.remove(id)).data).toMatchObject({ code: 'media_deletion_pending' });
+    expect(await sweepUnfinishedMedia(db.pool, store)).toMatchObject({ deleted: 0, pending: 1 });
+    store.failing.clear();
+    expect(await sweepUnfinishedMedia(db.pool, store)).toMatchObject({ deleted: 1, pending: 0 });
+    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ deleted: 1, blobs: 0, usedBytes: 0 });
+    expect((await rt.remove(id)).statusCode).toBe(404);
+  });
+
+  it('a retried DELETE finishes a pending deletion once the store answers', async () => {
     const chain = await buildRuntimeChain(db.pool);
     const rt = mediaClient(app, chain.secret);
     const id = ((await upload(chain.secret)).data['data'] as { mediaId: string }).mediaId;
     store.failing.add('delete');
     expect((await rt.remove(id)).statusCode).toBe(503);
-    expect((await rt.read(id)).statusCode).toBe(404);
-    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ stored: 0, blobs: 1, usedBytes: bytes.length });
     store.failing.clear();
-    expect(await sweepUnfinishedMedia(db.pool, store)).toMatchObject({ deleted: 1 });
-    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ deleted: 1, blobs: 0, usedBytes: 0 });
+    const done = await rt.remove(id);
+    expect(done.statusCode).toBe(200);
+    expect(done.data['data']).toMatchObject({ deleted: true, freedBytes: bytes.length });
+    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ deleted: 1, usedBytes: 0 });
   });
 });
 
@@ -151,12 +255,33 @@ describe('a process that stops half way', () => {
     expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ stored: 0, storing: 0, usedBytes: 0 });
   });
 
+  it('a stuck upload the sweep cannot confirm becomes unconfirmed: its put landing late is answered truthfully, and a retry of its key resolves it', async () => {
+    const chain = await buildRuntimeChain(db.pool);
+    const key = randomUUID();
+    const holding = store.holdNext('put');
+    const answer = upload(chain.secret, key);
+    await holding;
+    store.failing.add('delete');
+    expect(await sweepUnfinishedMedia(db.pool, store, 0)).toMatchObject({ abandoned: 0, pending: 1 });
+    expect(await unconfirmed(chain.organizationId)).toBe(1);
+    // The held put lands now, into a claim the sweep no longer lets become `stored`.
+    store.held!.release();
+    const res = await answer;
+    expect(res.statusCode).toBe(503);
+    expect(res.data).toMatchObject({ code: 'media_upload_outcome_unknown', heldBytes: bytes.length });
+    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ stored: 0, blobs: 1, usedBytes: bytes.length, storedBytes: bytes.length });
+    store.failing.clear();
+    expect((await upload(chain.secret, key)).statusCode).toBe(201);
+    // The late bytes were removed by the retry's check; the new upload's are the only ones.
+    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ stored: 1, blobs: 1, usedBytes: bytes.length, storedBytes: bytes.length });
+  });
+
   it('the sweep leaves uploads younger than its grace period alone', async () => {
     const chain = await buildRuntimeChain(db.pool);
     const holding = store.holdNext('put');
     const answer = upload(chain.secret);
     await holding;
-    expect(await sweepUnfinishedMedia(db.pool, store)).toEqual({ abandoned: 0, deleted: 0 });
+    expect(await sweepUnfinishedMedia(db.pool, store)).toEqual({ abandoned: 0, deleted: 0, pending: 0 });
     store.held!.release();
     expect((await answer).statusCode).toBe(201);
     expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ stored: 1, usedBytes: bytes.length });

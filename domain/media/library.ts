@@ -9,9 +9,24 @@
 //      the same organization can never take the storage past `mediaStorageBytes`.
 //   2. put the bytes in the BlobStore.
 //   3. mark the record `stored`.
-// A refused claim leaves nothing; a failed put removes the record, gives the size back and deletes
-// whatever the store may hold; a process that dies in between leaves a `storing` row that the
-// worker's sweep (sweepUnfinishedMedia) finishes the same way.
+// A refused claim leaves nothing. A failed put is taken back by what the store can confirm:
+//   - no request reached the store (every attempt was refused before connecting), or the store
+//     confirms the key is empty (a DELETE it answered: S3's DELETE is idempotent): the claim ends at
+//     once, in one transaction (record removed, size given back). 503 media_storage_unavailable:
+//     nothing stored, no quota used; the same Idempotency-Key can be retried at once.
+//   - the store cannot be reached to confirm: the claim becomes unconfirmed (`deleting` with no
+//     `stored_at`), holding its size, and the answer says so (503 media_upload_outcome_unknown, with
+//     Retry-After and the held bytes). A retry with the same key re-checks the store first: when it
+//     confirms, the old claim ends and the retry is a new upload; otherwise the same 503 again. The
+//     sweep confirms unconfirmed claims on each run, without a grace period.
+// The upload's storage steps share one deadline: the store's (`timeoutMs`, MEDIA_S3_TIMEOUT_MS for
+// S3), plus a short slice for the confirming delete when the put used all of it (confirmSliceMs).
+// A process that dies between the steps leaves a `storing` row; the sweep (sweepUnfinishedMedia)
+// takes it back the same way once it is older than the grace period.
+//
+// Reads and deletions say what is true when the store fails: a read is 503 media_read_unavailable
+// (the media exists, its bytes cannot be read now), a deletion is 503 media_deletion_pending (the
+// media is already deleted for readers; its bytes' removal, and so its size, awaits confirmation).
 import { createHash, randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
@@ -23,7 +38,7 @@ import { DEFAULT_MEDIA_STORAGE_BYTES } from '../product-runtime/entities.ts';
 import { inspectAudio } from './audio-inspection.ts';
 import { checkDuration } from './upload-rules.ts';
 import { BlobStoreError } from './blob-store.ts';
-import type { BlobRange, BlobStore } from './blob-store.ts';
+import type { BlobOperationOptions, BlobRange, BlobStore } from './blob-store.ts';
 
 /** Who acts: the admitted runtime caller. */
 export type MediaCaller = { organizationId: string; installationId: string; servicePrincipalId: string; requestId: string };
@@ -51,8 +66,33 @@ export type AudioMediaRecord = {
   createdAt: string;
 };
 
-/** How long a `storing`/`deleting` row may sit before the sweep treats its process as gone. */
+/** How long a `storing` row may sit before the sweep treats its process as gone. */
 export const UNFINISHED_MEDIA_GRACE_SECONDS = 600;
+
+/** Retry-After (and `retryAfterSeconds`) of every storage failure: the store is failing right now. */
+export const STORAGE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The time the confirming delete after a failed put gets when the put used the whole deadline: a
+ * tenth of the store's timeout, between 50 ms and 1 s (a DELETE is one short round trip). A put that
+ * failed early leaves the delete the rest of the deadline instead, if that is longer.
+ */
+export function confirmSliceMs(timeoutMs: number): number {
+  return Math.min(1_000, Math.max(50, Math.ceil(timeoutMs / 10)));
+}
+
+/** One upload's deadline over its storage steps (none when the store bounds its own calls). */
+function storageDeadline(store: BlobStore) {
+  const timeoutMs = store.timeoutMs;
+  const endsAt = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
+  const within = (ms: number) => ({ signal: AbortSignal.timeout(Math.max(1, ms)) });
+  return {
+    /** What is left of the deadline. */
+    main: () => (endsAt === undefined ? {} : within(endsAt - Date.now())),
+    /** What is left, but at least the confirmation slice. */
+    confirm: () => (endsAt === undefined || timeoutMs === undefined ? {} : within(Math.max(confirmSliceMs(timeoutMs), endsAt - Date.now()))),
+  };
+}
 
 const storageRow = z.object({ limitBytes: z.number(), usedBytes: z.number() });
 const mediaRow = z.object({
@@ -94,7 +134,7 @@ export async function getMediaStorage(db: CommonQueryMethods, organizationId: st
 }
 
 const claimedRow = z.object({ id: z.uuid(), blobKey: z.string() });
-const existingRow = z.object({ id: z.uuid(), state: z.string(), fingerprint: z.string() });
+const existingRow = z.object({ id: z.uuid(), state: z.string(), fingerprint: z.string(), everStored: z.boolean(), blobKey: z.string(), size: z.number() });
 
 /**
  * Stores one upload, or replays the upload its Idempotency-Key already made. What the bytes are is
@@ -117,43 +157,28 @@ export async function uploadAudio(
   checkDuration(upload.declaredDurationMs, inspection);
   const containerMs = inspection.containerDurationSeconds === null ? null : Math.round(inspection.containerDurationSeconds * 1000);
 
-  // 1. claim the key and the storage, or find what the key already did.
-  const claimed = await db.transaction(async (tx) => {
-    const row = await tx.maybeOne(sql.type(claimedRow)`
-      INSERT INTO media_objects (organization_id, installation_id, idempotency_key_hash, request_fingerprint, reference, storage_backend, blob_key,
-                                 media_type, container, codec, size_bytes, sha256, declared_duration_ms, container_duration_ms, duration_source,
-                                 created_by_principal_id, created_request_id)
-      VALUES (${caller.organizationId}, ${caller.installationId}, ${keyHash}, ${fingerprint}, ${upload.reference}, ${store.kind}, ${randomUUID()},
-              ${inspection.mediaType}, ${inspection.container}, ${inspection.codec}, ${size}, ${sha256}, ${upload.declaredDurationMs}, ${containerMs},
-              ${inspection.durationSource}, ${caller.servicePrincipalId}, ${caller.requestId})
-      ON CONFLICT (installation_id, idempotency_key_hash) DO NOTHING
-      RETURNING id, blob_key AS "blobKey"`);
-    if (!row) {
-      const existing = await tx.one(sql.type(existingRow)`
-        SELECT id, state, request_fingerprint AS fingerprint FROM media_objects
-         WHERE installation_id = ${caller.installationId} AND idempotency_key_hash = ${keyHash}`);
-      return { kind: 'existing' as const, existing };
-    }
-    const reserved = await tx.maybeOne(sql.type(z.object({ usedBytes: z.number() }))`
-      INSERT INTO organization_media_storage AS s (organization_id, used_bytes)
-      SELECT ${caller.organizationId}, ${size} WHERE ${size} <= ${storageLimit(caller.organizationId)}
-      ON CONFLICT (organization_id) DO UPDATE SET used_bytes = s.used_bytes + excluded.used_bytes
-        WHERE s.used_bytes + excluded.used_bytes <= ${storageLimit(caller.organizationId)}
-      RETURNING used_bytes AS "usedBytes"`);
-    if (!reserved) {
-      const storage = await getMediaStorage(tx, caller.organizationId);
-      // Thrown inside the transaction: the record goes with it, nothing was reserved.
-      throw new AppError('media_storage_exhausted', `This upload needs ${size} bytes; the organization has ${storage.availableBytes} of ${storage.limitBytes} left.`, {
-        extensions: { limitBytes: storage.limitBytes, usedBytes: storage.usedBytes, requiredBytes: size },
-      });
-    }
-    return { kind: 'claimed' as const, row };
-  });
+  const deadline = storageDeadline(store);
+
+  // 1. claim the key and the storage, or find what the key already did. At most twice: a key whose
+  // earlier upload is unconfirmed is re-checked, and once the store confirms, claimed afresh.
+  let claimed = await claim(db, caller, upload, { keyHash, fingerprint, sha256, size, inspection, containerMs, backend: store.kind });
+  if (claimed.kind === 'existing' && claimed.existing.fingerprint === fingerprint && isUnconfirmed(claimed.existing)) {
+    const { existing } = claimed;
+    const confirmed = await store.delete(existing.blobKey, deadline.main()).then(
+      () => true,
+      (error: unknown) => error,
+    );
+    if (confirmed !== true) throw outcomeUnknown(confirmed, existing.size);
+    await releaseClaim(db, existing.id);
+    claimed = await claim(db, caller, upload, { keyHash, fingerprint, sha256, size, inspection, containerMs, backend: store.kind });
+  }
 
   if (claimed.kind === 'existing') {
     const { existing } = claimed;
     if (existing.fingerprint !== fingerprint) throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used for another upload (other bytes, reference or duration).');
     if (existing.state === 'storing') throw new AppError('idempotency_in_flight', 'An upload with this Idempotency-Key is still being stored.', { headers: { 'retry-after': '1' } });
+    // Only after a concurrent retry made it unconfirmed again between our two claims.
+    if (isUnconfirmed(existing)) throw outcomeUnknown(undefined, existing.size);
     if (existing.state !== 'stored') throw new AppError('idempotency_key_reused', 'The upload of this Idempotency-Key was deleted; upload again with a new key.');
     const media = await getAudio(db, caller, existing.id);
     return { media, replayed: true, storage: await getMediaStorage(db, caller.organizationId) };
@@ -162,10 +187,9 @@ export async function uploadAudio(
   // 2. the bytes; 3. stored.
   const { id, blobKey } = claimed.row;
   try {
-    await store.put(blobKey, upload.bytes, { contentType: inspection.mediaType, sha256 });
+    await store.put(blobKey, upload.bytes, { contentType: inspection.mediaType, sha256 }, deadline.main());
   } catch (error) {
-    await abandonUpload(db, store, id, blobKey);
-    throw storageUnavailable(error);
+    throw answerTakeBack(await takeBackUpload(db, store, id, blobKey, error, deadline.confirm()), error, size);
   }
   // The organization's storage figures come back with the commit: one round trip fewer per upload.
   const stored = await db.maybeOne(sql.type(mediaRow.extend(storageRow.shape))`
@@ -173,37 +197,139 @@ export async function uploadAudio(
     RETURNING ${mediaColumns}, ${storageLimit(caller.organizationId)} AS "limitBytes",
               (SELECT s.used_bytes FROM organization_media_storage s WHERE s.organization_id = m.organization_id) AS "usedBytes"`);
   if (!stored) {
-    // The sweep judged this upload abandoned (it outlived the grace period) and took it back.
-    await store.delete(blobKey).catch(() => undefined);
-    throw new AppError('media_storage_unavailable', 'The upload took too long to store and was abandoned; nothing was kept.');
+    // The sweep judged this upload abandoned (it outlived the grace period) and took the claim back,
+    // or could not confirm and left it unconfirmed: the bytes that landed since are ours to remove.
+    throw answerTakeBack(await takeBackUpload(db, store, id, blobKey, undefined, deadline.confirm()), undefined, size, 'The upload took too long to store and was abandoned. ');
   }
   const { limitBytes, usedBytes, ...row } = stored;
   return { media: toRecord(row), replayed: false, storage: { limitBytes, usedBytes, availableBytes: Math.max(0, limitBytes - usedBytes) } };
 }
 
-/** A storage failure as the client sees it: no backend message (it could carry a key or an endpoint). */
-function storageUnavailable(error: unknown): AppError {
+type ClaimInput = {
+  keyHash: string;
+  fingerprint: string;
+  sha256: string;
+  size: number;
+  inspection: Awaited<ReturnType<typeof inspectAudio>>;
+  containerMs: number | null;
+  backend: BlobStore['kind'];
+};
+
+/** Step 1: the record and its size against the quota in one transaction, or what the key already did. */
+async function claim(db: DatabasePool, caller: MediaCaller, upload: AudioUploadRequest, c: ClaimInput) {
+  return db.transaction(async (tx) => {
+    const row = await tx.maybeOne(sql.type(claimedRow)`
+      INSERT INTO media_objects (organization_id, installation_id, idempotency_key_hash, request_fingerprint, reference, storage_backend, blob_key,
+                                 media_type, container, codec, size_bytes, sha256, declared_duration_ms, container_duration_ms, duration_source,
+                                 created_by_principal_id, created_request_id)
+      VALUES (${caller.organizationId}, ${caller.installationId}, ${c.keyHash}, ${c.fingerprint}, ${upload.reference}, ${c.backend}, ${randomUUID()},
+              ${c.inspection.mediaType}, ${c.inspection.container}, ${c.inspection.codec}, ${c.size}, ${c.sha256}, ${upload.declaredDurationMs}, ${c.containerMs},
+              ${c.inspection.durationSource}, ${caller.servicePrincipalId}, ${caller.requestId})
+      ON CONFLICT (installation_id, idempotency_key_hash) DO NOTHING
+      RETURNING id, blob_key AS "blobKey"`);
+    if (!row) {
+      const existing = await tx.one(sql.type(existingRow)`
+        SELECT id, state, request_fingerprint AS fingerprint, stored_at IS NOT NULL AS "everStored", blob_key AS "blobKey", size_bytes AS size
+          FROM media_objects
+         WHERE installation_id = ${caller.installationId} AND idempotency_key_hash = ${c.keyHash}`);
+      return { kind: 'existing' as const, existing };
+    }
+    const reserved = await tx.maybeOne(sql.type(z.object({ usedBytes: z.number() }))`
+      INSERT INTO organization_media_storage AS s (organization_id, used_bytes)
+      SELECT ${caller.organizationId}, ${c.size} WHERE ${c.size} <= ${storageLimit(caller.organizationId)}
+      ON CONFLICT (organization_id) DO UPDATE SET used_bytes = s.used_bytes + excluded.used_bytes
+        WHERE s.used_bytes + excluded.used_bytes <= ${storageLimit(caller.organizationId)}
+      RETURNING used_bytes AS "usedBytes"`);
+    if (!reserved) {
+      const storage = await getMediaStorage(tx, caller.organizationId);
+      // Thrown inside the transaction: the record goes with it, nothing was reserved.
+      throw new AppError('media_storage_exhausted', `This upload needs ${c.size} bytes; the organization has ${storage.availableBytes} of ${storage.limitBytes} left.`, {
+        extensions: { limitBytes: storage.limitBytes, usedBytes: storage.usedBytes, requiredBytes: c.size },
+      });
+    }
+    return { kind: 'claimed' as const, row };
+  });
+}
+
+/** An upload whose put failed and whose bytes' absence the store has not confirmed yet. */
+const isUnconfirmed = (row: { state: string; everStored: boolean }) => row.state === 'deleting' && !row.everStored;
+
+/** The reason, Retry-After and any further extensions of a storage failure (never a backend message). */
+function storageFailure(error: unknown, extensions: Record<string, unknown> = {}) {
   const reason = error instanceof BlobStoreError ? error.reason : 'unknown';
-  return new AppError('media_storage_unavailable', undefined, { extensions: { storageReason: reason } });
+  return {
+    extensions: { storageReason: reason, retryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS, ...extensions },
+    headers: { 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) },
+  };
+}
+
+/** The put failed and the claim is over: nothing was stored, nothing is held; retry at once. */
+function nothingStored(error: unknown, prefix = ''): AppError {
+  return new AppError(
+    'media_storage_unavailable',
+    `${prefix}The store failed the upload and nothing is kept (confirmed): no bytes are stored and no quota is used. Retry with the same Idempotency-Key.`,
+    storageFailure(error),
+  );
+}
+
+/** The put failed and the store could not confirm what it holds: the size stays held. */
+function outcomeUnknown(error: unknown, heldBytes: number, prefix = ''): AppError {
+  return new AppError(
+    'media_upload_outcome_unknown',
+    `${prefix}The store failed the upload and could not be reached to confirm whether the bytes were kept; ${heldBytes} bytes stay held against the organization's ` +
+      `storage until that is confirmed. Retry with the same Idempotency-Key after ${STORAGE_RETRY_AFTER_SECONDS} s: the retry checks the store again.`,
+    storageFailure(error, { heldBytes }),
+  );
+}
+
+type TakeBack = 'released' | 'unconfirmed' | 'untracked';
+
+function answerTakeBack(outcome: TakeBack, error: unknown, size: number, prefix = ''): AppError {
+  if (outcome === 'released') return nothingStored(error, prefix);
+  if (outcome === 'unconfirmed') return outcomeUnknown(error, size, prefix);
+  // Only a put slower than the sweep's grace period gets here (an S3 put ends at its deadline).
+  return new AppError(
+    'media_upload_outcome_unknown',
+    `${prefix}The sweep had already ended this upload's claim, and the store could not be reached to confirm whether the bytes were kept; they are not counted ` +
+      'against the storage. Retry with the same Idempotency-Key.',
+    storageFailure(error, { heldBytes: 0 }),
+  );
 }
 
 /**
- * Takes back a claim whose bytes did not get stored: any partial object first, then the record and
- * its size. If the store cannot even delete, the claim stays (`storing`, its size held) for the
- * sweep to retry: bytes the store may still hold are never left without a record pointing at them.
+ * Takes back a claim whose bytes did not get stored. Nothing sent: the claim ends. Otherwise the
+ * object is deleted first (best effort, within `confirm`): the store's answer confirms the key is
+ * empty and the claim ends in one transaction. No answer: the claim is (or stays) unconfirmed,
+ * holding its size, for a retry of its key or the sweep: bytes the store may still hold are never
+ * left without a record pointing at them, except when the sweep had already ended the claim.
  */
-async function abandonUpload(db: DatabasePool, store: BlobStore, id: string, blobKey: string): Promise<boolean> {
-  try {
-    await store.delete(blobKey);
-  } catch {
-    return false;
+async function takeBackUpload(db: DatabasePool, store: BlobStore, id: string, blobKey: string, putError: unknown, confirm: BlobOperationOptions): Promise<TakeBack> {
+  const notSent = putError instanceof BlobStoreError && putError.notSent;
+  const confirmed =
+    notSent ||
+    (await store.delete(blobKey, confirm).then(
+      () => true,
+      () => false,
+    ));
+  if (confirmed) {
+    // Ended here, or already by the sweep (which confirmed too): either way nothing is held.
+    await releaseClaim(db, id);
+    return 'released';
   }
-  await db.transaction(async (tx) => {
+  const marked = await db.maybeOne(sql.type(z.object({ id: z.uuid() }))`
+    UPDATE media_objects SET state = 'deleting' WHERE id = ${id} AND state IN ('storing', 'deleting') AND stored_at IS NULL RETURNING id`);
+  return marked ? 'unconfirmed' : 'untracked';
+}
+
+/** Ends a claim that never became `stored`: the record goes and its size is given back, once. */
+async function releaseClaim(db: DatabasePool, id: string): Promise<boolean> {
+  return db.transaction(async (tx) => {
     const gone = await tx.maybeOne(sql.type(z.object({ organizationId: z.uuid(), size: z.number() }))`
-      DELETE FROM media_objects WHERE id = ${id} AND state = 'storing' RETURNING organization_id AS "organizationId", size_bytes AS size`);
+      DELETE FROM media_objects WHERE id = ${id} AND state IN ('storing', 'deleting') AND stored_at IS NULL
+      RETURNING organization_id AS "organizationId", size_bytes AS size`);
     if (gone) await releaseStorage(tx, gone.organizationId, gone.size);
+    return gone !== null;
   });
-  return true;
 }
 
 async function releaseStorage(tx: CommonQueryMethods, organizationId: string, size: number): Promise<void> {
@@ -238,10 +364,12 @@ export async function findAudio(db: CommonQueryMethods, store: BlobStore, caller
     media: toRecord(row),
     open: async (range?: BlobRange) => {
       const body = await store.read(blobKey, range).catch((error: unknown) => {
-        throw storageUnavailable(error);
+        throw new AppError('media_read_unavailable', 'The media exists, but the store failed to serve its bytes; nothing changed. Retry later.', storageFailure(error));
       });
       // A record whose bytes are gone is a storage fault, not a missing media: never a 404.
-      if (!body) throw new AppError('media_storage_unavailable', 'The stored bytes of this media could not be found.');
+      if (!body) {
+        throw new AppError('media_read_unavailable', 'The media exists, but the store holds no bytes for it.', storageFailure(undefined, { storageReason: 'ObjectMissing' }));
+      }
       return body;
     },
   };
@@ -274,18 +402,25 @@ export async function listAudio(
 /**
  * Deletes the caller's media: it stops being readable at once (`deleting`), its bytes are removed,
  * then the record becomes a tombstone and its size goes back to the organization. If the store
- * fails, the media stays unreadable and a retry (or the sweep) finishes the deletion.
+ * fails, the media stays deleted for every reader, its size stays counted, and the answer says
+ * so (503 media_deletion_pending); a retried DELETE (or the sweep) finishes it.
  */
 export async function deleteAudio(db: DatabasePool, store: BlobStore, caller: MediaCaller, mediaId: string): Promise<{ mediaId: string; freedBytes: number; storage: MediaStorage }> {
   if (!UUID.test(mediaId)) throw new AppError('media_not_found');
-  const row = await db.maybeOne(sql.type(z.object({ blobKey: z.string() }))`
+  // A deletion in progress may be retried; an unconfirmed upload (never stored) is no media at all.
+  const row = await db.maybeOne(sql.type(z.object({ blobKey: z.string(), size: z.number() }))`
     UPDATE media_objects m SET state = 'deleting', deleted_by_principal_id = ${caller.servicePrincipalId}, deleted_request_id = ${caller.requestId}
      WHERE m.id = ${mediaId} AND m.organization_id = ${caller.organizationId} AND m.installation_id = ${caller.installationId}
-       AND m.state IN ('stored', 'deleting')
-    RETURNING m.blob_key AS "blobKey"`);
+       AND (m.state = 'stored' OR (m.state = 'deleting' AND m.stored_at IS NOT NULL))
+    RETURNING m.blob_key AS "blobKey", m.size_bytes AS size`);
   if (!row) throw new AppError('media_not_found');
   await store.delete(row.blobKey).catch((error: unknown) => {
-    throw storageUnavailable(error);
+    throw new AppError(
+      'media_deletion_pending',
+      `The media is deleted: it can no longer be read or listed. The store failed to confirm the removal of its bytes, so its ${row.size} bytes stay counted ` +
+        "against the organization's storage until a retried DELETE or the service's sweep confirms it.",
+      storageFailure(error, { heldBytes: row.size }),
+    );
   });
   const freedBytes = await finishDeletion(db, mediaId);
   return { mediaId: mediaId.toLowerCase(), freedBytes, storage: await getMediaStorage(db, caller.organizationId) };
@@ -295,7 +430,7 @@ export async function deleteAudio(db: DatabasePool, store: BlobStore, caller: Me
 async function finishDeletion(db: DatabasePool, mediaId: string): Promise<number> {
   return db.transaction(async (tx) => {
     const done = await tx.maybeOne(sql.type(z.object({ organizationId: z.uuid(), size: z.number() }))`
-      UPDATE media_objects SET state = 'deleted', deleted_at = now() WHERE id = ${mediaId} AND state = 'deleting'
+      UPDATE media_objects SET state = 'deleted', deleted_at = now() WHERE id = ${mediaId} AND state = 'deleting' AND stored_at IS NOT NULL
       RETURNING organization_id AS "organizationId", size_bytes AS size`);
     if (!done) return 0;
     await releaseStorage(tx, done.organizationId, done.size);
@@ -303,33 +438,41 @@ async function finishDeletion(db: DatabasePool, mediaId: string): Promise<number
   });
 }
 
+/** What one sweep did: claims ended, deletions finished, rows left for the next run. */
+export type MediaSweep = { abandoned: number; deleted: number; pending: number };
+
 /**
- * Finishes what a dead process or a failing store left: `storing` rows older than the grace period
- * are abandoned (bytes deleted, size given back); `deleting` rows are deleted (finishing twice is
- * harmless: the size is given back once). Run by the worker; returns counts.
+ * Finishes what a failing store or a dead process left, confirming with the store each time:
+ * - unconfirmed uploads (a failed put the store could not confirm; `deleting`, never stored) and
+ *   `storing` rows older than the grace period (their process is gone): the object is deleted and,
+ *   the store having confirmed, the claim ends (record removed, size given back: `abandoned`). A
+ *   `storing` row the store cannot confirm becomes unconfirmed, so a retry of its key re-checks too.
+ * - deletions (`deleting`, once stored): the object is deleted, then the tombstone and the size
+ *   given back (`deleted`; finishing twice is harmless: the size is given back once).
+ * The first store failure ends the run (the store is down: every other row would only wait for its
+ * deadline too); what is left is `pending`, for the next run. Run by the worker every 10 minutes.
  */
-export async function sweepUnfinishedMedia(
-  db: DatabasePool,
-  store: BlobStore,
-  graceSeconds = UNFINISHED_MEDIA_GRACE_SECONDS,
-): Promise<{ abandoned: number; deleted: number }> {
-  const rows = await db.any(sql.type(z.object({ id: z.uuid(), blobKey: z.string(), state: z.enum(['storing', 'deleting']) }))`
-    SELECT id, blob_key AS "blobKey", state FROM media_objects
+export async function sweepUnfinishedMedia(db: DatabasePool, store: BlobStore, graceSeconds = UNFINISHED_MEDIA_GRACE_SECONDS): Promise<MediaSweep> {
+  const rows = await db.any(sql.type(z.object({ id: z.uuid(), blobKey: z.string(), state: z.enum(['storing', 'deleting']), everStored: z.boolean() }))`
+    SELECT id, blob_key AS "blobKey", state, stored_at IS NOT NULL AS "everStored" FROM media_objects
      WHERE (state = 'storing' AND created_at < now() - make_interval(secs => ${graceSeconds})) OR state = 'deleting'
      ORDER BY created_at LIMIT 500`);
-  let abandoned = 0;
-  let deleted = 0;
-  for (const row of rows) {
-    try {
+  const sweep: MediaSweep = { abandoned: 0, deleted: 0, pending: 0 };
+  for (const [index, row] of rows.entries()) {
+    const confirmed = await store.delete(row.blobKey).then(
+      () => true,
+      () => false,
+    );
+    if (!confirmed) {
       if (row.state === 'storing') {
-        if (await abandonUpload(db, store, row.id, row.blobKey)) abandoned += 1;
-      } else {
-        await store.delete(row.blobKey);
-        if ((await finishDeletion(db, row.id)) > 0) deleted += 1;
+        await db.query(sql.type(emptyRow)`UPDATE media_objects SET state = 'deleting' WHERE id = ${row.id} AND state = 'storing'`);
       }
-    } catch {
-      // The store is down: the row stays for the next sweep.
+      sweep.pending = rows.length - index;
+      break;
     }
+    if (row.everStored) {
+      if ((await finishDeletion(db, row.id)) > 0) sweep.deleted += 1;
+    } else if (await releaseClaim(db, row.id)) sweep.abandoned += 1;
   }
-  return { abandoned, deleted };
+  return sweep;
 }

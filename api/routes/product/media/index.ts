@@ -81,7 +81,10 @@ export const mediaRoutes: FastifyPluginAsyncZod<MediaRouteDeps> = async (app, { 
           `${MEDIA_LIMITS.maxDurationSeconds} s). The container is recognized from the bytes (WebM, Ogg or MP4 with audio only), never from Content-Type; where ` +
           'the container states a duration it is recorded beside the declared one and a gross contradiction is refused. The SHA-256 and size are recorded and ' +
           "the size counts against the organization's mediaStorageBytes (shared by its installations). The answer carries the mediaId, never a storage URL. " +
-          'The same key with the same bytes and metadata replays the same mediaId (200, Idempotent-Replayed: true); with anything else it is 422.',
+          'The same key with the same bytes and metadata replays the same mediaId (200, Idempotent-Replayed: true); with anything else it is 422. ' +
+          'When the store fails (503, Retry-After): media_storage_unavailable when it is confirmed that nothing was stored (no quota used, the key is free ' +
+          'at once); media_upload_outcome_unknown when the store could not be reached to confirm (the size stays held, heldBytes; retrying the same key ' +
+          'checks the store again and, once it confirms, uploads afresh).',
         response: { 201: runtimeEnvelope('service.media-audio', audioUploadSchema), 200: runtimeEnvelope('service.media-audio', audioUploadSchema) },
         problems: [
           'payload_too_large',
@@ -94,6 +97,7 @@ export const mediaRoutes: FastifyPluginAsyncZod<MediaRouteDeps> = async (app, { 
           'media_truncated',
           'media_storage_exhausted',
           'media_storage_unavailable',
+          'media_upload_outcome_unknown',
           'idempotency_key_required',
           'invalid_idempotency_key',
           'idempotency_key_reused',
@@ -126,9 +130,10 @@ export const mediaRoutes: FastifyPluginAsyncZod<MediaRouteDeps> = async (app, { 
           "Needs media.read; authorized on every read: another organization's or installation's mediaId answers exactly like a missing one (404 media_not_found). " +
           'Streams the bytes with their recognized type, length and a strong ETag (the quoted SHA-256). Range: one byte range answers 206 with Content-Range ' +
           '(several ranges, a malformed header, or an If-Range that does not match answer the whole media); a range starting past the end is 416. If-None-Match ' +
-          'answers 304; an If-Match that does not match is 412. HEAD gives the headers only.',
+          'answers 304; an If-Match that does not match is 412. HEAD gives the headers only, from the record: it never reaches the store. A store that ' +
+          'fails the read is 503 media_read_unavailable with Retry-After (the media exists; its bytes cannot be read now).',
         params: mediaParams,
-        problems: ['media_not_found', 'range_not_satisfiable', 'precondition_failed', 'media_storage_unavailable'],
+        problems: ['media_not_found', 'range_not_satisfiable', 'precondition_failed', 'media_read_unavailable'],
       },
     },
     async (request, reply) => {
@@ -198,10 +203,12 @@ export const mediaRoutes: FastifyPluginAsyncZod<MediaRouteDeps> = async (app, { 
         summary: "deleteAudio: delete stored media and give its bytes back to the organization's storage",
         description:
           'Needs media.write. The media stops being readable at once; its bytes are removed from storage and its size is freed. A deleted (or foreign, or ' +
-          'missing) mediaId is 404 media_not_found, so a retried delete after a lost answer sees 404. The record stays as a tombstone (who deleted it, when).',
+          'missing) mediaId is 404 media_not_found, so a retried delete after a lost answer sees 404. The record stays as a tombstone (who deleted it, when). ' +
+          'A store that fails to remove the bytes is 503 media_deletion_pending with Retry-After: the media is already deleted for every reader, its size ' +
+          '(heldBytes) stays counted until a retried DELETE or the sweep confirms the removal.',
         params: mediaParams,
         response: { 200: runtimeEnvelope('service.media-deletion', mediaDeletionSchema) },
-        problems: ['media_not_found', 'media_storage_unavailable'],
+        problems: ['media_not_found', 'media_deletion_pending'],
       },
     },
     async (request) => {
