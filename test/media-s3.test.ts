@@ -92,7 +92,7 @@ it('stores the object privately under the prefix, with its SHA-256 checked by th
 it.each([
   ['a 503 from the store', 503],
   ['a dropped connection', 'drop' as const],
-])('%s on PUT: 503 media_storage_unavailable, no object, no quota; the same key then succeeds', async (_name, outcome) => {
+])('%s on PUT: the DELETE confirms the key is empty, 503 media_storage_unavailable, no object, no quota; the same key then succeeds', async (_name, outcome) => {
   const chain = await buildRuntimeChain(db.pool);
   const rt = mediaClient(app, chain.secret);
   const key = randomUUID();
@@ -101,6 +101,8 @@ it.each([
   const failed = keep(await rt.upload(bytes, { key, reference: 's3-fail', duration: '3' }));
   expect(failed.statusCode).toBe(503);
   expect(failed.data).toMatchObject({ code: 'media_storage_unavailable' });
+  expect(s3.requests.map((r) => r.operation)).toEqual(['put', 'put', 'delete']);
+  expect(s3.requests.at(-1)!.status).toBe(204);
   expect(s3.objects.size).toBe(0);
   expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ stored: 0, storing: 0, usedBytes: 0 });
   const retried = keep(await rt.upload(bytes, { key, reference: 's3-fail', duration: '3' }));
@@ -113,7 +115,9 @@ it('a deletion the store refuses keeps the media unreadable until the sweep remo
   const rt = mediaClient(app, chain.secret);
   const mediaId = ((await rt.upload(bytes, { key: randomUUID(), reference: 's3-del', duration: '3' })).data['data'] as { mediaId: string }).mediaId;
   s3.failNext('delete', 500, 2);
-  expect(keep(await rt.remove(mediaId)).statusCode).toBe(503);
+  const pending = keep(await rt.remove(mediaId));
+  expect(pending.statusCode).toBe(503);
+  expect(pending.data).toMatchObject({ code: 'media_deletion_pending', storageReason: 'InternalError 500' });
   expect(keep(await rt.read(mediaId)).statusCode).toBe(404);
   expect(s3.objects.size).toBe(1);
   expect(await sweepUnfinishedMedia(db.pool, store)).toMatchObject({ deleted: 1 });
