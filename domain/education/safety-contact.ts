@@ -1,0 +1,131 @@
+// safety-contact: whether a text asks to move the conversation elsewhere or to reach someone
+// privately, by any channel, or carries contact details. Judged after foldText and numberWords
+// (./safety-text.ts), so "five five five, one two three…" is a phone number and "ＤＭ ｍｅ" is "dm me".
+//
+// A contact request is any of:
+// - contact details: an e-mail address (also "name at example dot com", "name[at]…", spaced "@"),
+//   with a domain on the public suffix list; a phone number (international or grouped formats, or
+//   seven or more digits when the sentence talks about calling, texting or a number); a handle
+//   ("@name", "name#1234");
+// - a contact verb aimed at the speaker: "message/DM/text/call/email/add/friend/ping/snap me",
+//   "hit me up", "HMU", "find/look me up", "reach me", "meet me", "follow me on…", "give me a
+//   call/ring", "drop/shoot/send me a line/text/message/DM/friend request";
+// - the learner's details asked for: "what's your / give me / send me / share your / tell me your"
+//   + number, e-mail, address, username, handle, @, a channel, real name, school; "do you have /
+//   are you on" + a channel; "where do you live"; a photo "of yourself", a selfie;
+// - the speaker's own channel: "my" + a channel, number, e-mail, handle, username, gamertag, ID,
+//   profile, account, server, DMs; "I'm on <channel>";
+// - a channel named (Instagram, Snapchat, TikTok, Discord, WhatsApp, Telegram, Signal, Facebook,
+//   Messenger, X/Twitter, WeChat, Kik, LINE, Viber, Skype, Zoom, FaceTime, Roblox, Minecraft, Xbox…)
+//   in a sentence where the speaker proposes to talk, meet, add, join, play or switch ("let's",
+//   "we can", "I'll", "you can … me");
+// - secrecy or privacy: "don't tell your teacher", "between us", "our secret", "privately",
+//   "private chat", "where your teacher can't see", "off this app", "offline", "one-on-one outside".
+// Not a contact request: talking with the teacher, a classmate or the group; asking here, in the
+// teacher-visible conversation ("tell me what you notice", "ask me another question"); channel
+// names in media-literacy or online-safety prose; the school senses of call ("we call this x"),
+// text (a text), message (the author's message), add, follow, reach, signal, line, snap, steam,
+// address (the Gettysburg Address), contact (contact forces).
+import { parse } from 'tldts';
+import { foldText, numberWords } from './safety-text.ts';
+
+export type ContactFinding = 'email' | 'phone' | 'handle' | 'contact-verb' | 'details-asked' | 'own-channel' | 'channel-proposal' | 'privacy';
+
+// Channels that are never ordinary words (case-insensitive), and those that are words too (the
+// original spelling must be capitalized: "Signal", "LINE", "Zoom", "X").
+const CHANNELS = String.raw`insta(?:gram)?|ig|snap ?chat|snap|tik ?tok|discord|whats ?app|telegram|facebook|fb|fb messenger|messenger|twitter|wechat|weixin|kik|viber|skype|facetime|imessage|google meet|hangouts|slack|reddit|twitch|roblox|minecraft|fortnite|xbox(?: live)?|psn|playstation|linkedin|tumblr|pinterest|qq|kakao(?:talk)?|omegle|youtube|bluesky|mastodon|gmail|hotmail|outlook|yahoo|icloud`;
+const WORD_CHANNELS = String.raw`Signal|SIGNAL|Line|LINE|Zoom|ZOOM|Teams|TEAMS|X|Threads|Steam|Snap|Messenger|Telegram|Text|SMS`;
+const CHANNEL = new RegExp(String.raw`\b(?:${CHANNELS})\b`);
+const WORD_CHANNEL = new RegExp(String.raw`\b(?:${WORD_CHANNELS})\b`);
+
+const CONTACT_VERB_ME = new RegExp(
+  String.raw`\b(?:message|msg|messages|dm|dms|pm|inbox|text|txt|texts|call|ring|phone|email|e-mail|mail|ping|contact|add|friend|snap|snapchat|whatsapp|telegram|skype|facetime|zoom|tweet|tag|mention|reach|reach out to|get in touch with|stay in touch with|keep in touch with|connect with|write to|write|look|hit|meet|visit|invite)\s+(?:me|us)\b(?!\s+(?:what|how|why|which|when|if|know|see|show)\b)`,
+);
+const CONTACT_ME_PHRASES =
+  /\b(?:hit (?:me|us) up|hmu|look (?:me|us) up|find (?:me|us) (?:on|at|in)|follow (?:me|us) (?:on|at|back|@)|follow (?:me|us)$|join (?:me|us) (?:on|in) (?:a |the |my )?(?:call|chat|server|channel|group)|(?:give|drop|shoot|send|leave) (?:me|us) (?:a|an|your) (?:call|ring|line|text|txt|message|msg|dm|pm|email|e-mail|note|snap|shout|buzz|private message|friend request)|send (?:me|us) a (?:picture|photo|pic|selfie|video) of (?:you|yourself)|send (?:me|us) (?:a )?selfie|(?:accept|answer) my (?:friend )?request|slide into my dms?|check your (?:dms?|inbox|messages)|i (?:sent|messaged|texted|emailed|dmed) you|did you (?:get|see) my (?:text|message|dm|snap|email)|feel free to (?:dm|message|text|email|call|contact|reach)|(?:let's|let us|we can|we could|we should|i can|i could|i'll|i will) (?:keep in touch|stay in touch|connect)\b|\b(?:i'll|i will|i can|i could|i'd|let me|i'm going to|i am going to|i want to|i'd like to) (?:\w+ )?(?:dm|pm|message|text|txt|email|e-mail|mail|call|ring|phone|snap|add|follow|friend|ping|whatsapp|facetime|skype|contact|meet|visit|video ?call) you\b|\b(?:a |on a )?(?:call|video call|voice call|voice chat|video chat|facetime) with (?:me|us)\b|\b(?:stay|keep|get) in touch (?:on|via|through|over|by|at)\b)/;
+
+const YOUR_DETAILS = new RegExp(
+  String.raw`\b(?:what(?:'s| is| are)?|whats|wat's|give me|send me|send|share|drop|type|tell me|post|leave|write down|dm me|text me|can i (?:have|get)|i need)\s+(?:me\s+)?(?:your|ur|yr)\s+(?:(?:real|full|last|home|phone|cell|mobile|email|e-mail|contact|user|own)\s+)?(?:phone|cell|mobile|number|digits|email|e-mail|address|username|user name|user|handle|@|gamertag|tag|id|contact|details|location|name and school|real name|school|${CHANNELS})\b|\b(?:do you have|are you on|have you got|you on)\s+(?:a |an )?(?:${CHANNELS}|phone|cell|mobile|email|an email)\b|\bwhere do you live\b|\bwhat school do you (?:go to|attend)\b|\btell me your (?:address|real name|school|age and school)\b|\b(?:give me|send me|drop|share|post|type|leave) (?:me )?your @`,
+);
+
+const MY_CHANNEL = new RegExp(
+  String.raw`\bmy\s+(?:(?:${CHANNELS})(?:\s+(?:is|name|handle|id|username|tag|number|account|page|channel|profile|group|server))?|(?:phone|cell|mobile|whatsapp|home) ?(?:number|#)|number(?: is|:)|cell|mobile|email|e-mail|handle|username|user name|gamertag|tag|(?:wechat|line|kik|discord|skype|steam|xbox) ?(?:id|name|tag)|id is|profile|account|page|channel|server|group ?chat|dms?|inbox|bio|socials?)\b|\b(?:i'm|i am|im)\s+(?:always\s+)?on\s+(?:${CHANNELS})\b|\blink in (?:my )?bio\b`,
+);
+
+const PROPOSAL_CUE =
+  /\b(?:let's|lets|let us|we can|we could|we should|we'll|i'll|i will|i can|i could|you can|can we|shall we|join|add|find|follow|message|dm|pm|text|call|contact|reach|meet|talk|chat|play|switch|move|continue|hop|subscribe|friend|tag|mention|ping|voice)\b/;
+const FIRST_PERSON = /\b(?:me|my|i|i'm|i'll|we|us|let's|lets|our)\b/;
+
+const PRIVACY = new RegExp(
+  [
+    String.raw`\b(?:don't|dont|do not|never|no need to) tell (?:your |the )?(?:teacher|teachers|parents?|mum|mom|dad|family|anyone|anybody|any ?one)\b`,
+    String.raw`\b(?:just |only )?between (?:you and me|us|the two of us)\b`,
+    String.raw`\b(?:our|a little) secret\b`,
+    String.raw`\bkeep (?:this|it) (?:a )?secret\b`,
+    String.raw`\bprivately\b`,
+    String.raw`\b(?:a|our|in|open|start|use|have) (?:a )?private (?:chat|conversation|message|call|room|dm|pm)\b`,
+    String.raw`\bprivate (?:message|msg|dm|pm) me\b`,
+    String.raw`\bsomewhere (?:more )?(?:private|else|quiet)\b`,
+    String.raw`\b(?:where|so) (?:your |the )?(?:teacher|teachers|parents?|nobody|no one|they|no adults?) (?:can't|cannot|can not|won't|will not|doesn't|does not|don't|do not) (?:see|read|have to read|know)\b`,
+    String.raw`\b(?:off|outside|away from|out of) (?:this|the) (?:app|chat|platform|site|website|class chat|conversation)\b`,
+    String.raw`\b(?:continue|talk|chat|keep talking|move this|take this) (?:\w+ )?offline\b`,
+    String.raw`\boff the record\b`,
+    String.raw`\bwithout your (?:teacher|teachers|parents?|mum|mom|dad|family)\b`,
+    String.raw`\b(?:delete|clear|erase) (?:this|our) (?:chat|conversation|messages)\b`,
+    String.raw`\bjust the two of us\b`,
+    String.raw`\bone[- ]on[- ]one (?:outside|after|away|off)\b`,
+    String.raw`\bafter your teacher (?:logs off|leaves|goes)\b`,
+    String.raw`\bcome (?:over )?to my (?:house|home|place|flat|apartment)\b`,
+    String.raw`\bmeet (?:me|up)\b`,
+  ].join('|'),
+);
+
+const EMAIL = /[\p{L}\p{N}._%+-]+@([\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+)/u;
+const HANDLE = /(?:^|[\s(:,"'])@[\p{L}\p{N}_.]{2,}|\b[\p{L}\p{N}_.]{2,}#\d{4}\b/u;
+const PHONE_STRICT = /(?<![\p{N}.,/])(?:\+\s?\d{1,3}[\s.-]?\(?\d{1,4}\)?(?:[\s.-]?\d{2,5}){2,4}|\(\d{3}\)\s?\d{3}[\s.-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4}|1[\s.-]\d{3}[\s.-]\d{3}[\s.-]\d{4}|0\d{1,4}[\s.-]\d{3,4}[\s.-]?\d{3,4}|\d{3}-\d{4})(?![\p{N}]|[.,/]\p{N})/u;
+const PHONE_LOOSE = /(?<![\p{N}.,/])\d(?:[\s.-]?\d){6,14}(?![\p{N}]|[.,/]\p{N})/u;
+const PHONE_CUE = /\b(?:call|calls|text|txt|phone|number|numbers|cell|mobile|tel|ring|dial|whatsapp|sms|reach|contact|my|me)\b/;
+
+/** E-mail obfuscations undone: "name at example dot com", "name [at] example [dot] com", "name @ example . com". */
+function unobfuscateEmail(s: string): string {
+  return s
+    .replace(/\s?[[({<]\s?(?:at|@)\s?[\])}>]\s?/g, '@')
+    .replace(/\s?[[({<]\s?(?:dot|\.)\s?[\])}>]\s?/g, '.')
+    .replace(/ underscore /g, '_')
+    .replace(/([\p{L}\p{N}._%+-]) ?(?:@| at ) ?([\p{L}\p{N}-]+(?: ?(?:\.| dot ) ?[\p{L}\p{N}-]+)+)/gu, (_m, a: string, domain: string) => `${a}@${domain.replace(/ ?(?:\.| dot ) ?/g, '.')}`);
+}
+
+function hasEmail(s: string): boolean {
+  const m = EMAIL.exec(unobfuscateEmail(s));
+  if (!m) return false;
+  const parsed = parse(m[1]!, { allowPrivateDomains: true });
+  return Boolean(parsed.domain && (parsed.isIcann || parsed.isPrivate));
+}
+
+/** The first kind of contact request in the text, or null (see the module comment). */
+export function findContactRequest(text: string): ContactFinding | null {
+  const folded = foldText(text);
+  if (hasEmail(folded)) return 'email';
+  const withDigits = numberWords(folded);
+  const sentences = withDigits.split(/(?<=[.!?])\s+|\n+/);
+  for (const sentence of sentences) {
+    if (PHONE_STRICT.test(sentence)) return 'phone';
+    if (PHONE_LOOSE.test(sentence) && PHONE_CUE.test(sentence)) return 'phone';
+  }
+  if (HANDLE.test(folded)) return 'handle';
+  if (CONTACT_VERB_ME.test(folded) || CONTACT_ME_PHRASES.test(folded)) return 'contact-verb';
+  // Asked for, not warned about: "never share your phone number" is safety advice.
+  for (const m of folded.matchAll(new RegExp(YOUR_DETAILS.source, 'g'))) {
+    if (!/\b(?:never|don't|dont|do not|not|nobody|no one|shouldn't|should not|avoid|careful)\b[^.!?]{0,20}$/.test(folded.slice(0, m.index))) return 'details-asked';
+  }
+  if (MY_CHANNEL.test(folded)) return 'own-channel';
+  if (PRIVACY.test(folded)) return 'privacy';
+  // A channel named in a sentence where the speaker proposes to use it.
+  const original = text.normalize('NFKC');
+  for (const sentence of original.split(/(?<=[.!?])\s+|\n+/)) {
+    const f = foldText(sentence);
+    if (!(CHANNEL.test(f) || WORD_CHANNEL.test(sentence))) continue;
+    if (PROPOSAL_CUE.test(f) && FIRST_PERSON.test(f)) return 'channel-proposal';
+  }
+  return null;
+}
