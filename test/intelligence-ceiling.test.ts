@@ -320,11 +320,12 @@ describe('each operation sends its own default output cap', () => {
 describe('images: base64 asked for; a URL answer is fetched under the egress rules or released, never billed unread', () => {
   const generateImage = (rt: RuntimeClient) => post(rt, '/intelligence/education/generate-image', imageBody());
 
-  it('asks for base64 and the output format', async () => {
+  it("asks a model it cannot see behind an alias for the output format only (a proxy refuses response_format for a model it does not know)", async () => {
     const { rt } = await newChain(10_000_000);
     provider.fallback = { kind: 'image', bytes: tinyImages.png };
     expect((await generateImage(rt)).statusCode).toBe(200);
-    expect(provider.calls[0]!.body).toMatchObject({ response_format: 'b64_json', output_format: 'png', n: 1 });
+    expect(provider.calls[0]!.body).toMatchObject({ output_format: 'png', n: 1 });
+    expect(provider.calls[0]!.body).not.toHaveProperty('response_format');
   });
 
   it('an image answered as a URL on an allowed host is fetched and settled', async () => {

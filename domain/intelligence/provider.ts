@@ -77,12 +77,15 @@ export type ImageRequest = { model: string; prompt: string; size: '1024x1024' | 
 /**
  * The image parameters a model takes: the GPT image models always answer base64 and take
  * `output_format` (and refuse `response_format`); DALL·E answers a URL unless asked for `b64_json`
- * (and refuses `output_format`); any other model (behind a proxy) is asked for both.
+ * (and refuses `output_format`). Any other name is a proxy's alias whose model we cannot see: it gets
+ * `output_format` only, because a proxy that does not know the model refuses `response_format`
+ * (LiteLLM 1.80.5: UnsupportedParamsError, a 400) but drops an unknown `output_format`; if the
+ * answer is then a URL, it is fetched (fetchImageUrl).
  */
 export function imageFormatParams(model: string, outputFormat: ImageRequest['outputFormat']): { output_format?: ImageRequest['outputFormat']; response_format?: 'b64_json' } {
   if (/^gpt-image/i.test(model)) return { output_format: outputFormat };
   if (/^dall-e/i.test(model)) return { response_format: 'b64_json' };
-  return { output_format: outputFormat, response_format: 'b64_json' };
+  return { output_format: outputFormat };
 }
 export type ImageAnswer = { bytes: Buffer; model: string; usage: ChatUsage | null };
 
