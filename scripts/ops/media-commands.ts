@@ -28,7 +28,7 @@ export const mediaCommands: Record<string, Record<string, Command>> = {
       async (db, o) => listAudio(db, await installationCaller(db, o.installation), { limit: o.limit ?? 50, cursor: o.cursor }),
     ),
     sweep: command(
-      'Finish uploads and deletions a stopped process left half done (uploads older than --grace-seconds), as the worker does every 10 minutes',
+      'Finish what a failing store or a stopped process left: unconfirmed uploads, deletions, and uploads stuck older than --grace-seconds, as the worker does every 10 minutes',
       z.object({ graceSeconds: z.coerce.number().int().min(0).max(86_400).optional().describe('how old an unfinished upload must be (default 600)') }),
       (db, o) => sweepUnfinishedMedia(db, createBlobStore(mediaStorageFrom(loadConfig()), db), o.graceSeconds),
     ),
