@@ -13,6 +13,7 @@ const unit = [
   'test/runtime-sdk-package.test.ts',
   'test/intelligence-units.test.ts',
   'test/education-context.test.ts',
+  'test/safety-corpus.test.ts',
   'test/media-upload-rules.test.ts',
   'test/media-inspection.test.ts',
   'test/media-s3-store.test.ts',

@@ -1,60 +1,192 @@
 // Education context v1: the packet is re-bounded by its schema (known fields, sizes, counts, groups
-// of at least five); this module refuses learner-record language in its text. The detector is a
-// set of named rules, each a pattern with the reason it exists; it errs towards refusing, because a
-// product can always say the same thing about a class without a person in it, and a refusal names
-// the rule and the field, never the text.
+// of at least five); this module refuses learner-record language in its text (and, through
+// learnerRecordRule, in practice-review evidence). The detector is a set of named rules, each with
+// the reason it exists; it errs towards refusing, because a product can always say the same thing
+// about a class without a person in it, and a refusal names the rule and the field, never the text.
+// Every rule judges the text after ./safety-text.ts (NFKC, dashes, quotes, fractions, number words:
+// "forty-five percent" is 45%, "three out of ten" is 3/10), so notation does not hide a record.
 //
-// What it looks for (docs/education-context.md lists examples of each):
-// - contact details: e-mail addresses, phone numbers, street addresses;
+// Rules that need no person (docs/education-context.md lists examples of each):
 // - identifiers: "student ID", "ID: 12345", runs of six or more digits, "#1234";
-// - a person's grades or scores: a score word with a number, percentage or letter grade beside a
-//   person (a name, he/she, "student");
-// - diagnoses and person-tied accommodations: diagnostic terms, IEP / 504 plans;
-// - names: an honorific with a name, "named …", or a capitalized word that is not a common word,
-//   followed by a verb about a learner ("Maria struggles", "Jayden's reading").
+// - contact details: e-mail addresses (also obfuscated), phone numbers, street addresses;
+// - diagnoses: clinical terms that only describe a person (ADHD, autism, dyslexia, epilepsy…);
+// - plans: IEP, 504 plan, individual education / behaviour plans and contracts;
+// - a learner named as such ("a student named Kofi", "pupil Hamid") and an honorific with a name
+//   (a real adult at the school: "Ms. Rivera asked for…").
+// Rules about a person: an individual subject bound to a learner-record predicate in the same
+// sentence. The subject is a name (a capitalized word that is neither a common English word at
+// the start of a sentence, ./safety-words.ts, nor a school, calendar or subject word; a name in
+// capitals counts: "JAYDEN"), a singular pronoun (he, she, his, her), or a singular learner noun
+// ("one boy", "my weakest student", "the new kid", "Student 4"). The predicates:
+// - person-score: a score or result with or without a verb ("Maria: 45%", "JAYDEN – 3/10",
+//   "Score for Sam 62", "Dara (D+)", "got a 39", "quiz score was 6"), a failing result as a sentence
+//   ("did not pass", "a fail", "failed", "below the benchmark", "held back", "at risk of failing");
+// - name-before-learner-verb: the learner's work, difficulty, behaviour, attendance, discipline,
+//   home, language or health ("struggles", "still can't", "reading is behind", "refuses to write",
+//   "was suspended", "absent eleven days", "his mum says", "speaks no English", "takes medication").
+// How a learner is told from a famous person without a list of names: the predicates are about
+// school records (scores on tests, passing, behaviour, attendance, plans), which famous people's
+// sentences rarely have; and a name in a sentence framed as history or fiction (a year before 2000,
+// "century", BC/AD, "in the novel/story", "the character", or a life-achievement verb: wrote,
+// invented, discovered, won, published, painted, founded, ruled…) is not taken for a learner.
+// Aggregates are not persons: "60% of the class", "most students", "the class average".
 import type { z } from 'zod';
 import type { educationContextSchema } from '@hosted-notes/runtime-sdk';
 import { AppError } from '../errors.ts';
+import { findContactDetails } from './safety-contact.ts';
+import { normalizeUnicode, numberWords, normalizeNumbers } from './safety-text.ts';
+import { commonWords } from './safety-words.ts';
 
 export type EducationContextInput = z.output<typeof educationContextSchema>;
 
-type Rule = { id: string; category: 'contact' | 'identifier' | 'person-score' | 'diagnosis' | 'accommodation' | 'name'; pattern: RegExp };
+type Category = 'contact' | 'identifier' | 'person-score' | 'diagnosis' | 'accommodation' | 'name';
+type Rule = { id: string; category: Category; pattern: RegExp };
 
+// Rules that need no person: each pattern runs on the normalized text (case kept).
 const rules: readonly Rule[] = [
   // Six or more digits in a row: record numbers, not the counts and years a class description uses.
   { id: 'long-number', category: 'identifier', pattern: /\d{6,}/ },
-  { id: 'email', category: 'contact', pattern: /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/ },
-  // 7+ digits with common separators: a phone number (years and counts have fewer digits).
-  { id: 'phone', category: 'contact', pattern: /(?:\+?\d[\s().-]?){7,}/ },
-  { id: 'street-address', category: 'contact', pattern: /\b\d{1,5}\s+[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\s+(?:Street|St|Avenue|Ave|Road|Rd|Lane|Ln|Drive|Dr|Boulevard|Blvd|Court|Ct)\b\.?/ },
-  { id: 'id-label', category: 'identifier', pattern: /\b(?:student|learner|pupil|school)\s*(?:id|number|no\.?)\b|\bID\s*[:#]?\s*\d+/i },
+  { id: 'street-address', category: 'contact', pattern: /\b\d{1,5}\s+(?:[A-Z][a-z]+\s+){1,3}(?:Street|St|Avenue|Ave|Road|Rd|Lane|Ln|Drive|Dr|Boulevard|Blvd|Court|Ct|Close|Crescent|Terrace|Place|Way)\b/ },
+  { id: 'id-label', category: 'identifier', pattern: /\b(?:student|learner|pupil|school)\s*(?:id|number|no\.?|#)(?![a-z])|\bID\s*[:#]?\s*\d+|\bID#/i },
   { id: 'hash-number', category: 'identifier', pattern: /#\s?\d{3,}/ },
-  {
-    id: 'person-score',
-    category: 'person-score',
-    pattern:
-      /\b(?:he|she|they|his|her|their|student|learner|pupil|[A-Z][a-z]+)\b[^.;\n]{0,40}\b(?:scored|got|received|earned|failed|passed|grade[ds]?|score[ds]?|mark(?:ed|s)?)\b[^.;\n]{0,20}(?:\d+\s?%|\d+\s?\/\s?\d+|\b[A-F][+-]?(?:\s|$|[.,;])|\d+\s?points?)/,
-  },
+  // Clinical terms that only ever describe a person (ambiguous ones, like "depression" or
+  // "anxiety", are judged with a person below).
   {
     id: 'diagnosis',
     category: 'diagnosis',
-    pattern: /\b(?:diagnos\w*|ADHD|ADD|autis\w*|ASD|dyslexi\w*|dyscalculi\w*|dysgraphi\w*|disorder|syndrome|disabilit\w*|medication|epilep\w*|depress\w*|anxiety)\b/i,
+    pattern: /\b(?:diagnos\w*|ADHD|ADD|autis\w*|ASD|asperger\w*|dyslexi\w*|dyscalculi\w*|dysgraphi\w*|dyspraxi\w*|epilep\w*|OCD|ODD|PTSD|bipolar|tourette\w*|on the (?:autism )?spectrum)\b/i,
   },
-  { id: 'plan', category: 'accommodation', pattern: /\b(?:IEP|504(?:\s+plan)?|individuali[sz]ed education (?:plan|program)|behaviou?r(?:al)? (?:plan|contract))\b/i },
-  { id: 'honorific-name', category: 'name', pattern: /\b(?:Mr|Mrs|Ms|Miss|Mx|Dr)\.?\s+[A-Z][a-z]+/ },
-  { id: 'named', category: 'name', pattern: /\b(?:named|called|student|learner|pupil)\s+[A-Z][a-z]+\b/ },
+  { id: 'plan', category: 'accommodation', pattern: /\b(?:IEP|EHCP|504(?:\s+plan)?|individuali[sz]ed education (?:plan|program)|(?:education|behaviou?r(?:al)?|support|health ?care) (?:plan|contract))\b/i },
+  { id: 'named', category: 'name', pattern: /\b(?:student|learner|pupil|child|kid|boy|girl)s?\s+(?:named|called)\s+\p{Lu}|\b(?:[Ss]tudent|[Ll]earner|[Pp]upil)\s+(?!(?:ID|Id|Number|No)\b)(?:\p{Lu}\p{Ll}+|\d{1,4}\b)/u },
 ];
 
-/**
- * Capitalized words a class description uses at the start of a sentence or as a proper noun that is
- * not a person; anything else capitalized before a learner verb is taken for a name.
- */
-const commonCapitalized = new Set(
-  'The This That These Those It Its They Their There Here We Our Students Student Learners Learners Pupils Class Group Groups Everyone Most Many Some Few All Several Each Half Teachers Teacher Grade Unit Lesson Today Yesterday Monday Tuesday Wednesday Thursday Friday English Spanish French Math Mathematics Science History Reading Writing Readers Writers Kids Children Boys Girls Nobody Somebody Anyone'.split(
+/** Capitalized words that are not names wherever they stand: calendar, school structure, subjects, titles. */
+const notNames = new Set(
+  (
+    'i monday tuesday wednesday thursday friday saturday sunday january february march april may june july august september october november december ' +
+    'english spanish french german chinese arabic latin math maths mathematics science history geography art music pe biology chemistry physics algebra geometry reading writing phonics ' +
+    'unit lesson chapter grade year period class room week level section part question item page figure table test quiz exam term semester quarter module step group team round set task activity ' +
+    'q1 q2 q3 q4 mr mrs ms miss mx dr prof sir dame king queen president saint st pope emperor lord lady prince princess captain general ' +
+    'score scores mark marks result results average mean median mode total overall range benchmark pass fail retake final midterm report ' +
+    'students student learners learner pupils pupil class everyone nobody most many some few all several each half'
+  ).split(' '),
+);
+/** Acronyms written in capitals that are not names in capitals. */
+const acronyms = new Set(
+  'IEP ELL ESL EAL ELD ELA SEL SAT SATS ACT AP IB MAP STAAR PARCC SBAC NAEP PISA TIMSS NWEA DIBELS GCSE NAPLAN EQAO STEM STEAM PE PBIS RTI MTSS SPED GPA OK USA US UK EU UN NASA DNA RNA ID SIS NBA NFL FIFA BC AD BCE CE AM PM TV PDF WWII WW UNESCO UNICEF EHCP SEN SENCO TA ADHD ASD OCD ODD PTSD KS KS1 KS2 KS3 MCAS CAASPP FSA ISTEP LEAP SOL STAR AR DRA BAS'.split(
     ' ',
   ),
 );
-const learnerVerb = /\b([A-Z][a-z]+)(?:'s)?\s+(?:is|was|has|had|needs|struggles|struggled|scored|got|can't|cannot|won't|reads|writes|finished|missed|refuses|refused|behaves|behaved|reading|writing|behavio(?:u)?r|mother|father|parents?)\b/g;
+const honorific = /^(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Saint|St|King|Queen|President|Emperor|Pope|Lord|Lady|Prince|Princess|Captain|General|Coach|Uncle|Aunt)\.?$/;
+
+/** A sentence framed as history or fiction: a name in it is not taken for a learner. */
+const historicalOrFiction =
+  /\b1\d{3}s?\b|\b\d{1,4}\s?(?:BC|BCE|AD|CE)\b|\b(?:AD|A\.D\.)\s?\d|\bcentur(?:y|ies)\b|\bin (?:the|his|her|a) (?:novel|story|book|play|poem|film|movie|myth|legend|fable|series|tale|comic)\b|\b(?:character|protagonist|narrator|author|poet|novelist|playwright|scientist|inventor|explorer|pharaoh|emperor|empress|king|queen|president|prime minister|general|composer|painter|philosopher|mathematician|astronaut)\b|\b(?:wrote|written|invented|discovered|published|painted|composed|founded|won|led|ruled|reigned|became|born|died|formulated|proved|explored|signed|sailed|flew|elected|assassinated|crowned|conquered|declared|coined|designed|built|created|developed|liberated|unified|narrates|follows|wakes|hesitates|kills|finds|discovers|leaves)\b/i;
+
+// A score as written (after normalizeNumbers): 45%, 3/10, "12 of 40", a letter grade in a grading
+// context, or a bare number where a score word or "a"/"an" makes it one.
+const SCORE_VALUE = String.raw`(?:-?\d+(?:\.\d+)?\s?%|\d+(?:\.\d+)?\s?/\s?\d+|\d+\s+(?:out\s+)?of\s+\d+(?!\s*(?:days|weeks|years|months|times|people|students|learners|pupils|children|kids|groups|classes|teachers))|\d+(?:st|nd|rd|th)\s+percentile)`;
+const LETTER_GRADE = String.raw`(?:(?:\b(?:a|an|got|get|gets|received|earned|given|grade(?:\s+(?:of|was|is|for\s+\S+(?:\s+\S+)?))?|mark(?:\s+(?:of|was|is))?|was|is|with|to)\s+|[:(–—=-]\s*|\b(?:grade|mark|result)\s*:\s*)[A-F][+-]?(?![\p{L}\p{N}+-])(?!\s*(?:plan|level|block|wing|hall|team|group|side)\b))`;
+const SCORE_WORD_NUMBER = String.raw`(?:\bgrade\b(?!\s+\d)|\b(?:scores?|marks?|results?|points|percentage)\b)(?:\s+(?:for|of|on)\s+[^\s:,]+(?:\s+[^\s:,]+)?)?\s*(?::|=|–|—|-|was|is|of|came back at|at|dropped to|fell to)?\s*\d+(?:\.\d+)?(?!\s*(?:st|nd|rd|th|days|weeks|years|pages|questions|items|minutes|students|learners|pupils)\b)`;
+const VERB_NUMBER = String.raw`\b(?:scored|scores|got|gets|received|earned|has|had|managed|came in at|came back at|ended up with|walked away with|dropped to|fell to|is at|was at|sits at|only|just)\s+(?:only\s+|just\s+|a\s+|an\s+)*\d+(?:\.\d+)?(?=\s*(?:$|[.,;!)]|\s(?:on|in|for)\s(?:the|his|her|a|an|this|that|last|every)?\s?\w*\s?(?:test|quiz|exam|assessment|benchmark|check|rubric|essay|project|homework|retake|final|paper|math|maths|reading|writing|spelling|science|english)))`;
+
+const personScore = new RegExp(
+  [
+    SCORE_VALUE,
+    LETTER_GRADE,
+    SCORE_WORD_NUMBER,
+    VERB_NUMBER,
+    String.raw`\b(?:fail|fails|failed|failing|flunk\w*|bomb(?:ed|s)?)\b`,
+    String.raw`\b(?:did\s*n[o']t|does\s*n[o']t|do\s+not|did not|didn't|not|never|could\s*n[o']t|could not|can't|cannot)\s+(?:yet\s+)?(?:pass|passing|meet|meeting|reach|make the cut)\b`,
+    String.raw`\bnot\s+(?:yet\s+)?(?:passing|meeting)\b`,
+    String.raw`\bbelow\s+(?:the\s+)?(?:basic|benchmark|standard|expectations?|pass mark|grade level|level|target)\b`,
+    String.raw`\b(?:lowest|worst|bottom|last)\s+(?:score|mark|grade|result|in the class|on the|\d+\s?%|band|group|reading group)\b`,
+    String.raw`\b(?:fell|falls|fall) short\b|\bheld back\b|\brepeat(?:s|ed|ing)?\s+(?:a |the )?(?:year|grade|class)\b|\brepeating (?:year|grade) \d\b|\bresit\b|\bretake\b|\bat risk of failing\b|\branked last\b|\bincomplete\b|\bunsatisfactory\b|\bdid (?:badly|poorly)\b|\bpoor(?:ly)?\b|\bassessed at level\b|\bgraded\b|\bmarked (?:as\s+)?(?:\d|not|below|5)`,
+  ].join('|'),
+  'iu',
+);
+const personScoreCased = new RegExp(LETTER_GRADE, 'u');
+
+const learnerRecord = new RegExp(
+  [
+    // work and difficulty
+    String.raw`\bstruggl\w*|\bconfus(?:es|ed|ing)\b|\bmix(?:es|ed)? up\b|\bforgets\b|\bhas (?:trouble|difficulty|difficulties)\b|\bfinds (?:it|\w+) (?:hard|difficult)\b`,
+    String.raw`\b(?:still\s+)?(?:can't|cannot|can not|won't|will not|doesn't|does not|couldn't|could not)\s+(?:yet\s+)?(?:read|write|spell|count|add|focus|sit|stay|follow|tell|finish|concentrate|understand|remember|keep up|work|speak|listen|behave|manage)\b`,
+    String.raw`\b(?:reading|writing|maths?|spelling|work|homework|essay|handwriting|attendance|behaviou?r|progress|fluency|reading age|reading level)\s+(?:is|was|has been|are)\s+(?:\w+\s+){0,3}?(?:behind|below|weak|poor|low|careless|messy|incomplete|missing|late|awful|bad|terrible|a problem|worrying|concerning|at \d)`,
+    String.raw`\b(?:is|are|was|been)\s+(?:\w+\s+)?(?:behind|weak|slow|lazy|careless|disruptive|distracted|off[- ]task|a problem)\b|\b(?:\w+\s+){0,2}(?:grade|year)s?\s+levels?\s+(?:below|behind)\b|\bwell behind\b|\bfar behind\b|\bbehind (?:the|her|his|their) (?:class|peers|classmates)\b`,
+    String.raw`\breads? at (?:a )?level\b|\breading (?:at|level|age)\b|\bneeds (?:a scribe|a reader|extra time|breaks|prompts|reminders|help|support|one-to-one|1:1|constant)\b|\bneeds to (?:redo|retake|resit)\b`,
+    // behaviour and discipline
+    String.raw`\bdisrupt\w*|\bdetentions?\b|\bsuspend\w*|\bsuspension\b|\bexpel\w*|\breferrals?\b|\bsent (?:out|home|to the (?:office|principal|head))\b|\bfight(?:s|ing)?\b|\bhit (?:another|a) (?:child|student|kid|pupil|classmate)\b|\bcheat\w*|\btalking back\b|\brefus(?:es|ed|ing) to (?:write|work|read|do|participate|speak|sit|follow|listen|join|answer|come|talk)\b|\bbehaviou?r\b|\bmisbehav\w*|\bbull(?:ies|ied|ying)\b`,
+    // attendance
+    String.raw`\babsent\b|\babsences?\b|\btardy\b|\btruan\w*|\bmissed \d+ (?:days|lessons|classes|weeks)\b|\b(?:always|often) late\b|\blate to (?:class|school|first period)\b`,
+    // home and family
+    String.raw`\b(?:mum|mom|mother|dad|father|parents?|stepdad|stepmom|grandmother|grandfather|grandparents?|guardian|foster|family|brother|sister|son|daughter)\b[^.]{0,40}\b(?:says|said|divorc\w*|separat\w*|prison|jail|left|died|custody|works|unemployed|evicted|homeless|shelter)|\blives (?:with|in a|at)\b|\bdivorc\w*|\bfree (?:school )?(?:meals|lunch)\b|\bhomeless\b|\bshelter\b|\bin (?:foster )?care\b|\bno (?:internet|food|computer) at home\b`,
+    // language and arrival
+    String.raw`\bnew to the country\b|\bnew arrival\b|\bspeaks? (?:no|little|very little|limited) English\b|\brefugee\b|\bundocumented\b`,
+    // health
+    String.raw`\b(?:takes|on|needs)\s+(?:\w+\s+)?medication\b|\bmedication\b|\bsees? (?:a|the) (?:counsel+or|therapist|psychologist|nurse)\b|\b(?:has|with|suffers from)\s+(?:\w+\s+)?(?:anxiety|depression|diabetes|asthma|allergies|disorder|syndrome|disability|seizures)\b`,
+  ].join('|'),
+  'iu',
+);
+
+/** A singular learner noun phrase: "one boy", "my weakest student", "the new kid", "Student 4". */
+const learnerNoun = /\b(?:a|an|one|1|this|that|the|my|our|her|his)\s+(?:(?:new|weakest|strongest|lowest|quiet|youngest|oldest|only|other|same)\s+)?(?:student|learner|pupil|child|kid|boy|girl|reader|scorer)\b(?!s)/i;
+const genericFrame = /^(?:if|when|whenever|any|each|every|where)\b|\b(?:any|each|every|per)\s+(?:student|learner|pupil|child)\b/i;
+const pronoun = /\b(?:he|she|him|his|hers|her)\b/i;
+const aggregate = /\b\d+(?:\.\d+)?\s?%\s+of\b|\b\d+\s?\/\s?\d+\s+of\b|\b\d+\s+(?:out\s+)?of\s+(?:the\s+)?\d+\s+(?:students|learners|pupils|children)\b/i;
+
+const scoreWord = /\b(?:scores?|results?|marks?|points|percentages?|quiz|test|exam|grades?(?!\s+\d))\b/i;
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Name candidates of a sentence (see the module comment). */
+function names(sentence: string): string[] {
+  const out: string[] = [];
+  const tokens = [...sentence.matchAll(/[\p{L}][\p{L}'’-]*/gu)];
+  tokens.forEach((m, i) => {
+    const raw = m[0].replace(/['’]s?$/u, '');
+    if (!/^\p{Lu}/u.test(raw) || raw.length < 2) return;
+    const lower = raw.toLowerCase();
+    const previous = tokens[i - 1]?.[0];
+    if (previous && honorific.test(previous.replace(/\.$/, ''))) return;
+    if (previous && /^by$/i.test(previous)) return;
+    if (notNames.has(lower) || honorific.test(raw)) return;
+    const caps = raw.length >= 2 && raw === raw.toUpperCase();
+    if (caps) {
+      if (acronyms.has(raw) || commonWords.has(lower)) return;
+      out.push(raw);
+      return;
+    }
+    const start = m.index === 0 || /[.!?:;(\n"]\s*$|^\s*[-–—•*]\s*$/u.test(sentence.slice(0, m.index));
+    if (start && commonWords.has(lower)) return;
+    if (!start && commonWords.has(lower) && /^(?:the|a|an|of|in|on|at|for|and)$/i.test(previous ?? '')) return;
+    out.push(raw);
+  });
+  return out;
+}
+
+/** The learner-record language in a text: the first rule that matches, or null. */
+export function learnerRecordRule(text: string): Pick<Rule, 'id' | 'category'> | null {
+  // Identifiers are judged as written (a "120,000 km" is not a record number); scores after
+  // number words and spacing are normalized.
+  const unicode = normalizeUnicode(text);
+  const view = normalizeNumbers(numberWords(unicode));
+  for (const rule of rules) if (rule.pattern.test(rule.category === 'identifier' ? unicode : view)) return { id: rule.id, category: rule.category };
+  const contact = findContactDetails(text);
+  if (contact) return { id: contact, category: 'contact' };
+  for (const sentence of view.split(/(?<=[.!?;])\s+(?=\S)|\n+/)) {
+    const framed = historicalOrFiction.test(sentence);
+    const named = names(sentence);
+    if (!framed && /\b(?:Mr|Mrs|Ms|Mx|Dr|Miss)\.?\s+\p{Lu}\p{Ll}+/u.test(sentence)) return { id: 'honorific-name', category: 'name' };
+    const person = (!framed && (named.length > 0 || pronoun.test(sentence))) || (learnerNoun.test(sentence) && !genericFrame.test(sentence));
+    if (!person) continue;
+    const scoreText = sentence.replace(new RegExp(aggregate.source, 'gi'), ' ');
+    if (personScore.test(scoreText) || personScoreCased.test(scoreText)) return { id: 'person-score', category: 'person-score' };
+    // A list of names with bare numbers under a score word: "Results: Farah 88, Gabriel 52".
+    if (scoreWord.test(sentence) && named.some((n) => new RegExp(`${escape(n)}['’]?s?\\s*[:=–—-]?\\s*\\d+(?:\\.\\d+)?(?!\\s*(?:st|nd|rd|th)\\b)(?![\\d/])`, 'u').test(sentence))) return { id: 'person-score', category: 'person-score' };
+    if (learnerRecord.test(sentence)) return { id: 'name-before-learner-verb', category: 'name' };
+  }
+  return null;
+}
 
 export type LearnerRecordFinding = { pointer: string; rule: string; category: Rule['category'] };
 
@@ -65,15 +197,6 @@ function texts(context: EducationContextInput, base: string): [string, string][]
   context.priorUnits.forEach((t, i) => out.push([`${base}/priorUnits/${i}`, t]));
   context.constraints.forEach((t, i) => out.push([`${base}/constraints/${i}`, t]));
   return out;
-}
-
-/** The learner-record language in a text: the first rule that matches, or null. */
-export function learnerRecordRule(text: string): Pick<Rule, 'id' | 'category'> | null {
-  for (const rule of rules) if (rule.pattern.test(text)) return { id: rule.id, category: rule.category };
-  for (const match of text.matchAll(learnerVerb)) {
-    if (!commonCapitalized.has(match[1]!)) return { id: 'name-before-learner-verb', category: 'name' };
-  }
-  return null;
 }
 
 export function findLearnerRecordLanguage(context: EducationContextInput, base = '/body/educationContext'): LearnerRecordFinding[] {

@@ -102,8 +102,8 @@ function hasEmail(s: string): boolean {
   return Boolean(parsed.domain && (parsed.isIcann || parsed.isPrivate));
 }
 
-/** The first kind of contact request in the text, or null (see the module comment). */
-export function findContactRequest(text: string): ContactFinding | null {
+/** Contact details in a text: an e-mail address or a phone number (also used for learner records). */
+export function findContactDetails(text: string): 'email' | 'phone' | null {
   const folded = foldText(text);
   if (hasEmail(folded)) return 'email';
   const withDigits = numberWords(folded);
@@ -112,6 +112,14 @@ export function findContactRequest(text: string): ContactFinding | null {
     if (PHONE_STRICT.test(sentence)) return 'phone';
     if (PHONE_LOOSE.test(sentence) && PHONE_CUE.test(sentence)) return 'phone';
   }
+  return null;
+}
+
+/** The first kind of contact request in the text, or null (see the module comment). */
+export function findContactRequest(text: string): ContactFinding | null {
+  const details = findContactDetails(text);
+  if (details) return details;
+  const folded = foldText(text);
   if (HANDLE.test(folded)) return 'handle';
   if (CONTACT_VERB_ME.test(folded) || CONTACT_ME_PHRASES.test(folded)) return 'contact-verb';
   // Asked for, not warned about: "never share your phone number" is safety advice.

@@ -19,6 +19,11 @@
 // - numbersIn: every number token of a normalized text with its value (integers, decimals,
 //   fractions, mixed numbers, percentages: a percentage is worth both p/100 and p).
 export function foldText(input: string): string {
+  return normalizeUnicode(input).toLowerCase();
+}
+
+/** foldText without the case folding (names and letter grades need their capitals). */
+export function normalizeUnicode(input: string): string {
   let s = input.replace(/(\d)([¼½¾⅐-⅞])/gu, '$1 $2');
   s = s.normalize('NFKC');
   s = s
@@ -28,7 +33,6 @@ export function foldText(input: string): string {
     .replace(/[\u2018\u2019\u201b\u2032]/g, "'")
     .replace(/[\u201c\u201d\u201f\u2033]/g, '"')
     .replace(/[\u3002\uff61]/g, '.')
-    .toLowerCase()
     .replace(/\s+/g, ' ')
     .trim();
   return s;
@@ -198,11 +202,11 @@ function numberPhrase(tokens: string[], i: number, previous: string | undefined,
   return { text: `${sign}${fmt(value)}`, next: k };
 }
 
-/** English number words in a folded text, written as digits (see the module comment). */
+/** English number words written as digits (see the module comment); the rest of the text keeps its case. */
 export function numberWords(folded: string): string {
   // Words joined by hyphens are split when they are number words ("seventy-five", "three-fourths").
-  const s = folded.replace(/\b([a-z]+)-(?=[a-z])/g, (m, w: string) => (isNumberToken(w) ? `${w} ` : m));
-  const tokens = [...s.matchAll(/[a-z]+|\d+(?:\.\d+)?/g)].map((m) => ({ t: m[0], start: m.index, end: m.index + m[0].length }));
+  const s = folded.replace(/\b([A-Za-z]+)-(?=[A-Za-z])/g, (m, w: string) => (isNumberToken(w.toLowerCase()) ? `${w} ` : m));
+  const tokens = [...s.matchAll(/[A-Za-z]+|\d+(?:\.\d+)?/g)].map((m) => ({ t: m[0].toLowerCase(), start: m.index, end: m.index + m[0].length }));
   const adjacent = (a: number, b: number) => /^ ?$/.test(s.slice(tokens[a]!.end, tokens[b]!.start));
   let out = '';
   let cursor = 0;

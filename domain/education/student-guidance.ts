@@ -2,17 +2,31 @@
 // service's words; nothing a learner or a product sends can change it: the learner's message, the
 // prior turns and the activity are passed as JSON data inside <request>, after a system rule that
 // says they are evidence, not instructions. After generation the guidance is checked, and anything
-// that fails is refused (withheld), never repaired into something made up:
+// that fails is refused (withheld), never repaired into something made up. Every check judges the
+// text after ./safety-text.ts (Unicode NFKC, case, vulgar fractions and the fraction slash, spacing
+// inside numbers, English number words), so notation cannot carry what a check refuses:
 // - schema / mode / length: the strict shape, the mode asked for, the mode's length bound (these
 //   make the output invalid: it is asked again once, runStructured's bound);
-// - no-links: URLs, www., bare domains;
-// - no-contact-request: e-mail addresses, phone numbers, "message me", "DM", "text me"…;
-// - no-answer-revelation: the teacher's answer (when supplied) appearing in the guidance: a number
-//   as a standalone number, a text as a whole phrase, after normalizing case, spacing and punctuation.
+// - no-links (./safety-links.ts): scheme links (https://, mailto:, hxxp://, spaced), www., IP
+//   addresses, and host names whose ending is on the public suffix list (the `tldts` package):
+//   bare domains with any suffix (example.co.uk, mysite.school), invite and short links
+//   (discord.gg/…, t.me/…, bit.ly/…), obfuscations ("example dot com", "example[.]com",
+//   "example . com", full-width); not abbreviations, decimals, file names or code ("e.g.", "3.14",
+//   "notes.md", "Node.js");
+// - no-contact-request (./safety-contact.ts): a request or offer to move the conversation elsewhere
+//   or reach someone privately by any channel (social networks, messengers, games, phone, e-mail),
+//   contact details and handles, the learner's details asked for, secrecy ("don't tell your
+//   teacher", "privately"); not talking with the teacher, a classmate or the group here;
+// - no-answer-revelation (./safety-answer.ts): the teacher's answer (when supplied) in any notation:
+//   a number by value (3/4 ⇔ 6/8 ⇔ 0.75 ⇔ 75% ⇔ "three fourths"), except a number the activity's own
+//   instructions already state; a text by its letters across spacing and separators.
 import { z } from 'zod';
 import { guidanceModes, STUDENT_GUIDANCE_LIMITS, STUDENT_GUIDANCE_POLICY_VERSION } from '@hosted-notes/runtime-sdk';
 import type { SafetyReceipt, studentGuidanceInputSchema } from '@hosted-notes/runtime-sdk';
 import type { ChatMessage } from '../intelligence/provider.ts';
+import { revealsAnswerIn } from './safety-answer.ts';
+import { findContactRequest } from './safety-contact.ts';
+import { findLink } from './safety-links.ts';
 
 export type StudentGuidanceRequest = z.output<typeof studentGuidanceInputSchema>;
 export type GuidanceMode = (typeof guidanceModes)[number];
@@ -70,32 +84,9 @@ export const guidanceJsonSchema: Record<string, unknown> = {
 
 const modelOutputSchema = z.strictObject({ mode: z.enum(guidanceModes), text: z.string().min(1), locale: z.string().max(35).nullable() });
 
-const LINK = /\bhttps?:\/\/|\bwww\.|\b[a-z0-9-]+\.(?:com|org|net|edu|gov|io|ly|co|app|dev|info|me|tv|us|uk)\b/i;
-const CONTACT = [
-  /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/,
-  /(?:\+?\d[\s().-]?){7,}/,
-  /\b(?:message|dm|text|email|e-mail|call|phone|contact|add|follow|reach|write to|chat with)\s+(?:me|us|my|our)\b/i,
-  /\b(?:send|give)\s+me\s+(?:a\s+)?(?:message|dm|text|your (?:number|email|address))\b/i,
-  /\bprivate(?:ly)?\s+(?:message|chat)\b/i,
-];
-
-const normalize = (s: string) =>
-  s
-    .toLowerCase()
-    .normalize('NFKC')
-    .replace(/[^\p{L}\p{N}/.,-]+/gu, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-
-/** Whether the guidance gives the teacher's answer away (see the module comment for the rule). */
-export function revealsAnswer(guidance: string, teacherAnswer: string | undefined): boolean {
-  if (!teacherAnswer) return false;
-  const answer = normalize(teacherAnswer).replace(/[.,]+$/, '');
-  if (answer === '') return false;
-  const text = ` ${normalize(guidance)} `;
-  const escaped = answer.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  // A standalone occurrence: not part of a longer number or word ("3/4" is not in "13/45").
-  return new RegExp(`(?<![\\p{L}\\p{N}/.])${escaped}(?![\\p{L}\\p{N}/]|[.,]\\p{N})`, 'u').test(text);
+/** Whether the guidance gives the teacher's answer away (see ./safety-answer.ts for the rule). */
+export function revealsAnswer(guidance: string, teacherAnswer: string | undefined, instructions?: string): boolean {
+  return revealsAnswerIn(guidance, teacherAnswer, instructions);
 }
 
 export type CheckedGuidance = { mode: GuidanceMode; text: string; locale: string | null; safety: SafetyReceipt };
@@ -117,17 +108,19 @@ export function checkGuidance(raw: string, input: StudentGuidanceRequest): Check
   if (!parsed.success || parsed.data.mode !== mode || parsed.data.text.length > STUDENT_GUIDANCE_LIMITS.outputChars[mode]) return null;
   if (mode === 'translation' && parsed.data.locale?.toLowerCase() !== input.supportPreferences.locale?.toLowerCase()) return null;
   const text = parsed.data.text;
-  const contact = CONTACT.find((pattern) => pattern.test(text));
+  const link = findLink(text);
+  const contact = findContactRequest(text);
+  const revealed = revealsAnswer(text, input.activity.teacherAnswer, input.activity.instructions);
   const checks: SafetyReceipt['checks'] = [
     { check: 'schema', passed: true, finding: null },
     { check: 'mode', passed: true, finding: null },
     { check: 'length', passed: true, finding: null },
-    { check: 'no-links', passed: !LINK.test(text), finding: LINK.test(text) ? 'link' : null },
-    { check: 'no-contact-request', passed: contact === undefined, finding: contact ? 'contact request' : null },
+    { check: 'no-links', passed: link === null, finding: link ? 'link' : null },
+    { check: 'no-contact-request', passed: contact === null, finding: contact ? 'contact request' : null },
     {
       check: 'no-answer-revelation',
-      passed: !revealsAnswer(text, input.activity.teacherAnswer),
-      finding: input.activity.teacherAnswer === undefined ? 'no teacher answer supplied: checked for nothing' : revealsAnswer(text, input.activity.teacherAnswer) ? "the teacher's answer" : null,
+      passed: !revealed,
+      finding: input.activity.teacherAnswer === undefined ? 'no teacher answer supplied: checked for nothing' : revealed ? "the teacher's answer" : null,
     },
   ];
   const passed = checks.every((c) => c.passed);
