@@ -513,7 +513,7 @@ function problemResponses(operation: Operation, path: string, instance: string):
     const headers: ResponseHeader[] = runtime ? ['XRequestId', 'XServiceRuntimeVersion'] : ['XRequestId'];
     if (status === 401) headers.push('WWWAuthenticate');
     if (status === 429) headers.push('RetryAfter', 'RateLimit', 'RateLimitPolicy');
-    if (list.includes('idempotency_in_flight')) headers.push('RetryAfter');
+    if (list.includes('idempotency_in_flight') || status === 503) headers.push('RetryAfter');
     responses[String(status)] = {
       description: `Problem${list.length > 1 ? ' codes' : ' code'}:\n${list.map((code) => `- \`${code}\`: ${errorCatalog[code].title}`).join('\n')}`,
       headers: headerRefs(headers),

@@ -468,6 +468,7 @@ export type KnownRuntimeErrorCode =
   | 'intelligence_provider_misconfigured'
   | 'intelligence_interrupted'
   | 'intelligence_output_invalid'
+  | 'intelligence_output_unreadable'
   | 'usage_receipt_not_found'
   // Private audio media (docs/runtime-sdk.md, "Private audio media").
   | 'media_empty'
@@ -479,6 +480,9 @@ export type KnownRuntimeErrorCode =
   | 'media_truncated'
   | 'media_storage_exhausted'
   | 'media_storage_unavailable'
+  | 'media_upload_outcome_unknown'
+  | 'media_read_unavailable'
+  | 'media_deletion_pending'
   | 'media_not_found'
   | 'range_not_satisfiable'
   | 'precondition_failed'
