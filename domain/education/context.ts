@@ -54,7 +54,8 @@ const rules: readonly Rule[] = [
   {
     id: 'diagnosis',
     category: 'diagnosis',
-    pattern: /\b(?:diagnos\w*|ADHD|ADD|autis\w*|ASD|asperger\w*|dyslexi\w*|dyscalculi\w*|dysgraphi\w*|dyspraxi\w*|epilep\w*|OCD|ODD|PTSD|bipolar|tourette\w*|on the (?:autism )?spectrum)\b/i,
+    // Acronyms that are also words ("add", "odd") count only in capitals.
+    pattern: /\b(?:[Dd]iagnos\w*|ADHD|adhd|ADD|[Aa]utis\w*|ASD|[Aa]sperger\w*|[Dd]yslexi\w*|[Dd]yscalculi\w*|[Dd]ysgraphi\w*|[Dd]yspraxi\w*|[Ee]pilep\w*|OCD|ODD|PTSD|[Bb]ipolar|[Tt]ourette\w*|on the (?:autism )?spectrum)\b/,
   },
   { id: 'plan', category: 'accommodation', pattern: /\b(?:IEP|EHCP|504(?:\s+plan)?|individuali[sz]ed education (?:plan|program)|(?:education|behaviou?r(?:al)?|support|health ?care) (?:plan|contract))\b/i },
   { id: 'named', category: 'name', pattern: /\b(?:student|learner|pupil|child|kid|boy|girl)s?\s+(?:named|called)\s+\p{Lu}|\b(?:[Ss]tudent|[Ll]earner|[Pp]upil)\s+(?!(?:ID|Id|Number|No)\b)(?:\p{Lu}\p{Ll}+|\d{1,4}\b)/u },
@@ -81,14 +82,14 @@ const honorific = /^(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Saint|St|King|Queen|Pr
 
 /** A sentence framed as history or fiction: a name in it is not taken for a learner. */
 const historicalOrFiction =
-  /\b1\d{3}s?\b|\b\d{1,4}\s?(?:BC|BCE|AD|CE)\b|\b(?:AD|A\.D\.)\s?\d|\bcentur(?:y|ies)\b|\bin (?:the|his|her|a) (?:novel|story|book|play|poem|film|movie|myth|legend|fable|series|tale|comic)\b|\b(?:character|protagonist|narrator|author|poet|novelist|playwright|scientist|inventor|explorer|pharaoh|emperor|empress|king|queen|president|prime minister|general|composer|painter|philosopher|mathematician|astronaut)\b|\b(?:wrote|written|invented|discovered|published|painted|composed|founded|won|led|ruled|reigned|became|born|died|formulated|proved|explored|signed|sailed|flew|elected|assassinated|crowned|conquered|declared|coined|designed|built|created|developed|liberated|unified|narrates|follows|wakes|hesitates|kills|finds|discovers|leaves)\b/i;
+  /\b1\d{3}s?\b|\b\d{1,4}\s?(?:BC|BCE|AD|CE)\b|\b(?:AD|A\.D\.)\s?\d|\bcentur(?:y|ies)\b|\bin (?:the|his|her|a) (?:novel|story|book|play|poem|film|movie|myth|legend|fable|series|tale|comic)\b|\b(?:character|protagonist|narrator|author|poet|novelist|playwright|scientist|inventor|explorer|pharaoh|emperor|empress|king|queen|president|prime minister|general|composer|painter|philosopher|mathematician|astronaut)\b|\b(?:reportedly|famously|legendarily|according to|is said to|was said to|biograph\w*)\b|\b(?:wrote|written|invented|discovered|published|painted|composed|founded|won|led|ruled|reigned|became|born|died|formulated|proved|explored|signed|sailed|flew|elected|assassinated|crowned|conquered|declared|coined|designed|built|created|developed|liberated|unified|narrates|follows|wakes|hesitates|kills|finds|discovers|leaves)\b/i;
 
 // A score as written (after normalizeNumbers): 45%, 3/10, "12 of 40", a letter grade in a grading
 // context, or a bare number where a score word or "a"/"an" makes it one.
-const SCORE_VALUE = String.raw`(?:-?\d+(?:\.\d+)?\s?%|\d+(?:\.\d+)?\s?/\s?\d+|\d+\s+(?:out\s+)?of\s+\d+(?!\s*(?:days|weeks|years|months|times|people|students|learners|pupils|children|kids|groups|classes|teachers))|\d+(?:st|nd|rd|th)\s+percentile)`;
+const SCORE_VALUE = String.raw`(?:-?\d+(?:\.\d+)?\s?%|\d+(?:\.\d+)?\s?/\s?\d+|\d+(?:\s+(?:right|correct|wrong|points?|marks?|questions?))?\s+(?:out\s+)?of\s+\d+(?!\s*(?:days|weeks|years|months|times|people|students|learners|pupils|children|kids|groups|classes|teachers))|\d+(?:st|nd|rd|th)\s+percentile)`;
 const LETTER_GRADE = String.raw`(?:(?:\b(?:a|an|got|get|gets|received|earned|given|grade(?:\s+(?:of|was|is|for\s+\S+(?:\s+\S+)?))?|mark(?:\s+(?:of|was|is))?|was|is|with|to)\s+|[:(–—=-]\s*|\b(?:grade|mark|result)\s*:\s*)[A-F][+-]?(?![\p{L}\p{N}+-])(?!\s*(?:plan|level|block|wing|hall|team|group|side)\b))`;
 const SCORE_WORD_NUMBER = String.raw`(?:\bgrade\b(?!\s+\d)|\b(?:scores?|marks?|results?|points|percentage)\b)(?:\s+(?:for|of|on)\s+[^\s:,]+(?:\s+[^\s:,]+)?)?\s*(?::|=|–|—|-|was|is|of|came back at|at|dropped to|fell to)?\s*\d+(?:\.\d+)?(?!\s*(?:st|nd|rd|th|days|weeks|years|pages|questions|items|minutes|students|learners|pupils)\b)`;
-const VERB_NUMBER = String.raw`\b(?:scored|scores|got|gets|received|earned|has|had|managed|came in at|came back at|ended up with|walked away with|dropped to|fell to|is at|was at|sits at|only|just)\s+(?:only\s+|just\s+|a\s+|an\s+)*\d+(?:\.\d+)?(?=\s*(?:$|[.,;!)]|\s(?:on|in|for)\s(?:the|his|her|a|an|this|that|last|every)?\s?\w*\s?(?:test|quiz|exam|assessment|benchmark|check|rubric|essay|project|homework|retake|final|paper|math|maths|reading|writing|spelling|science|english)))`;
+const VERB_NUMBER = String.raw`\b(?:scored|scores|scoring|got|gets|received|earned|has|had|managed|came in at|came back at|ended up with|walked away with|dropped to|fell to|is at|was at|sits at|only|just)\s+(?:only\s+|just\s+|a\s+|an\s+)*\d+(?:\.\d+)?(?=\s*(?:$|[.,;!)]|\s(?:on|in|for)\s(?:the|his|her|a|an|this|that|last|every)?\s?\w*\s?(?:test|quiz|exam|assessment|benchmark|check|rubric|essay|project|homework|retake|final|paper|math|maths|reading|writing|spelling|science|english)))`;
 
 const personScore = new RegExp(
   [
@@ -99,6 +100,9 @@ const personScore = new RegExp(
     String.raw`\b(?:fail|fails|failed|failing|flunk\w*|bomb(?:ed|s)?)\b`,
     String.raw`\b(?:did\s*n[o']t|does\s*n[o']t|do\s+not|did not|didn't|not|never|could\s*n[o']t|could not|can't|cannot)\s+(?:yet\s+)?(?:pass|passing|meet|meeting|reach|make the cut)\b`,
     String.raw`\bnot\s+(?:yet\s+)?(?:passing|meeting)\b`,
+    String.raw`\b(?:did\s*n[o']t|did not|didn't|could\s*n[o']t|could not|couldn't|never|unable to|failed to)\s+(?:\w+\s+){0,2}?(?:pass|passing|meet|reach|make|do (?:well|great|good|ok))\b`,
+    String.raw`\bnot (?:yet )?(?:proficient|secure|at (?:the )?standard|on track|at grade level|at expected)\b|\b(?:approaching|emerging|beginning|developing) (?:proficien\w*|standards?|expectations?)\b|\bnot yet\b`,
+    String.raw`\b(?:got|gets|getting|scored|a|with)\s+(?:a\s+)?zeros?\b|\bzeros?\s+(?:on|in|for)\b|\bzeroes\b`,
     String.raw`\bbelow\s+(?:the\s+)?(?:basic|benchmark|standard|expectations?|pass mark|grade level|level|target)\b`,
     String.raw`\b(?:lowest|worst|bottom|last)\s+(?:score|mark|grade|result|in the class|on the|\d+\s?%|band|group|reading group)\b`,
     String.raw`\b(?:fell|falls|fall) short\b|\bheld back\b|\brepeat(?:s|ed|ing)?\s+(?:a |the )?(?:year|grade|class)\b|\brepeating (?:year|grade) \d\b|\bresit\b|\bretake\b|\bat risk of failing\b|\branked last\b|\bincomplete\b|\bunsatisfactory\b|\bdid (?:badly|poorly)\b|\bpoor(?:ly)?\b|\bassessed at level\b|\bgraded\b|\bmarked (?:as\s+)?(?:\d|not|below|5)`,
@@ -115,16 +119,17 @@ const learnerRecord = new RegExp(
     String.raw`\b(?:reading|writing|maths?|spelling|work|homework|essay|handwriting|attendance|behaviou?r|progress|fluency|reading age|reading level)\s+(?:is|was|has been|are)\s+(?:\w+\s+){0,3}?(?:behind|below|weak|poor|low|careless|messy|incomplete|missing|late|awful|bad|terrible|a problem|worrying|concerning|at \d)`,
     String.raw`\b(?:is|are|was|been)\s+(?:\w+\s+)?(?:behind|weak|slow|lazy|careless|disruptive|distracted|off[- ]task|a problem)\b|\b(?:\w+\s+){0,2}(?:grade|year)s?\s+levels?\s+(?:below|behind)\b|\bwell behind\b|\bfar behind\b|\bbehind (?:the|her|his|their) (?:class|peers|classmates)\b`,
     String.raw`\breads? at (?:a )?level\b|\breading (?:at|level|age)\b|\bneeds (?:a scribe|a reader|extra time|breaks|prompts|reminders|help|support|one-to-one|1:1|constant)\b|\bneeds to (?:redo|retake|resit)\b`,
+    String.raw`\b(?:weakest|lowest|worst|slowest|poorest|least able)\b|\bcan (?:barely|hardly|only just)\s+(?:read|write|spell|count|focus|sit|add)\b|\b(?:reading|writing|spelling|maths?) age\b`,
     // behaviour and discipline
-    String.raw`\bdisrupt\w*|\bdetentions?\b|\bsuspend\w*|\bsuspension\b|\bexpel\w*|\breferrals?\b|\bsent (?:out|home|to the (?:office|principal|head))\b|\bfight(?:s|ing)?\b|\bhit (?:another|a) (?:child|student|kid|pupil|classmate)\b|\bcheat\w*|\btalking back\b|\brefus(?:es|ed|ing) to (?:write|work|read|do|participate|speak|sit|follow|listen|join|answer|come|talk)\b|\bbehaviou?r\b|\bmisbehav\w*|\bbull(?:ies|ied|ying)\b`,
+    String.raw`\bdisrupt\w*|\bdetentions?\b|\bsuspend\w*|\bsuspension\b|\bexpel\w*|\breferrals?\b|\bsent (?:out|home|to the (?:office|principal|head))\b|\bfight(?:s|ing)?\b|\bhit (?:another|a) (?:child|student|kid|pupil|classmate)\b|\bcheat\w*|\btalking back\b|\brefus(?:es|ed|ing) to (?:write|work|read|do|participate|speak|sit|follow|listen|join|answer|come|talk)\b|\bbehaviou?r\b|\bmisbehav\w*|\bbull(?:ies|ied|ying)\b|\bin trouble\b|\bpolice\b|\barrest\w*|\bcaught\b|\bvap(?:e|es|ed|ing)\b|\bsmok(?:es|ed|ing)\b|\bdrugs?\b|\balcohol\b|\bst(?:ole|ealing|eals)\b|\bvandal\w*`,
     // attendance
-    String.raw`\babsent\b|\babsences?\b|\btardy\b|\btruan\w*|\bmissed \d+ (?:days|lessons|classes|weeks)\b|\b(?:always|often) late\b|\blate to (?:class|school|first period)\b`,
+    String.raw`\babsent\b|\babsences?\b|\btardy\b|\btruan\w*|\bmissed \d+ (?:days|lessons|classes|weeks)\b|\b(?:always|often) late\b|\blate to (?:class|school|first period)\b|\bskip(?:s|ped|ping)? (?:school|class|classes|lessons?)\b|\bplay(?:s|ed|ing)? truant\b|\bunexcused\b`,
     // home and family
-    String.raw`\b(?:mum|mom|mother|dad|father|parents?|stepdad|stepmom|grandmother|grandfather|grandparents?|guardian|foster|family|brother|sister|son|daughter)\b[^.]{0,40}\b(?:says|said|divorc\w*|separat\w*|prison|jail|left|died|custody|works|unemployed|evicted|homeless|shelter)|\blives (?:with|in a|at)\b|\bdivorc\w*|\bfree (?:school )?(?:meals|lunch)\b|\bhomeless\b|\bshelter\b|\bin (?:foster )?care\b|\bno (?:internet|food|computer) at home\b`,
+    String.raw`\b(?:mum|mom|mother|dad|father|parents?|stepdad|stepmom|grandmother|grandfather|grandparents?|guardian|foster|family|brother|sister|son|daughter)\b[^.]{0,40}\b(?:says|said|divorc\w*|separat\w*|prison|jail|left|died|custody|works|unemployed|evicted|homeless|shelter)|\blives (?:with|in a|at)\b|\bdivorc\w*|\bfree (?:school )?(?:meals|lunch)\b|\bhomeless\b|\bshelter\b|\bin (?:foster )?care\b|\bfoster\b|\bno (?:internet|food|computer) at home\b|\bhungry\b|\bneglect\w*|\bbruis\w*|\bunwashed\b|\bno (?:breakfast|lunch)\b|\bfree (?:school )?(?:meals?|lunch(?:es)?)\b`,
     // language and arrival
     String.raw`\bnew to the country\b|\bnew arrival\b|\bspeaks? (?:no|little|very little|limited) English\b|\brefugee\b|\bundocumented\b`,
     // health
-    String.raw`\b(?:takes|on|needs)\s+(?:\w+\s+)?medication\b|\bmedication\b|\bsees? (?:a|the) (?:counsel+or|therapist|psychologist|nurse)\b|\b(?:has|with|suffers from)\s+(?:\w+\s+)?(?:anxiety|depression|diabetes|asthma|allergies|disorder|syndrome|disability|seizures)\b`,
+    String.raw`\b(?:takes|on|needs)\s+(?:\w+\s+)?medication\b|\bmedication\b|\b(?:ritalin|adderall|concerta|methylphenidate|insulin|inhaler|epipen|antidepressants?)\b|\bimpair\w*|\bhearing aids?\b|\bwheelchair\b|\b(?:is|was|went) (?:deaf|blind|partially sighted)\b|\bdisabilit\w*|\b(?:depressed|anxious|suicidal|self-harm\w*|eating disorder|grieving|bereaved|traumati[sz]ed)\b|\bcounsel+or\b|\btherapist\b|\bsees? (?:a|the) (?:counsel+or|therapist|psychologist|nurse)\b|\b(?:has|with|suffers from)\s+(?:\w+\s+)?(?:anxiety|depression|diabetes|asthma|allergies|disorder|syndrome|disability|seizures)\b`,
   ].join('|'),
   'iu',
 );
@@ -138,6 +143,23 @@ const aggregate = /\b\d+(?:\.\d+)?\s?%\s+of\b|\b\d+\s?\/\s?\d+\s+of\b|\b\d+\s+(?
 const scoreWord = /\b(?:scores?|results?|marks?|points|percentages?|quiz|test|exam|grades?(?!\s+\d))\b/i;
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+const personVerb = /^\s+(?:failed|flunked|scored|got|gets|earned|received|struggles|struggled|did not|didn't|does not|doesn't|can't|cannot|refuses|refused|needs|missed|was absent|was suspended|has (?:an?|no)\b)/;
+/** A fraction that is the date written beside it ("Pi Day is March 14 (3/14)"): month/day or day/month. */
+const monthNames = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+function withoutDates(sentence: string): string {
+  let out = sentence;
+  for (const m of sentence.matchAll(/\b([A-Za-z]+)\s+(\d{1,2})\b|\b(\d{1,2})\s+([A-Za-z]+)\b/g)) {
+    const name = (m[1] ?? m[4])!.toLowerCase();
+    const day = m[2] ?? m[3];
+    const month = monthNames.indexOf(name) + 1;
+    if (month === 0) continue;
+    out = out.replace(new RegExp(`\\b(?:${month}/${day}|${day}/${month})\\b`, 'g'), ' ');
+  }
+  return out;
+}
+/** A work's title after "in": at least two capitalized words, or three ("in Diary of a Wimpy Kid"). */
+const titledWork = /\bin\s+(?:The\s+|A\s+)?\p{Lu}\p{Ll}+(?:\s+(?:of|the|a|an|and|in|on|to)\b)+(?:\s+\p{Lu}\p{Ll}+)+|\bin\s+\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+){2,}/u;
+
 /** Name candidates of a sentence (see the module comment). */
 function names(sentence: string): string[] {
   const out: string[] = [];
@@ -149,6 +171,8 @@ function names(sentence: string): string[] {
     const previous = tokens[i - 1]?.[0];
     if (previous && honorific.test(previous.replace(/\.$/, ''))) return;
     if (previous && /^by$/i.test(previous)) return;
+    // "Team Alpha", "Group Blue", "House Phoenix": a group named, not a person.
+    if (previous && /^(?:Team|Group|House|Class|Room|Table|Set|Unit|Chapter|Lesson|Section|Part|Level|Grade|Year|Period|Week|Module|Round|Task)$/.test(previous)) return;
     if (notNames.has(lower) || honorific.test(raw)) return;
     const caps = raw.length >= 2 && raw === raw.toUpperCase();
     if (caps) {
@@ -157,10 +181,16 @@ function names(sentence: string): string[] {
       return;
     }
     const start = m.index === 0 || /[.!?:;(\n"]\s*$|^\s*[-–—•*]\s*$/u.test(sentence.slice(0, m.index));
-    if (start && commonWords.has(lower)) return;
+    // A common word starting a sentence is a word ("Fractions: 45%"), unless a person's verb follows
+    // it at once ("Grace failed the quiz", "Hope scored 30%").
+    if (start && commonWords.has(lower) && !personVerb.test(sentence.slice(m.index + m[0].length))) return;
     if (!start && commonWords.has(lower) && /^(?:the|a|an|of|in|on|at|for|and)$/i.test(previous ?? '')) return;
     out.push(raw);
   });
+  // A name written in lower case at the start of a note ("maria lopez 45%"): a word no dictionary
+  // knows, first in the sentence.
+  const first = tokens[0]?.[0];
+  if (first && /^\p{Ll}{3,}$/u.test(first) && !commonWords.has(first) && !/^(?:e\.g|i\.e|etc)$/.test(first)) out.push(first);
   return out;
 }
 
@@ -173,13 +203,14 @@ export function learnerRecordRule(text: string): Pick<Rule, 'id' | 'category'> |
   for (const rule of rules) if (rule.pattern.test(rule.category === 'identifier' ? unicode : view)) return { id: rule.id, category: rule.category };
   const contact = findContactDetails(text);
   if (contact) return { id: contact, category: 'contact' };
-  for (const sentence of view.split(/(?<=[.!?;])\s+(?=\S)|\n+/)) {
-    const framed = historicalOrFiction.test(sentence);
+  for (const sentence of view.split(/(?<=[.!?;])(?<!\b\p{Lu}\.)\s+(?=\S)|\n+/u)) {
+    const framed = historicalOrFiction.test(sentence) || titledWork.test(sentence);
     const named = names(sentence);
     if (!framed && /\b(?:Mr|Mrs|Ms|Mx|Dr|Miss)\.?\s+\p{Lu}\p{Ll}+/u.test(sentence)) return { id: 'honorific-name', category: 'name' };
     const person = (!framed && (named.length > 0 || pronoun.test(sentence))) || (learnerNoun.test(sentence) && !genericFrame.test(sentence));
     if (!person) continue;
-    const scoreText = sentence.replace(new RegExp(aggregate.source, 'gi'), ' ');
+    let scoreText = sentence.replace(new RegExp(aggregate.source, 'gi'), ' ');
+    scoreText = withoutDates(scoreText);
     if (personScore.test(scoreText) || personScoreCased.test(scoreText)) return { id: 'person-score', category: 'person-score' };
     // A list of names with bare numbers under a score word: "Results: Farah 88, Gabriel 52".
     if (scoreWord.test(sentence) && named.some((n) => new RegExp(`${escape(n)}['’]?s?\\s*[:=–—-]?\\s*\\d+(?:\\.\\d+)?(?!\\s*(?:st|nd|rd|th)\\b)(?![\\d/])`, 'u').test(sentence))) return { id: 'person-score', category: 'person-score' };

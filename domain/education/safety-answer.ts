@@ -66,17 +66,21 @@ export function revealsAnswerIn(guidance: string, teacherAnswer: string | undefi
   const words = text.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
   if (answer.letter) {
     const l = answer.letter;
-    const choice = new RegExp(`\\b(?:choice|option|answer|letter|pick|choose|select|circle|mark|go with|is)\\s+\\(?${l}\\)?(?![\\p{L}\\p{N}'])|\\(${l}\\)|(?:^|\\s)${l}\\)`, 'u');
+    const choice = new RegExp(`(?:\\b(?:choice|option|answer|letter|pick|choose|select|circle|mark|go with|is)|'s|:)\\s+\\(?${l}\\)?(?![\\p{L}\\p{N}'])|\\(${l}\\)|(?:^|\\s)${l}\\)`, 'u');
     if (!choice.test(text)) return false;
     // "is a" is an article, not a choice: only a capital letter in the original names it.
     if (new RegExp(`\\b(?:choice|option|answer|letter|pick|choose|select|circle|mark|go with)\\s+\\(?${l}\\)?(?![\\p{L}\\p{N}'])|\\(${l}\\)|(?:^|\\s)${l}\\)`, 'u').test(text)) return true;
-    return new RegExp(`\\bis\\s+${l.toUpperCase()}(?![\\p{L}\\p{N}'])`, 'u').test(guidance.normalize('NFKC'));
+    return new RegExp(`(?:\\bis|'s|’s|:)\\s+${l.toUpperCase()}(?![\\p{L}\\p{N}'])`, 'u').test(guidance.normalize('NFKC'));
   }
+  // The answer's letters, or its plural ("mammals", "volcanoes", "berries"), across consecutive words.
+  const c = answer.compact;
+  const forms = new Set([c, `${c}s`, `${c}es`, ...(c.endsWith('y') ? [`${c.slice(0, -1)}ies`] : [])]);
+  const longest = c.length + 3;
   for (let i = 0; i < words.length; i++) {
     let joined = '';
-    for (let j = i; j < words.length && joined.length < answer.compact.length; j++) {
+    for (let j = i; j < words.length && joined.length < longest; j++) {
       joined += words[j];
-      if (joined === answer.compact) return true;
+      if (forms.has(joined)) return true;
     }
   }
   return false;

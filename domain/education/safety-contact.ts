@@ -35,26 +35,32 @@ export type ContactFinding = 'email' | 'phone' | 'handle' | 'contact-verb' | 'de
 // original spelling must be capitalized: "Signal", "LINE", "Zoom", "X").
 const CHANNELS = String.raw`insta(?:gram)?|ig|snap ?chat|snap|tik ?tok|discord|whats ?app|telegram|facebook|fb|fb messenger|messenger|twitter|wechat|weixin|kik|viber|skype|facetime|imessage|google meet|hangouts|slack|reddit|twitch|roblox|minecraft|fortnite|xbox(?: live)?|psn|playstation|linkedin|tumblr|pinterest|qq|kakao(?:talk)?|omegle|youtube|bluesky|mastodon|gmail|hotmail|outlook|yahoo|icloud`;
 const WORD_CHANNELS = String.raw`Signal|SIGNAL|Line|LINE|Zoom|ZOOM|Teams|TEAMS|X|Threads|Steam|Snap|Messenger|Telegram|Text|SMS`;
-const CHANNEL = new RegExp(String.raw`\b(?:${CHANNELS})\b`);
-const WORD_CHANNEL = new RegExp(String.raw`\b(?:${WORD_CHANNELS})\b`);
 
 const CONTACT_VERB_ME = new RegExp(
   String.raw`\b(?:message|msg|messages|dm|dms|pm|inbox|text|txt|texts|call|ring|phone|email|e-mail|mail|ping|contact|add|friend|snap|snapchat|whatsapp|telegram|skype|facetime|zoom|tweet|tag|mention|reach|reach out to|get in touch with|stay in touch with|keep in touch with|connect with|write to|write|look|hit|meet|visit|invite)\s+(?:me|us)\b(?!\s+(?:what|how|why|which|when|if|know|see|show)\b)`,
 );
 const CONTACT_ME_PHRASES =
-  /\b(?:hit (?:me|us) up|hmu|look (?:me|us) up|find (?:me|us) (?:on|at|in)|follow (?:me|us) (?:on|at|back|@)|follow (?:me|us)$|join (?:me|us) (?:on|in) (?:a |the |my )?(?:call|chat|server|channel|group)|(?:give|drop|shoot|send|leave) (?:me|us) (?:a|an|your) (?:call|ring|line|text|txt|message|msg|dm|pm|email|e-mail|note|snap|shout|buzz|private message|friend request)|send (?:me|us) a (?:picture|photo|pic|selfie|video) of (?:you|yourself)|send (?:me|us) (?:a )?selfie|(?:accept|answer) my (?:friend )?request|slide into my dms?|check your (?:dms?|inbox|messages)|i (?:sent|messaged|texted|emailed|dmed) you|did you (?:get|see) my (?:text|message|dm|snap|email)|feel free to (?:dm|message|text|email|call|contact|reach)|(?:let's|let us|we can|we could|we should|i can|i could|i'll|i will) (?:keep in touch|stay in touch|connect)\b|\b(?:i'll|i will|i can|i could|i'd|let me|i'm going to|i am going to|i want to|i'd like to) (?:\w+ )?(?:dm|pm|message|text|txt|email|e-mail|mail|call|ring|phone|snap|add|follow|friend|ping|whatsapp|facetime|skype|contact|meet|visit|video ?call) you\b|\b(?:a |on a )?(?:call|video call|voice call|voice chat|video chat|facetime) with (?:me|us)\b|\b(?:stay|keep|get) in touch (?:on|via|through|over|by|at)\b)/;
+  /\b(?:hit (?:me|us) up|hmu|look (?:me|us) up|find (?:me|us) (?:on|at|in)|follow (?:me|us) (?:on|at|back|@)|follow (?:me|us)$|join (?:me|us) (?:on|in) (?:a |the |my )?(?:call|chat|server|channel|group)|(?:give|drop|shoot|send|leave) (?:me|us) (?:a|an|your) (?:call|ring|line|text|txt|message|msg|dm|pm|email|e-mail|note|snap|shout|buzz|private message|friend request)|send (?:me|us) (?:a |some )?(?:picture|photo|selfie|video)s? of (?:you|yourself)\b|send (?:me|us) (?:a )?selfie|(?:accept|answer) my (?:friend )?request|slide into my dms?|check your (?:dms?|inbox|messages)|i (?:sent|messaged|texted|emailed|dmed) you|did you (?:get|see) my (?:text|message|dm|snap|email)|feel free to (?:dm|message|text|email|call|contact|reach)|(?:let's|let us|we can|we could|we should|i can|i could|i'll|i will) (?:keep in touch|stay in touch|connect (?:with|on|via))\b|(?:let's|let us|we can|we could|can we|shall we|should we|i can|i could|want to) (?:video[- ]?chat|video[- ]?call|voice[- ]?chat|voice[- ]?call|facetime|skype|zoom call|call (?:later|tonight|each other|you)|text each other|dm|message each other|snap|discord|whatsapp|telegram)\b|\b(?:take|move|continue|bring|switch) (?:this|it|our|the) (?:chat|conversation|talk|discussion)? ?(?:to|on|over to|into|in) (?!the next|step|part)|\b(?:to|in|into|on) (?:the |my |your |our )?dms\b|\b(?:i'll|i will|i can|i could|i'd|let me|i'm going to|i am going to|i want to|i'd like to) (?:\w+ )?(?:dm|pm|message|text|txt|email|e-mail|mail|call|ring|phone|snap|add|follow|friend|ping|whatsapp|facetime|skype|contact|meet|visit|video ?call) you\b|\b(?:a |on a )?(?:call|video call|voice call|voice chat|video chat|facetime) with (?:me|us)\b|\b(?:stay|keep|get) in touch (?:on|via|through|over|by|at)\b)/;
 
 const YOUR_DETAILS = new RegExp(
-  String.raw`\b(?:what(?:'s| is| are)?|whats|wat's|give me|send me|send|share|drop|type|tell me|post|leave|write down|dm me|text me|can i (?:have|get)|i need)\s+(?:me\s+)?(?:your|ur|yr)\s+(?:(?:real|full|last|home|phone|cell|mobile|email|e-mail|contact|user|own)\s+)?(?:phone|cell|mobile|number|digits|email|e-mail|address|username|user name|user|handle|@|gamertag|tag|id|contact|details|location|name and school|real name|school|${CHANNELS})\b|\b(?:do you have|are you on|have you got|you on)\s+(?:a |an )?(?:${CHANNELS}|phone|cell|mobile|email|an email)\b|\bwhere do you live\b|\bwhat school do you (?:go to|attend)\b|\btell me your (?:address|real name|school|age and school)\b|\b(?:give me|send me|drop|share|post|type|leave) (?:me )?your @`,
+  String.raw`\b(?:what(?:'s| is| are)?|whats|wat's|give me|send me|send|share|drop|type|tell me|let me know|post|leave|write down|dm me|text me|can i (?:have|get)|i need)\s+(?:me\s+)?(?:your|ur|yr)\s+(?:(?:real|full|last|home|phone|cell|mobile|email|e-mail|contact|user|own)\s+)?(?:phone|cell|mobile|number|digits|email|e-mail|address|username|user name|user|handle|@|gamertag|tag|id|contact|details|location|name and school|real name|school|${CHANNELS})\b|\b(?:do you (?:have|use)|are you on|have you got|you on)\s+(?:a |an )?(?:${CHANNELS}|phone|cell|mobile|email|an email)\b|\bwhere do you live\b|\bwhat school do you (?:go to|attend)\b|\btell me your (?:address|real name|school|age and school)\b|\b(?:give me|send me|drop|share|post|type|leave) (?:me )?your @`,
 );
+
+const PHOTO_OF_YOU = /\bsend (?:me |us )?(?:a |some )?(?:picture|photo|selfie|video)s? of (?:you|yourself)\b/;
 
 const MY_CHANNEL = new RegExp(
   String.raw`\bmy\s+(?:(?:${CHANNELS})(?:\s+(?:is|name|handle|id|username|tag|number|account|page|channel|profile|group|server))?|(?:phone|cell|mobile|whatsapp|home) ?(?:number|#)|number(?: is|:)|cell|mobile|email|e-mail|handle|username|user name|gamertag|tag|(?:wechat|line|kik|discord|skype|steam|xbox) ?(?:id|name|tag)|id is|profile|account|page|channel|server|group ?chat|dms?|inbox|bio|socials?)\b|\b(?:i'm|i am|im)\s+(?:always\s+)?on\s+(?:${CHANNELS})\b|\blink in (?:my )?bio\b`,
 );
 
-const PROPOSAL_CUE =
-  /\b(?:let's|lets|let us|we can|we could|we should|we'll|i'll|i will|i can|i could|you can|can we|shall we|join|add|find|follow|message|dm|pm|text|call|contact|reach|meet|talk|chat|play|switch|move|continue|hop|subscribe|friend|tag|mention|ping|voice)\b/;
-const FIRST_PERSON = /\b(?:me|my|i|i'm|i'll|we|us|let's|lets|our)\b/;
+// A communication verb, then within a few words a channel after a preposition ("chat on insta",
+// "talk more on WhatsApp", "move this to Telegram"); the words that are also ordinary words
+// ("Signal", "Zoom", "LINE", "X") count only as spelled with capitals.
+const COMM = String.raw`(?:talk|talking|chat|chatting|message|dm|pm|text|call|ring|add|follow|find|join|meet|contact|reach|hop|switch|move|continue|friend|subscribe|tag|mention|ping|voice|video|facetime|play|hang out|connect|send|write|keep in touch|stay in touch|catch up|see you|speak|help you|explain)`;
+const CHANNEL_AFTER = new RegExp(String.raw`\b${COMM}\b[^.!?]{0,40}?\b(?:on|via|over|through|to|in|using|into|at)\s+(?:a |the |my |your |our )?(?:${CHANNELS}|dms?|pms?|private messages?)\b`);
+const WORD_CHANNEL_AFTER = new RegExp(String.raw`\b${COMM}\b[^.!?]{0,40}?\b(?:on|via|over|through|to|in|using|into|at)\s+(?:a |the |my |your |our )?(?:${WORD_CHANNELS})\b`, 'i');
+const WORD_CHANNEL_CASED = new RegExp(String.raw`\b(?:on|via|over|through|to|in|using|into|at)\s+(?:a |the |my |your |our )?(?:${WORD_CHANNELS})\b`);
+const USE_CHANNEL = new RegExp(String.raw`\b(?:let's|lets|let us|we can|we could|we should|can we|shall we|should we|want to|i'll|i will)\s+(?:play|use|hop on|get on|jump on|go on|meet on|talk on|chat on)\s+(?:${CHANNELS})\b`);
+const SPEAKER_OR_LEARNER = /\b(?:me|my|i|i'm|i'll|we|us|let's|lets|our|you|your)\b|\?|\bwant to\b/;
 
 const PRIVACY = new RegExp(
   [
@@ -66,7 +72,7 @@ const PRIVACY = new RegExp(
     String.raw`\b(?:a|our|in|open|start|use|have) (?:a )?private (?:chat|conversation|message|call|room|dm|pm)\b`,
     String.raw`\bprivate (?:message|msg|dm|pm) me\b`,
     String.raw`\bsomewhere (?:more )?(?:private|else|quiet)\b`,
-    String.raw`\b(?:where|so) (?:your |the )?(?:teacher|teachers|parents?|nobody|no one|they|no adults?) (?:can't|cannot|can not|won't|will not|doesn't|does not|don't|do not) (?:see|read|have to read|know)\b`,
+    String.raw`(?:\b|some)(?:where|so) (?:your |the )?(?:teacher|teachers|parents?|nobody|no one|they|no adults?) (?:can't|cannot|can not|won't|will not|doesn't|does not|don't|do not) (?:see|read|have to read|know)\b`,
     String.raw`\b(?:off|outside|away from|out of) (?:this|the) (?:app|chat|platform|site|website|class chat|conversation)\b`,
     String.raw`\b(?:continue|talk|chat|keep talking|move this|take this) (?:\w+ )?offline\b`,
     String.raw`\boff the record\b`,
@@ -77,14 +83,36 @@ const PRIVACY = new RegExp(
     String.raw`\bafter your teacher (?:logs off|leaves|goes)\b`,
     String.raw`\bcome (?:over )?to my (?:house|home|place|flat|apartment)\b`,
     String.raw`\bmeet (?:me|up)\b`,
+    String.raw`\b(?:we can|we could|let's|let us|shall we|should we|can we) meet (?:up|in person|at|somewhere|after|outside|tonight|tomorrow|later|alone|on (?:\w+day|the weekend))\b`,
+    String.raw`\bjust (?:you and me|me and you|us two)\b`,
+    String.raw`\b(?:don't|dont|do not|never) let (?:your |the )?(?:teacher|teachers|parents?|mum|mom|dad|family|anyone|anybody) (?:see|know|read|find out|hear)\b`,
+    String.raw`\bkeep (?:this|it|our \w+|these \w+|them) (?:private|secret|hidden|quiet|between us)\b`,
+    String.raw`\b(?:talk|chat|meet|message|text|call|see)\b[^.!?]{0,30}\boutside (?:of )?(?:school|class|lessons?|this chat|here)\b`,
   ].join('|'),
 );
 
 const EMAIL = /[\p{L}\p{N}._%+-]+@([\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+)/u;
 const HANDLE = /(?:^|[\s(:,"'])@[\p{L}\p{N}_.]{2,}|\b[\p{L}\p{N}_.]{2,}#\d{4}\b/u;
 const PHONE_STRICT = /(?<![\p{N}.,/])(?:\+\s?\d{1,3}[\s.-]?\(?\d{1,4}\)?(?:[\s.-]?\d{2,5}){2,4}|\(\d{3}\)\s?\d{3}[\s.-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4}|1[\s.-]\d{3}[\s.-]\d{3}[\s.-]\d{4}|0\d{1,4}[\s.-]\d{3,4}[\s.-]?\d{3,4}|\d{3}-\d{4})(?![\p{N}]|[.,/]\p{N})/u;
-const PHONE_LOOSE = /(?<![\p{N}.,/])\d(?:[\s.-]?\d){6,14}(?![\p{N}]|[.,/]\p{N})/u;
+const PHONE_LOOSE = /(?<![\p{N}.,/])\d(?:(?:\s?[.-]\s?|\s)?\d){6,14}(?![\p{N}]|[.,/]\p{N})/u;
 const PHONE_CUE = /\b(?:call|calls|text|txt|phone|number|numbers|cell|mobile|tel|ring|dial|whatsapp|sms|reach|contact|my|me)\b/;
+
+/** Texting spellings as words: "ur snap", "where do u live", "lmk", "wanna", "convo", "pic". */
+function untext(s: string): string {
+  return s
+    .replace(/\bu\b/g, 'you')
+    .replace(/\b(?:ur|yr)\b/g, 'your')
+    .replace(/\br\b/g, 'are')
+    .replace(/\blmk\b/g, 'let me know')
+    .replace(/\b(?:wanna|want ?2)\b/g, 'want to')
+    .replace(/\bgimme\b/g, 'give me')
+    .replace(/\bconvo\b/g, 'conversation')
+    .replace(/\bpics?\b/g, 'picture')
+    .replace(/\bmsg\b/g, 'message')
+    .replace(/\btxt\b/g, 'text')
+    .replace(/\bim\b/g, "i'm")
+    .replace(/\b(?:pls|plz)\b/g, 'please');
+}
 
 /** E-mail obfuscations undone: "name at example dot com", "name [at] example [dot] com", "name @ example . com". */
 function unobfuscateEmail(s: string): string {
@@ -96,10 +124,14 @@ function unobfuscateEmail(s: string): string {
 }
 
 function hasEmail(s: string): boolean {
-  const m = EMAIL.exec(unobfuscateEmail(s));
-  if (!m) return false;
-  const parsed = parse(m[1]!, { allowPrivateDomains: true });
-  return Boolean(parsed.domain && (parsed.isIcann || parsed.isPrivate));
+  // Judged as written and with obfuscations undone: "family at jonah@example.org" is still an address.
+  for (const text of [s, unobfuscateEmail(s)]) {
+    for (const m of text.matchAll(new RegExp(EMAIL.source, 'gu'))) {
+      const parsed = parse(m[1]!, { allowPrivateDomains: true });
+      if (parsed.domain && (parsed.isIcann || parsed.isPrivate)) return true;
+    }
+  }
+  return false;
 }
 
 /** Contact details in a text: an e-mail address or a phone number (also used for learner records). */
@@ -119,21 +151,22 @@ export function findContactDetails(text: string): 'email' | 'phone' | null {
 export function findContactRequest(text: string): ContactFinding | null {
   const details = findContactDetails(text);
   if (details) return details;
-  const folded = foldText(text);
+  const folded = untext(foldText(text));
   if (HANDLE.test(folded)) return 'handle';
   if (CONTACT_VERB_ME.test(folded) || CONTACT_ME_PHRASES.test(folded)) return 'contact-verb';
   // Asked for, not warned about: "never share your phone number" is safety advice.
-  for (const m of folded.matchAll(new RegExp(YOUR_DETAILS.source, 'g'))) {
-    if (!/\b(?:never|don't|dont|do not|not|nobody|no one|shouldn't|should not|avoid|careful)\b[^.!?]{0,20}$/.test(folded.slice(0, m.index))) return 'details-asked';
+  for (const pattern of [YOUR_DETAILS, PHOTO_OF_YOU]) {
+    for (const m of folded.matchAll(new RegExp(pattern.source, 'g'))) {
+      if (!/\b(?:never|don't|dont|do not|not|nobody|no one|shouldn't|should not|avoid|careful)\b[^.!?]{0,20}$/.test(folded.slice(0, m.index))) return 'details-asked';
+    }
   }
   if (MY_CHANNEL.test(folded)) return 'own-channel';
   if (PRIVACY.test(folded)) return 'privacy';
-  // A channel named in a sentence where the speaker proposes to use it.
-  const original = text.normalize('NFKC');
-  for (const sentence of original.split(/(?<=[.!?])\s+|\n+/)) {
-    const f = foldText(sentence);
-    if (!(CHANNEL.test(f) || WORD_CHANNEL.test(sentence))) continue;
-    if (PROPOSAL_CUE.test(f) && FIRST_PERSON.test(f)) return 'channel-proposal';
+  // A channel proposed for talking: "let's chat on insta", "we can talk more on WhatsApp".
+  for (const sentence of text.normalize('NFKC').split(/(?<=[.!?])\s+|\n+/)) {
+    const f = untext(foldText(sentence));
+    if (!SPEAKER_OR_LEARNER.test(f) || /\b(?:never|don't|dont|do not)\b/.test(f)) continue;
+    if (USE_CHANNEL.test(f) || CHANNEL_AFTER.test(f) || (WORD_CHANNEL_AFTER.test(sentence) && WORD_CHANNEL_CASED.test(sentence))) return 'channel-proposal';
   }
   return null;
 }

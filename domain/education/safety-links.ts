@@ -34,13 +34,24 @@ const LOCALHOST = /\blocalhost(?::\d+|\/)/;
 
 /** The host-name candidates of a text, with the original spelling of their last label and what follows. */
 function candidates(original: string): { host: string; last: string; explicit: boolean; viaDot: boolean }[] {
-  let s = foldText(original);
+  // Letters spelled one by one ("f r a c t i o n s . c o m", "g o o . g l") become words.
+  let s = foldText(original)
+    .replace(/(?<![\p{L}\p{N}])\p{L}(?: \p{L}){2,}(?![\p{L}\p{N}])/gu, (m) => m.replace(/ /g, ''))
+    .replace(/(\.\s?)(\p{L}) (\p{L})(?![\p{L}\p{N}])/gu, '$1$2$3');
   // Obfuscated dots: "[.]", "(.)", "{.}", "[dot]", "(dot)", "{dot}", "<dot>".
   s = s.replace(/\s?[[({<]\s?(?:\.|dot)\s?[\])}>]\s?/g, '.');
   let viaDotText = s;
   // " dot " between two labels; " . " with spaces on both sides.
   viaDotText = viaDotText.replace(/([\p{L}\p{N}-]) dot (?=[\p{L}\p{N}])/gu, '$1\u0001');
-  viaDotText = viaDotText.replace(/(?<![.\p{L}\p{N}-][\p{L}\p{N}])([\p{L}\p{N}-]{2,}) ?\. ?(?=[\p{L}\p{N}])/gu, (m, a: string) => (m.startsWith(`${a} `) || m.endsWith(' ') ? `${a}\u0001` : m));
+  // A full stop with a space before or after it joins two labels only when the left one is a word
+  // (not a number: "costs 2.99. Pay at the till") and the right one is not a capitalized word
+  // starting a sentence in the original ("Use your notes. Info you need is there").
+  const sentenceStarts = new Set([...original.normalize('NFKC').matchAll(/[.。．]\s+(\p{Lu}\p{Ll}*)/gu)].map((m) => m[1]!.toLowerCase()));
+  viaDotText = viaDotText.replace(/(?<![.\p{L}\p{N}-][\p{L}\p{N}])([\p{L}\p{N}-]{2,}) ?\. ?(?=([\p{L}\p{N}]+))/gu, (m, a: string, b: string) => {
+    const spaced = m.startsWith(`${a} `) || m.endsWith(' ');
+    if (!spaced || /^\d+$/.test(a) || (m.endsWith(' ') && !m.startsWith(`${a} `) && sentenceStarts.has(b))) return m;
+    return `${a}\u0001`;
+  });
   const out: { host: string; last: string; explicit: boolean; viaDot: boolean }[] = [];
   const label = /[\p{L}\p{N}_-]+(?:[.\u0001\u0002][\p{L}\p{N}_-]+)+/gu;
   const originalFolded = original.normalize('NFKC').replace(/[\u3002\uff61]/g, '.');
@@ -49,7 +60,7 @@ function candidates(original: string): { host: string; last: string; explicit: b
     const host = raw.replace(/[\u0001\u0002]/g, '.').replace(/^[-_]+|[-_]+$/g, '');
     const after = viaDotText.slice(m.index + raw.length);
     const before = viaDotText.slice(0, m.index);
-    const explicit = /^(?::\d|\/[\p{L}\p{N}@#?]|\?)/u.test(after) || /@$/.test(before);
+    const explicit = /^(?::\d|\s?\/\s?[\p{L}\p{N}@#?]|\?)/u.test(after) || /@$/.test(before);
     const lastLabel = host.split('.').pop() ?? '';
     // The last label as written in the original text (for "graph.It shows": a run-on sentence).
     const written = new RegExp(`[.]\\s?(${lastLabel.replace(/[^\p{L}\p{N}]/gu, '.')})(?![\\p{L}\\p{N}])`, 'iu').exec(originalFolded);

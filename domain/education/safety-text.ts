@@ -206,7 +206,7 @@ function numberPhrase(tokens: string[], i: number, previous: string | undefined,
 export function numberWords(folded: string): string {
   // Words joined by hyphens are split when they are number words ("seventy-five", "three-fourths").
   const s = folded.replace(/\b([A-Za-z]+)-(?=[A-Za-z])/g, (m, w: string) => (isNumberToken(w.toLowerCase()) ? `${w} ` : m));
-  const tokens = [...s.matchAll(/[A-Za-z]+|\d+(?:\.\d+)?/g)].map((m) => ({ t: m[0].toLowerCase(), start: m.index, end: m.index + m[0].length }));
+  const tokens = [...s.matchAll(/[A-Za-z]+(?:'[a-z]+)?|\d+(?:\.\d+)?/g)].map((m) => ({ t: m[0].toLowerCase(), start: m.index, end: m.index + m[0].length }));
   const adjacent = (a: number, b: number) => /^ ?$/.test(s.slice(tokens[a]!.end, tokens[b]!.start));
   let out = '';
   let cursor = 0;
