@@ -94,7 +94,6 @@ const VERB_NUMBER = String.raw`\b(?:scored|scores|scoring|got|gets|received|earn
 const personScore = new RegExp(
   [
     SCORE_VALUE,
-    LETTER_GRADE,
     SCORE_WORD_NUMBER,
     VERB_NUMBER,
     String.raw`\b(?:fail|fails|failed|failing|flunk\w*|bomb(?:ed|s)?)\b`,
@@ -103,25 +102,27 @@ const personScore = new RegExp(
     String.raw`\b(?:did\s*n[o']t|did not|didn't|could\s*n[o']t|could not|couldn't|never|unable to|failed to)\s+(?:\w+\s+){0,2}?(?:pass|passing|meet|reach|make|do (?:well|great|good|ok))\b`,
     String.raw`\bnot (?:yet )?(?:proficient|secure|at (?:the )?standard|on track|at grade level|at expected)\b|\b(?:approaching|emerging|beginning|developing) (?:proficien\w*|standards?|expectations?)\b|\bnot yet\b`,
     String.raw`\b(?:got|gets|getting|scored|a|with)\s+(?:a\s+)?zeros?\b|\bzeros?\s+(?:on|in|for)\b|\bzeroes\b`,
+    String.raw`\b(?:answered|got|spelled|spelt|solved|completed|passed|managed)\s+(?:only\s+|just\s+)?\d+\s+(?:out\s+)?of\s+(?:the\s+)?\d+\b|\b(?:bad|poor|low|failing|terrible|dropping|falling) (?:grades?|marks?|scores?|results?)\b`,
     String.raw`\bbelow\s+(?:the\s+)?(?:basic|benchmark|standard|expectations?|pass mark|grade level|level|target)\b`,
     String.raw`\b(?:lowest|worst|bottom|last)\s+(?:score|mark|grade|result|in the class|on the|\d+\s?%|band|group|reading group)\b`,
     String.raw`\b(?:fell|falls|fall) short\b|\bheld back\b|\brepeat(?:s|ed|ing)?\s+(?:a |the )?(?:year|grade|class)\b|\brepeating (?:year|grade) \d\b|\bresit\b|\bretake\b|\bat risk of failing\b|\branked last\b|\bincomplete\b|\bunsatisfactory\b|\bdid (?:badly|poorly)\b|\bpoor(?:ly)?\b|\bassessed at level\b|\bgraded\b|\bmarked (?:as\s+)?(?:\d|not|below|5)`,
   ].join('|'),
   'iu',
 );
+// Letter grades only in capitals ("got a D"), never "is a brilliant reader".
 const personScoreCased = new RegExp(LETTER_GRADE, 'u');
 
 const learnerRecord = new RegExp(
   [
     // work and difficulty
-    String.raw`\bstruggl\w*|\bconfus(?:es|ed|ing)\b|\bmix(?:es|ed)? up\b|\bforgets\b|\bhas (?:trouble|difficulty|difficulties)\b|\bfinds (?:it|\w+) (?:hard|difficult)\b`,
-    String.raw`\b(?:still\s+)?(?:can't|cannot|can not|won't|will not|doesn't|does not|couldn't|could not)\s+(?:yet\s+)?(?:read|write|spell|count|add|focus|sit|stay|follow|tell|finish|concentrate|understand|remember|keep up|work|speak|listen|behave|manage)\b`,
+    String.raw`\bstruggl\w*|\bconfus(?:es|ed|ing)\b|\bmix(?:es|ed)? up\b|\bforgets\b|\bhas (?:trouble|difficulty|difficulties)\b|\bstuck (?:on|at)\b|\bmeltdowns?\b|\btantrums?\b|\boutbursts?\b|\bpanic attacks?\b|\bfinds (?:it|\w+) (?:hard|difficult)\b`,
+    String.raw`\b(?:still\s+)?(?:can't|cannot|can not|won't|will not|doesn't|does not|couldn't|could not)\s+(?:yet\s+)?(?:read|write|spell|count|add|focus|sit|stay|follow|tell|finish|concentrate|understand|remember|keep up|work|speak|listen|behave|manage|do|add|subtract|multiply|divide)\b`,
     String.raw`\b(?:reading|writing|maths?|spelling|work|homework|essay|handwriting|attendance|behaviou?r|progress|fluency|reading age|reading level)\s+(?:is|was|has been|are)\s+(?:\w+\s+){0,3}?(?:behind|below|weak|poor|low|careless|messy|incomplete|missing|late|awful|bad|terrible|a problem|worrying|concerning|at \d)`,
     String.raw`\b(?:is|are|was|been)\s+(?:\w+\s+)?(?:behind|weak|slow|lazy|careless|disruptive|distracted|off[- ]task|a problem)\b|\b(?:\w+\s+){0,2}(?:grade|year)s?\s+levels?\s+(?:below|behind)\b|\bwell behind\b|\bfar behind\b|\bbehind (?:the|her|his|their) (?:class|peers|classmates)\b`,
     String.raw`\breads? at (?:a )?level\b|\breading (?:at|level|age)\b|\bneeds (?:a scribe|a reader|extra time|breaks|prompts|reminders|help|support|one-to-one|1:1|constant)\b|\bneeds to (?:redo|retake|resit)\b`,
     String.raw`\b(?:weakest|lowest|worst|slowest|poorest|least able)\b|\bcan (?:barely|hardly|only just)\s+(?:read|write|spell|count|focus|sit|add)\b|\b(?:reading|writing|spelling|maths?) age\b`,
     // behaviour and discipline
-    String.raw`\bdisrupt\w*|\bdetentions?\b|\bsuspend\w*|\bsuspension\b|\bexpel\w*|\breferrals?\b|\bsent (?:out|home|to the (?:office|principal|head))\b|\bfight(?:s|ing)?\b|\bhit (?:another|a) (?:child|student|kid|pupil|classmate)\b|\bcheat\w*|\btalking back\b|\brefus(?:es|ed|ing) to (?:write|work|read|do|participate|speak|sit|follow|listen|join|answer|come|talk)\b|\bbehaviou?r\b|\bmisbehav\w*|\bbull(?:ies|ied|ying)\b|\bin trouble\b|\bpolice\b|\barrest\w*|\bcaught\b|\bvap(?:e|es|ed|ing)\b|\bsmok(?:es|ed|ing)\b|\bdrugs?\b|\balcohol\b|\bst(?:ole|ealing|eals)\b|\bvandal\w*`,
+    String.raw`\bdisrupt\w*|\bdetentions?\b|\bexclu(?:ded|sions?)\b|\bsuspend\w*|\bsuspension\b|\bexpel\w*|\breferrals?\b|\bsent (?:out|home|to the (?:office|principal|head))\b|\bfight(?:s|ing)?\b|\bhit (?:another|a) (?:child|student|kid|pupil|classmate)\b|\bcheat\w*|\btalking back\b|\brefus(?:es|ed|ing) to (?:write|work|read|do|participate|speak|sit|follow|listen|join|answer|come|talk)\b|\bbehaviou?r\b|\bmisbehav\w*|\bbull(?:ies|ied|ying)\b|\bin trouble\b|\bpolice\b|\barrest\w*|\bcaught\b|\bvap(?:e|es|ed|ing)\b|\bsmok(?:es|ed|ing)\b|\bdrugs?\b|\balcohol\b|\bst(?:ole|ealing|eals)\b|\bvandal\w*`,
     // attendance
     String.raw`\babsent\b|\babsences?\b|\btardy\b|\btruan\w*|\bmissed \d+ (?:days|lessons|classes|weeks)\b|\b(?:always|often) late\b|\blate to (?:class|school|first period)\b|\bskip(?:s|ped|ping)? (?:school|class|classes|lessons?)\b|\bplay(?:s|ed|ing)? truant\b|\bunexcused\b`,
     // home and family

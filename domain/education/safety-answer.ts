@@ -67,6 +67,10 @@ export function revealsAnswerIn(guidance: string, teacherAnswer: string | undefi
   if (answer.letter) {
     const l = answer.letter;
     const choice = new RegExp(`(?:\\b(?:choice|option|answer|letter|pick|choose|select|circle|mark|go with|is)|'s|:)\\s+\\(?${l}\\)?(?![\\p{L}\\p{N}'])|\\(${l}\\)|(?:^|\\s)${l}\\)`, 'u');
+    // The question's own noun before the letter ("Which graph…?" → "graph C") names a choice too.
+    const nouns = instructions ? new Set(normalizeForSafety(instructions).split(/[^\p{L}]+/u).filter((w) => w.length >= 3)) : new Set<string>();
+    for (const m of text.matchAll(new RegExp(`(\\p{L}+)\\s+\\(?${l}\\)?(?![\\p{L}\\p{N}'])`, 'gu'))) if (nouns.has(m[1]!)) return true;
+    if (new RegExp(`\\banswer(?:\\s+is|'s|:)?\\s+\\(?${l}\\)?(?![\\p{L}\\p{N}'])`, 'u').test(text)) return true;
     if (!choice.test(text)) return false;
     // "is a" is an article, not a choice: only a capital letter in the original names it.
     if (new RegExp(`\\b(?:choice|option|answer|letter|pick|choose|select|circle|mark|go with)\\s+\\(?${l}\\)?(?![\\p{L}\\p{N}'])|\\(${l}\\)|(?:^|\\s)${l}\\)`, 'u').test(text)) return true;

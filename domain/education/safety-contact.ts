@@ -43,10 +43,10 @@ const CONTACT_ME_PHRASES =
   /\b(?:hit (?:me|us) up|hmu|look (?:me|us) up|find (?:me|us) (?:on|at|in)|follow (?:me|us) (?:on|at|back|@)|follow (?:me|us)$|join (?:me|us) (?:on|in) (?:a |the |my )?(?:call|chat|server|channel|group)|(?:give|drop|shoot|send|leave) (?:me|us) (?:a|an|your) (?:call|ring|line|text|txt|message|msg|dm|pm|email|e-mail|note|snap|shout|buzz|private message|friend request)|send (?:me|us) (?:a |some )?(?:picture|photo|selfie|video)s? of (?:you|yourself)\b|send (?:me|us) (?:a )?selfie|(?:accept|answer) my (?:friend )?request|slide into my dms?|check your (?:dms?|inbox|messages)|i (?:sent|messaged|texted|emailed|dmed) you|did you (?:get|see) my (?:text|message|dm|snap|email)|feel free to (?:dm|message|text|email|call|contact|reach)|(?:let's|let us|we can|we could|we should|i can|i could|i'll|i will) (?:keep in touch|stay in touch|connect (?:with|on|via))\b|(?:let's|let us|we can|we could|can we|shall we|should we|i can|i could|want to) (?:video[- ]?chat|video[- ]?call|voice[- ]?chat|voice[- ]?call|facetime|skype|zoom call|call (?:later|tonight|each other|you)|text each other|dm|message each other|snap|discord|whatsapp|telegram)\b|\b(?:take|move|continue|bring|switch) (?:this|it|our|the) (?:chat|conversation|talk|discussion)? ?(?:to|on|over to|into|in) (?!the next|step|part)|\b(?:to|in|into|on) (?:the |my |your |our )?dms\b|\b(?:i'll|i will|i can|i could|i'd|let me|i'm going to|i am going to|i want to|i'd like to) (?:\w+ )?(?:dm|pm|message|text|txt|email|e-mail|mail|call|ring|phone|snap|add|follow|friend|ping|whatsapp|facetime|skype|contact|meet|visit|video ?call) you\b|\b(?:a |on a )?(?:call|video call|voice call|voice chat|video chat|facetime) with (?:me|us)\b|\b(?:stay|keep|get) in touch (?:on|via|through|over|by|at)\b)/;
 
 const YOUR_DETAILS = new RegExp(
-  String.raw`\b(?:what(?:'s| is| are)?|whats|wat's|give me|send me|send|share|drop|type|tell me|let me know|post|leave|write down|dm me|text me|can i (?:have|get)|i need)\s+(?:me\s+)?(?:your|ur|yr)\s+(?:(?:real|full|last|home|phone|cell|mobile|email|e-mail|contact|user|own)\s+)?(?:phone|cell|mobile|number|digits|email|e-mail|address|username|user name|user|handle|@|gamertag|tag|id|contact|details|location|name and school|real name|school|${CHANNELS})\b|\b(?:do you (?:have|use)|are you on|have you got|you on)\s+(?:a |an )?(?:${CHANNELS}|phone|cell|mobile|email|an email)\b|\bwhere do you live\b|\bwhat school do you (?:go to|attend)\b|\btell me your (?:address|real name|school|age and school)\b|\b(?:give me|send me|drop|share|post|type|leave) (?:me )?your @`,
+  String.raw`\b(?:what(?:'s| is| are)?|whats|wat's|give me|send me|send|share|drop|type|tell me|let me know|post|leave|write down|dm me|text me|can i (?:have|get)|i need)\s+(?:me\s+)?(?:your|ur|yr)\s+(?:(?:real|full|last|home|phone|cell|mobile|email|e-mail|contact|user|own)\s+)?(?:phone|cell|mobile|number|digits|email|e-mail|address|username|user name|user|handle|@|gamertag|tag|id|contact|details|location|name and school|real name|school|${CHANNELS})\b|\b(?:do you (?:have|use)|are you on|have you got|you on)\s+(?:a |an )?(?:${CHANNELS}|phone|cell|mobile|email|an email)\b|\bwhere do you live\b|\bwhat school do you (?:go to|attend)\b|\bwhere(?:'s| is| are) your (?:school|house|home|flat|apartment|class)\b|\bwhich school\b|\b(?:what(?:'s| is)?|whats|give me|send me|tell me|share|drop)\s+your\s+(?:\w+\s+){0,2}(?:on|in|for)\s+(?:${CHANNELS})\b|\btell me your (?:address|real name|school|age and school)\b|\b(?:give me|send me|drop|share|post|type|leave) (?:me )?your @`,
 );
 
-const PHOTO_OF_YOU = /\bsend (?:me |us )?(?:a |some )?(?:picture|photo|selfie|video)s? of (?:you|yourself)\b/;
+const PHOTO_OF_YOU = /\b(?:send|show|see|share|post|have|get|take)\b[^.!?]{0,20}\b(?:picture|photo|selfie|video)s? of (?:you|yourself)\b/;
 
 const MY_CHANNEL = new RegExp(
   String.raw`\bmy\s+(?:(?:${CHANNELS})(?:\s+(?:is|name|handle|id|username|tag|number|account|page|channel|profile|group|server))?|(?:phone|cell|mobile|whatsapp|home) ?(?:number|#)|number(?: is|:)|cell|mobile|email|e-mail|handle|username|user name|gamertag|tag|(?:wechat|line|kik|discord|skype|steam|xbox) ?(?:id|name|tag)|id is|profile|account|page|channel|server|group ?chat|dms?|inbox|bio|socials?)\b|\b(?:i'm|i am|im)\s+(?:always\s+)?on\s+(?:${CHANNELS})\b|\blink in (?:my )?bio\b`,
@@ -69,7 +69,8 @@ const PRIVACY = new RegExp(
     String.raw`\b(?:our|a little) secret\b`,
     String.raw`\bkeep (?:this|it) (?:a )?secret\b`,
     String.raw`\bprivately\b`,
-    String.raw`\b(?:a|our|in|open|start|use|have) (?:a )?private (?:chat|conversation|message|call|room|dm|pm)\b`,
+    String.raw`\b(?:a|our|in|open|start|use|have) (?:a )?private (?:\w+ )?(?:chat|conversation|message|call|room|dm|pm)\b`,
+    String.raw`\bsecret from (?:your |the )?(?:teacher|teachers|parents?|mum|mom|dad|family|everyone)\b`,
     String.raw`\bprivate (?:message|msg|dm|pm) me\b`,
     String.raw`\bsomewhere (?:more )?(?:private|else|quiet)\b`,
     String.raw`(?:\b|some)(?:where|so) (?:your |the )?(?:teacher|teachers|parents?|nobody|no one|they|no adults?) (?:can't|cannot|can not|won't|will not|doesn't|does not|don't|do not) (?:see|read|have to read|know)\b`,
@@ -86,7 +87,7 @@ const PRIVACY = new RegExp(
     String.raw`\b(?:we can|we could|let's|let us|shall we|should we|can we) meet (?:up|in person|at|somewhere|after|outside|tonight|tomorrow|later|alone|on (?:\w+day|the weekend))\b`,
     String.raw`\bjust (?:you and me|me and you|us two)\b`,
     String.raw`\b(?:don't|dont|do not|never) let (?:your |the )?(?:teacher|teachers|parents?|mum|mom|dad|family|anyone|anybody) (?:see|know|read|find out|hear)\b`,
-    String.raw`\bkeep (?:this|it|our \w+|these \w+|them) (?:private|secret|hidden|quiet|between us)\b`,
+    String.raw`\bkeep (?:this|it|our|these|them)(?: \w+)? (?:private|secret|hidden|quiet|between us)\b`,
     String.raw`\b(?:talk|chat|meet|message|text|call|see)\b[^.!?]{0,30}\boutside (?:of )?(?:school|class|lessons?|this chat|here)\b`,
   ].join('|'),
 );
