@@ -204,7 +204,8 @@ export function learnerRecordRule(text: string): Pick<Rule, 'id' | 'category'> |
   for (const rule of rules) if (rule.pattern.test(rule.category === 'identifier' ? unicode : view)) return { id: rule.id, category: rule.category };
   const contact = findContactDetails(text);
   if (contact) return { id: contact, category: 'contact' };
-  for (const sentence of view.split(/(?<=[.!?;])(?<!\b\p{Lu}\.)\s+(?=\S)|\n+/u)) {
+  // Sentences: not split after an initial or a title ("Rosa M. (Year 8)", "Ms. Rivera", "Jr.").
+  for (const sentence of view.split(/(?<=[.!?;])(?<!\b\p{Lu}\.|\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|St|Jr|Sr|vs|etc|No)\.)\s+(?=\S)|\n+/u)) {
     const framed = historicalOrFiction.test(sentence) || titledWork.test(sentence);
     const named = names(sentence);
     if (!framed && /\b(?:Mr|Mrs|Ms|Mx|Dr|Miss)\.?\s+\p{Lu}\p{Ll}+/u.test(sentence)) return { id: 'honorific-name', category: 'name' };

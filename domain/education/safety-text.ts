@@ -172,7 +172,7 @@ function numberPhrase(tokens: string[], i: number, previous: string | undefined,
     return null;
   }
   let value = whole.value;
-  let k = whole.next;
+  const k = whole.next;
   const single = whole.words.length === 1 ? whole.words[0] : undefined;
   if (tokens[k] === 'point') {
     const digits: string[] = [];
