@@ -37,7 +37,9 @@ function candidates(original: string): { host: string; last: string; explicit: b
   // Letters spelled one by one ("f r a c t i o n s . c o m", "g o o . g l") become words.
   let s = foldText(original)
     .replace(/(?<![\p{L}\p{N}])\p{L}(?: \p{L}){2,}(?![\p{L}\p{N}])/gu, (m) => m.replace(/ /g, ''))
-    .replace(/(\.\s?)(\p{L}) (\p{L})(?![\p{L}\p{N}])/gu, '$1$2$3');
+    .replace(/(\.\s?)(\p{L}) (\p{L})(?![\p{L}\p{N}])/gu, '$1$2$3')
+    // Bullets and middle dots between labels written for a dot ("www•example•com").
+    .replace(/(?<=[\p{L}\p{N}])\s?[•·∙⋅・]\s?(?=[\p{L}\p{N}])/gu, '.');
   // Obfuscated dots: "[.]", "(.)", "{.}", "[dot]", "(dot)", "{dot}", "<dot>".
   s = s.replace(/\s?[[({<]\s?(?:\.|dot)\s?[\])}>]\s?/g, '.');
   let viaDotText = s;
