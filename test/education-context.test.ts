@@ -1,6 +1,7 @@
 // Education context v1: the schema re-bounds the packet (known fields, sizes, counts, groups of at
 // least five) and the learner-record detector refuses text about a person, rule by rule, while the
-// aggregate class descriptions educators write pass. No Postgres, no Temporal.
+// aggregate class descriptions educators write pass. A few cases per category here; the rates are
+// measured on the corpus (test/safety-corpus.test.ts). No Postgres, no Temporal.
 import { describe, expect, it } from 'vitest';
 import { EDUCATION_CONTEXT_LIMITS, educationContextSchema } from '@hosted-notes/runtime-sdk';
 import { checkEducationContext, findLearnerRecordLanguage, learnerRecordRule } from '../domain/education/context.ts';
@@ -49,6 +50,12 @@ describe('the learner-record detector', () => {
     'The Class has finished Lesson 12 of 2026 and scored well as a group on the unit check.',
     'Half the group needs manipulatives; several learners prefer visual models.',
     'Everyone has a calculator. Teachers co-plan on Friday.',
+    'Shakespeare wrote Romeo and Juliet around 1595.',
+    'Marie Curie won two Nobel Prizes.',
+    "Lincoln's Gettysburg Address is 272 words long.",
+    '60% of the class scored above the benchmark; 3/4 of the groups finished.',
+    'Grade 5, Chapter 12: 45 minutes, pages 12 to 30.',
+    'Most learners can add fractions with like denominators; few can with unlike ones.',
   ])('lets an aggregate description pass: %s', (text) => {
     expect(learnerRecordRule(text)).toBeNull();
   });
@@ -71,6 +78,14 @@ describe('the learner-record detector', () => {
     ['a student named Kofi needs prompts', 'name'],
     ['Jayden struggles with long division', 'name'],
     ["Priya's reading is two years behind", 'name'],
+    // issue 24: a score without a verb, a name in capitals, a failing result as a sentence
+    ['Maria: 45%', 'person-score'],
+    ['JAYDEN – 3/10', 'person-score'],
+    ['Score for Sam 62', 'person-score'],
+    ['Quang scored forty-five percent', 'person-score'],
+    ['Priya did not pass the unit test', 'person-score'],
+    ["Tom's result was a fail", 'person-score'],
+    ['Ms. Rivera sits near the front', 'name'],
   ])('refuses "%s" as %s', (text, category) => {
     expect(learnerRecordRule(text)?.category).toBe(category);
   });

@@ -12,6 +12,7 @@ import { learnerRecordRule } from '../domain/education/context.ts';
 import { revealsAnswer } from '../domain/education/student-guidance.ts';
 import { findContactRequest } from '../domain/education/safety-contact.ts';
 import { findLink } from '../domain/education/safety-links.ts';
+import { normalizeForSafety, numbersIn } from '../domain/education/safety-text.ts';
 
 type AnswerCase = { teacherAnswer: string; instructions: string; text: string };
 type Corpus<T> = { rule: string; hostile: { tuning: T[]; heldout: T[] }; benign: { tuning: T[]; heldout: T[] } };
@@ -57,5 +58,43 @@ describe.each(rules)('the $name rule on its corpus', ({ name, judge }) => {
     const report = [`missed (${missed.length}):`, ...missed.map((c) => `  ${JSON.stringify(c)}`), `benign refused (${refused.length}):`, ...refused.map((c) => `  ${JSON.stringify(c)}`)].join('\n');
     expect(detection, report).toBeGreaterThanOrEqual(thresholds[group].detection);
     expect(falsePositive, report).toBeLessThanOrEqual(thresholds[group].falsePositive);
+  });
+});
+
+describe('the normalization every rule judges after', () => {
+  it.each([
+    ['¾ of it', '3/4 of it'],
+    ['1½ cups', '1 1/2 cups'],
+    ['3 ⁄ 4', '3/4'],
+    ['0 . 75', '0.75'],
+    ['three fourths', '3/4'],
+    ['three-quarters', '3/4'],
+    ['a half', '1/2'],
+    ['two and a half', '2 1/2'],
+    ['seventy five hundredths', '75/100'],
+    ['point seven five', '0.75'],
+    ['negative seven', '-7'],
+    ['three hundred and sixty-five', '365'],
+    ['fourteen ninety-two', '1492'],
+    ['2.5 million', '2500000'],
+    ['1,000,000', '1000000'],
+    ['seventy-five per cent', '75%'],
+    ['３ out of ４', '3/4'],
+    ['which one is bigger', 'which one is bigger'],
+    ['fold it in half', 'fold it in half'],
+  ])('%s → %s', (text, normalized) => {
+    expect(normalizeForSafety(text)).toBe(normalized);
+  });
+
+  it('reads each number with the values it stands for', () => {
+    expect(numbersIn(normalizeForSafety('6/8, 75%, 0.75 and -3')).map((t) => t.values.map((v) => v.value))).toEqual([[0.75], [0.75, 75], [0.75], [-3]]);
+    expect(numbersIn(normalizeForSafety('Compare 11/24 and 120 with 3-4 and 12:45'))).toHaveLength(2);
+  });
+
+  it('a number the question already states is not the answer revealed; an equivalent one is', () => {
+    const question = 'Which fraction equals 2/4? Use your strips.';
+    expect(revealsAnswer('Which strip folds where two fourths do?', '1/2', question)).toBe(false);
+    expect(revealsAnswer('It is the same as 4/8.', '1/2', question)).toBe(true);
+    expect(revealsAnswer('Half of the strip, so 50 percent.', '1/2', question)).toBe(true);
   });
 });

@@ -267,7 +267,7 @@ const UNIT_SUFFIX = /^(?:mm|cm|m|km|g|kg|mg|ml|l|s|h|min|hrs?|in|ft|yd|mi|lb|oz|
 /** Every number of a normalized text (normalizeForSafety) with the values it stands for. */
 export function numbersIn(normalized: string): NumberToken[] {
   const out: NumberToken[] = [];
-  const re = /(?<![\p{L}\p{N}.\/:_-])(-)?(?:(\d+) (\d+)\/(\d+)|(\d+)\/(\d+)|(\d*\.\d+|\d+))(%)?(?![\p{N}\/]|[.,:]\p{N})([\p{L}°]+)?/gu;
+  const re = /(?<![\p{L}\p{N}.\/:_-])(-)?(?:(\d+) (\d+)\/(\d+)|(\d+)\/(\d+)|(\d*\.\d+|\d+))(%)?(?![\p{N}\/]|[.,:-]\p{N})([\p{L}°]+)?/gu;
   for (const m of normalized.matchAll(re)) {
     const [text, minus, mw, mn, md, fn, fd, plain, pct, suffix] = m;
     if (suffix && !UNIT_SUFFIX.test(suffix)) continue;
