@@ -1,5 +1,6 @@
 // Webhook endpoints and deliveries against a real local receiver that verifies signatures with the
-// `standardwebhooks` library; retries, 410, disabling, and SSRF refusals.
+// `standardwebhooks` library; retries, 410, disabling, SSRF refusals, and repeats of one attempt
+// (every request is an execution record).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
@@ -11,7 +12,9 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createActivities } from '../activities/index.ts';
+import { getEvent } from '../domain/automation/events.ts';
 import { addressProblem, checkWebhookUrl, postJson } from '../domain/automation/network.ts';
+import { attemptDelivery, deliveryMessageId, disableEndpoint } from '../domain/automation/webhooks.ts';
 import { createWorkspace } from '../domain/identity/workspaces.ts';
 import { createSecretBox } from '../domain/secret-box.ts';
 import { buildTestApp } from './support/app.ts';
@@ -33,6 +36,8 @@ type Received = { path: string; headers: Record<string, string>; body: string };
 const received: Received[] = [];
 /** Status to answer per path, in order; the last one repeats. */
 const script = new Map<string, number[]>();
+/** A path whose answer waits for this promise (a request held open). */
+const holds = new Map<string, Promise<void>>();
 let receiver: Server;
 let base: string;
 
@@ -45,8 +50,10 @@ beforeAll(async () => {
       received.push({ path, headers: req.headers as Record<string, string>, body });
       const plan = script.get(path) ?? [200];
       const status = plan.length > 1 ? plan.shift()! : plan[0]!;
-      res.writeHead(status, status === 302 ? { location: 'http://169.254.169.254/' } : {});
-      res.end('ok');
+      void (holds.get(path) ?? Promise.resolve()).then(() => {
+        res.writeHead(status, status === 302 ? { location: 'http://169.254.169.254/' } : {});
+        res.end('ok');
+      });
     });
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
@@ -162,6 +169,101 @@ describe('a worker without a secret box', () => {
     const error = await activities.deliverWebhook({ endpointId: randomUUID(), messageId: `msg_${randomUUID()}`, eventId: posted.data.event.id as string, attempt: 1 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApplicationFailure);
     expect(error).toMatchObject({ type: 'not_ready', nonRetryable: true });
+  });
+});
+
+type Execution = { id: string; endpointId: string; messageId: string; attempt: number; activityAttempt: number | null; repeat: boolean; outcome: string; statusCode: number | null; errorCode: string | null };
+
+describe('repeats of one delivery attempt', () => {
+  const listAll = async () => (await api.request('GET', `/api/dev/automation/executions?workspaceId=${workspaceId}&limit=500`)).data as { executions: Execution[]; nextCursor: string | null };
+  const rowsOf = async (endpointId: string) => (await listAll()).executions.filter((x) => x.endpointId === endpointId).reverse();
+  /** An endpoint and an event it is not subscribed to, so no delivery workflow runs: the test drives the activity itself. */
+  async function endpointAndEvent(path: string) {
+    const endpoint = (await createEndpoint(path, ['repeat.subscribed'])).data as { id: string; secret: string };
+    const eventId = (await postEvent('repeat.unsubscribed', { path })).data.event.id as string;
+    return { endpoint, eventId, input: { endpointId: endpoint.id, messageId: deliveryMessageId(eventId, endpoint.id), eventId, attempt: 1 } };
+  }
+
+  it('records both requests when the delivery activity runs twice for one attempt (a worker crash after the POST)', async () => {
+    const { endpoint, eventId, input } = await endpointAndEvent('/repeat');
+    const activities = createActivities({ db: db.pool, secretBox, egress });
+    expect(await activities.deliverWebhook(input)).toBe('delivered');
+    expect(await activities.deliverWebhook(input)).toBe('delivered'); // Temporal retrying the activity after the worker died
+
+    const receptions = received.filter((r) => r.path === '/repeat');
+    expect(receptions.map((r) => r.headers['webhook-id'])).toEqual([input.messageId, input.messageId]);
+    for (const r of receptions) expect(() => new Webhook(endpoint.secret).verify(r.body, r.headers)).not.toThrow();
+
+    const rows = await rowsOf(endpoint.id);
+    expect(rows.map((r) => [r.messageId, r.attempt, r.outcome, r.statusCode, r.repeat])).toEqual([
+      [input.messageId, 1, 'delivered', 200, false],
+      [input.messageId, 1, 'delivered', 200, true],
+    ]);
+    expect(new Set(rows.map((r) => r.id)).size).toBe(2);
+    // Reading is idempotent: the same records, however often they are read.
+    expect(await rowsOf(endpoint.id)).toEqual(rows);
+
+    // The activity's own attempt number is kept when the caller supplies it.
+    const event = (await getEvent(db.pool, eventId))!;
+    expect(await attemptDelivery(db.pool, secretBox, egress, { ...input, activityAttempt: 3, event })).toBe('delivered');
+    const third = (await rowsOf(endpoint.id))[2]!;
+    expect(third).toMatchObject({ attempt: 1, activityAttempt: 3, repeat: true, outcome: 'delivered' });
+    expect(received.filter((r) => r.path === '/repeat')).toHaveLength(3);
+  });
+
+  it('records a run that sent nothing once, never as a repeat (refused address, disabled endpoint)', async () => {
+    // Refused at connect by a worker whose egress policy does not allow the receiver's address.
+    const refused = await endpointAndEvent('/refused-repeat');
+    const strict = createActivities({ db: db.pool, secretBox, egress: { allowList: [] } });
+    expect(await strict.deliverWebhook(refused.input)).toBe('refused');
+    expect(await strict.deliverWebhook(refused.input)).toBe('refused');
+    expect(received.filter((r) => r.path === '/refused-repeat')).toEqual([]);
+    expect((await rowsOf(refused.endpoint.id)).map((r) => [r.attempt, r.outcome, r.errorCode, r.repeat])).toEqual([[1, 'refused', 'egress_refused', false]]);
+
+    // Sent once, then the endpoint was disabled before the retried activity ran (twice).
+    const disabled = await endpointAndEvent('/disabled-repeat');
+    const activities = createActivities({ db: db.pool, secretBox, egress });
+    expect(await activities.deliverWebhook(disabled.input)).toBe('delivered');
+    await disableEndpoint(db.pool, disabled.endpoint.id, 'test');
+    expect(await activities.deliverWebhook(disabled.input)).toBe('skipped');
+    expect(await activities.deliverWebhook(disabled.input)).toBe('skipped');
+    expect(received.filter((r) => r.path === '/disabled-repeat')).toHaveLength(1);
+    expect((await rowsOf(disabled.endpoint.id)).map((r) => [r.attempt, r.outcome, r.errorCode, r.repeat])).toEqual([
+      [1, 'delivered', null, false],
+      [1, 'skipped', 'endpoint_disabled', false],
+    ]);
+  });
+
+  it('records a request before it is sent; one whose worker stopped mid-request reads as unknown', async () => {
+    let release!: () => void;
+    holds.set('/held', new Promise<void>((resolve) => (release = resolve)));
+    const { endpoint, input } = await endpointAndEvent('/held');
+    const delivering = createActivities({ db: db.pool, secretBox, egress }).deliverWebhook(input);
+    for (let i = 0; i < 100 && !received.some((r) => r.path === '/held'); i++) await new Promise((r) => setTimeout(r, 20));
+    expect((await rowsOf(endpoint.id)).map((r) => [r.outcome, r.errorCode, r.repeat])).toEqual([['sending', null, false]]);
+    // As if the worker had died: the row stays 'sending', and is read as unknown once no request can still be running.
+    await db.pool.query(sql.type(z.object({}))`UPDATE webhook_executions SET created_at = now() - interval '2 minutes' WHERE message_id = ${input.messageId}`);
+    expect((await rowsOf(endpoint.id)).map((r) => [r.outcome, r.errorCode])).toEqual([['unknown', 'outcome_unknown']]);
+    release();
+    expect(await delivering).toBe('delivered');
+    expect((await rowsOf(endpoint.id)).map((r) => [r.outcome, r.statusCode])).toEqual([['delivered', 200]]);
+  });
+
+  it('pages through the records newest first with an opaque cursor', async () => {
+    const all = (await listAll()).executions;
+    expect(all.length).toBeGreaterThan(3);
+    const paged: Execution[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = (await api.request('GET', `/api/dev/automation/executions?workspaceId=${workspaceId}&limit=2${cursor ? `&cursor=${cursor}` : ''}`)).data as { executions: Execution[]; nextCursor: string | null };
+      expect(page.executions.length).toBeLessThanOrEqual(2);
+      paged.push(...page.executions);
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(paged.map((x) => x.id)).toEqual(all.map((x) => x.id));
+    expect(all.map((x) => BigInt(x.id))).toEqual(all.map((x) => BigInt(x.id)).toSorted((a, b) => (a > b ? -1 : a < b ? 1 : 0)));
+    const bad = await api.request('GET', `/api/dev/automation/executions?workspaceId=${workspaceId}&cursor=not-one-of-ours`);
+    expect(bad.statusCode).toBe(400);
   });
 });
 

@@ -86,27 +86,40 @@ export function sign(secret: string, messageId: string, timestamp: number, body:
 export type AttemptOutcome = 'delivered' | 'failed' | 'refused' | 'gone' | 'skipped';
 
 /**
- * One delivery attempt of `event` to an endpoint, recorded as an execution. The URL is checked
- * again at connect time (SSRF). 2xx delivers; 410 disables the endpoint; anything else (3xx
- * included: redirects are not followed) fails this attempt.
+ * A row still `sending` after this long is read as `unknown`: no request can still be running (one
+ * HTTP attempt has a 10 s deadline, the activity 30 s), so the worker that made it stopped before
+ * recording what came back, and the receiver may or may not have the message.
  */
-export async function attemptDelivery(
-  db: Db,
-  box: SecretBox,
-  policy: EgressPolicy,
-  input: { endpointId: string; messageId: string; attempt: number; event: AutomationEvent },
-): Promise<AttemptOutcome> {
+export const SENDING_UNKNOWN_AFTER_SECONDS = 60;
+
+type AttemptInput = {
+  endpointId: string;
+  messageId: string;
+  /** The delivery attempt (1 … MAX_DELIVERY_ATTEMPTS): the delivery workflow's counter. */
+  attempt: number;
+  /** Temporal's attempt number of the activity making this request, when the caller knows it (2 and above: a retried activity). */
+  activityAttempt?: number | null;
+  event: AutomationEvent;
+};
+
+/**
+ * One delivery attempt of `event` to an endpoint. The URL is checked again at connect time (SSRF).
+ * 2xx delivers; 410 disables the endpoint; anything else (3xx included: redirects are not followed)
+ * fails this attempt.
+ *
+ * Every request that may reach the receiver is its own execution row, written just before the
+ * request (outcome `sending`) and completed with what came back. So a repeat of the same attempt
+ * (the activity retried after a worker crash or a timeout that followed the POST, a workflow reset
+ * or started again) is a row of its own, as the receiver saw the same webhook-id twice
+ * (at-least-once), and a worker that dies mid-request leaves its row behind (read as `unknown`
+ * after SENDING_UNKNOWN_AFTER_SECONDS). A run that sent nothing (the endpoint disabled, the address
+ * refused at connect) is recorded once per attempt however often it runs: it is never a send.
+ */
+export async function attemptDelivery(db: Db, box: SecretBox, policy: EgressPolicy, input: AttemptInput): Promise<AttemptOutcome> {
   const row = await db.maybeOne(sql.type(z.object({ url: z.string(), status: z.string(), sealed: z.string(), workspaceId: z.uuid() }))`
     SELECT url, status, secret_sealed AS sealed, workspace_id AS "workspaceId" FROM webhook_endpoints WHERE id = ${input.endpointId}`);
-  const record = async (outcome: AttemptOutcome, statusCode: number | null, failure: DeliveryFailure | null, durationMs: number | null) => {
-    await db.query(sql.type(emptyRow)`
-      INSERT INTO webhook_executions (endpoint_id, workspace_id, message_id, event_id, attempt, outcome, status_code, error_code, error, duration_ms)
-      VALUES (${input.endpointId}, ${input.event.workspaceId}, ${input.messageId}, ${input.event.id}, ${input.attempt}, ${outcome}, ${statusCode},
-              ${failure?.code ?? null}, ${failure?.message ?? null}, ${durationMs})
-      ON CONFLICT (message_id, attempt) DO NOTHING`);
-    return outcome;
-  };
-  if (!row || row.status !== 'active') return row ? record('skipped', null, { code: 'endpoint_disabled', message: 'The endpoint is disabled.' }, null) : 'skipped';
+  if (!row) return 'skipped';
+  if (row.status !== 'active') return recordUnsent(db, input, 'skipped', { code: 'endpoint_disabled', message: 'The endpoint is disabled.' }, null);
   const body = JSON.stringify({ type: input.event.type, timestamp: input.event.receivedAt, data: input.event });
   const timestamp = Math.floor(Date.now() / 1000);
   const headers = {
@@ -115,26 +128,53 @@ export async function attemptDelivery(
     'webhook-signature': sign(box.open(row.sealed, `webhook_endpoint:${input.endpointId}`), input.messageId, timestamp, body),
     'user-agent': 'hosted-notes-webhooks/1',
   };
+  // Recorded before the request: once it may have left, there is a row for it whatever happens next.
+  const executionId = await db.oneFirst(sql.type(z.object({ id: z.string() }))`
+    INSERT INTO webhook_executions (endpoint_id, workspace_id, message_id, event_id, attempt, activity_attempt, outcome)
+    VALUES (${input.endpointId}, ${input.event.workspaceId}, ${input.messageId}, ${input.event.id}, ${input.attempt}, ${input.activityAttempt ?? null}, 'sending')
+    RETURNING id::text AS id`);
+  const complete = async (outcome: AttemptOutcome, statusCode: number | null, failure: DeliveryFailure | null, durationMs: number | null) => {
+    await db.query(sql.type(emptyRow)`
+      UPDATE webhook_executions SET outcome = ${outcome}, status_code = ${statusCode}, error_code = ${failure?.code ?? null}, error = ${failure?.message ?? null}, duration_ms = ${durationMs}
+       WHERE id = ${executionId}`);
+    return outcome;
+  };
   let response;
   try {
     response = await postJson(new URL(row.url), body, headers, policy);
   } catch (error) {
     const failure = deliveryFailure(error);
-    return record(failure.code === 'egress_refused' ? 'refused' : 'failed', null, failure, null);
+    // Refused inside the connection's own DNS lookup: nothing left, so it is not a send.
+    if (failure.code === 'egress_refused') return recordUnsent(db, input, 'refused', failure, executionId);
+    return complete('failed', null, failure, null);
   }
   if (response.status >= 200 && response.status < 300) {
     await db.query(sql.type(emptyRow)`UPDATE webhook_endpoints SET failure_streak = 0 WHERE id = ${input.endpointId}`);
-    return record('delivered', response.status, null, response.durationMs);
+    return complete('delivered', response.status, null, response.durationMs);
   }
   if (response.status === 410) {
     await disableEndpoint(db, input.endpointId, 'The receiver answered 410 Gone.');
-    return record('gone', 410, null, response.durationMs);
+    return complete('gone', 410, null, response.durationMs);
   }
   const failure =
     response.status >= 300 && response.status < 400
       ? { code: 'redirect_not_followed', message: `The receiver answered ${response.status}; redirects are not followed.` }
       : { code: 'http_status', message: `The receiver answered ${response.status}.` };
-  return record('failed', response.status, failure, response.durationMs);
+  return complete('failed', response.status, failure, response.durationMs);
+}
+
+/**
+ * An attempt that sent nothing, recorded at most once per (message, attempt): a retried activity
+ * that was refused again, or found the endpoint disabled, adds no row. `replacing` is the row this
+ * run wrote before it tried to connect, removed in the same statement.
+ */
+async function recordUnsent(db: Db, input: AttemptInput, outcome: 'refused' | 'skipped', failure: DeliveryFailure, replacing: string | null): Promise<AttemptOutcome> {
+  const removePlaceholder = replacing === null ? sql.fragment`` : sql.fragment`WITH placeholder AS (DELETE FROM webhook_executions WHERE id = ${replacing}) `;
+  await db.query(sql.type(emptyRow)`
+    ${removePlaceholder}INSERT INTO webhook_executions (endpoint_id, workspace_id, message_id, event_id, attempt, activity_attempt, outcome, error_code, error)
+    VALUES (${input.endpointId}, ${input.event.workspaceId}, ${input.messageId}, ${input.event.id}, ${input.attempt}, ${input.activityAttempt ?? null}, ${outcome}, ${failure.code}, ${failure.message})
+    ON CONFLICT (message_id, attempt) WHERE outcome IN ('refused', 'skipped') DO NOTHING`);
+  return outcome;
 }
 
 export type DeliveryFailure = { code: string; message: string };
@@ -170,22 +210,53 @@ export async function recordFailedDelivery(db: Db, endpointId: string): Promise<
 }
 
 export const executionRecordSchema = z.object({
-  id: z.string(),
+  id: z.string().describe('The record (one per request, or one per attempt that sent nothing); newer records have larger ids.'),
   endpointId: z.uuid(),
-  messageId: z.string(),
+  messageId: z.string().describe('The webhook-id header: one per event and endpoint, the same on every attempt and repeat.'),
   eventId: z.uuid(),
-  attempt: z.number(),
-  outcome: z.string(),
+  attempt: z.number().describe('The delivery attempt this request belongs to (1 … 6, with backoff between them).'),
+  activityAttempt: z
+    .number()
+    .nullable()
+    .describe("Temporal's attempt number of the activity that made the request, when the worker recorded it (above 1: a retried activity); null otherwise."),
+  repeat: z
+    .boolean()
+    .describe(
+      'True when an earlier request of the same attempt (same messageId and attempt) was already made: the receiver may have had this webhook-id before ' +
+        '(at-least-once), e.g. after a worker crash or a timeout retried the delivery activity. Records that sent nothing are never repeats.',
+    ),
+  outcome: z
+    .string()
+    .describe(
+      'delivered (2xx), failed, gone (410: the endpoint is disabled), refused (the address is not allowed; nothing sent), skipped (the endpoint was disabled; nothing sent), ' +
+        `sending (the request is under way), unknown (the worker stopped mid-request: still sending after ${SENDING_UNKNOWN_AFTER_SECONDS} s; the receiver may have it).`,
+    ),
   statusCode: z.number().nullable(),
-  errorCode: z.string().nullable().describe('Stable code of a failed attempt: http_status, redirect_not_followed, timeout, connection_refused, connection_reset, dns_failure, tls_failure, egress_refused, endpoint_disabled, network_error.'),
+  errorCode: z
+    .string()
+    .nullable()
+    .describe('Stable code of a failed attempt: http_status, redirect_not_followed, timeout, connection_refused, connection_reset, dns_failure, tls_failure, egress_refused, endpoint_disabled, network_error, outcome_unknown.'),
   error: z.string().nullable().describe('A short message of ours; never the raw network or TLS error text.'),
   durationMs: z.number().nullable(),
-  createdAt: isoTimestamp,
+  createdAt: isoTimestamp.describe('When the request started (or the attempt was recorded, when nothing was sent).'),
 });
 
-export async function listExecutions(db: Db, workspaceId: string, limit: number) {
+/** Newest first; `beforeId` (a record id) continues a page. Reading writes nothing. */
+export async function listExecutions(db: Db, workspaceId: string, limit: number, beforeId: string | null = null) {
+  const unknown = sql.fragment`x.outcome = 'sending' AND x.created_at < now() - make_interval(secs => ${SENDING_UNKNOWN_AFTER_SECONDS})`;
   return db.any(sql.type(executionRecordSchema)`
-    SELECT x.id::text AS id, x.endpoint_id AS "endpointId", x.message_id AS "messageId", x.event_id AS "eventId", x.attempt, x.outcome,
-           x.status_code AS "statusCode", x.error_code AS "errorCode", x.error, x.duration_ms AS "durationMs", x.created_at AS "createdAt"
-      FROM webhook_executions x WHERE x.workspace_id = ${workspaceId} ORDER BY x.id DESC LIMIT ${limit}`);
+    SELECT x.id::text AS id, x.endpoint_id AS "endpointId", x.message_id AS "messageId", x.event_id AS "eventId", x.attempt,
+           x.activity_attempt AS "activityAttempt",
+           x.outcome NOT IN ('refused', 'skipped') AND EXISTS (
+             SELECT 1 FROM webhook_executions e
+              WHERE e.message_id = x.message_id AND e.attempt = x.attempt AND e.id < x.id AND e.outcome NOT IN ('refused', 'skipped')
+           ) AS repeat,
+           CASE WHEN ${unknown} THEN 'unknown' ELSE x.outcome END AS outcome,
+           x.status_code AS "statusCode",
+           CASE WHEN ${unknown} THEN 'outcome_unknown' ELSE x.error_code END AS "errorCode",
+           CASE WHEN ${unknown} THEN 'The worker stopped before the outcome was recorded; the receiver may have received it.' ELSE x.error END AS error,
+           x.duration_ms AS "durationMs", x.created_at AS "createdAt"
+      FROM webhook_executions x
+     WHERE x.workspace_id = ${workspaceId} ${beforeId === null ? sql.fragment`` : sql.fragment`AND x.id < ${beforeId}`}
+     ORDER BY x.id DESC LIMIT ${limit}`);
 }

@@ -1,5 +1,6 @@
-// Webhook endpoints (create/list/delete) and their execution records. Creating an endpoint
-// permits nothing else: it only subscribes a URL to event types of the workspace.
+// Webhook endpoints (create/list/delete) and their execution records (one per request made to a
+// receiver, repeats included). Creating an endpoint permits nothing else: it only subscribes a URL
+// to event types of the workspace.
 import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
@@ -16,6 +17,7 @@ import {
   MAX_DELIVERY_ATTEMPTS,
   requireSecretBox,
 } from '../../../domain/automation/webhooks.ts';
+import { decodeCursor, encodeCursor } from '../../../domain/cursor.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { authorizeInWorkspace, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
 import type { SecretBox } from '../../../domain/secret-box.ts';
@@ -135,15 +137,27 @@ export const webhookRoutes: FastifyPluginAsyncZod<WebhookDeps> = async (app, dep
         security,
         operationId: 'listWebhookExecutions',
         summary: 'Webhook delivery attempts of a workspace, newest first (needs automation.view)',
-        description: 'One record per delivery attempt (limit, at most 500): status, duration, and a stable errorCode for attempts that got no response.',
-        querystring: z.strictObject({ workspaceId: z.uuid().describe('The workspace (UUID); the caller must be a member.'), limit: z.coerce.number().int().min(1).max(500).default(100).describe('How many, at most 500.') }),
-        response: { 200: z.object({ executions: z.array(executionRecordSchema) }) },
+        description:
+          'One record per request made to a receiver, repeats included: when the same attempt is sent again (a worker crash or a timeout retried the delivery), ' +
+          'the receiver sees the same webhook-id again and the later record says repeat: true. An attempt that sent nothing (address refused, endpoint disabled) is one record. ' +
+          'Status, duration, and a stable errorCode for attempts that got no response. Pass nextCursor back as cursor for the next page; it is null on the last page. Reading changes nothing.',
+        querystring: z.strictObject({
+          workspaceId: z.uuid().describe('The workspace (UUID); the caller must be a member.'),
+          limit: z.coerce.number().int().min(1).max(500).default(100).describe('How many, at most 500.'),
+          cursor: z.string().max(512).optional().describe('nextCursor of the previous page.'),
+        }),
+        response: { 200: z.object({ executions: z.array(executionRecordSchema), nextCursor: z.string().nullable().describe('The next page, or null on the last one. Opaque.') }) },
         problems: ['workspace_not_found', 'permission_denied'],
       },
     },
     async (request) => {
-      await requireWorkspacePermission(db, request.query.workspaceId, principalOf(request).account.id, 'automation.view');
-      return { executions: [...(await listExecutions(db, request.query.workspaceId, request.query.limit))] };
+      const q = request.query;
+      await requireWorkspacePermission(db, q.workspaceId, principalOf(request).account.id, 'automation.view');
+      const before = q.cursor ? decodeCursor(q.cursor, z.object({ id: z.string().regex(/^[1-9]\d{0,18}$/) })).id : null;
+      const rows = await listExecutions(db, q.workspaceId, q.limit + 1, before);
+      const executions = rows.slice(0, q.limit);
+      const last = executions[executions.length - 1];
+      return { executions, nextCursor: rows.length > q.limit && last ? encodeCursor({ id: last.id }) : null };
     },
   );
 };
