@@ -1,7 +1,12 @@
 // RFC 9457 problem+json for every error the service returns, whichever interface raised it.
+// `toAppError` maps anything thrown onto one code; `logFailure` is how every interface's error
+// handler logs a 5xx (REST, automation and the Product Runtime here, MCP and the console in their
+// plugins): a database outage once per outage (db/availability.ts), anything else with its stack.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { DatabaseUnavailableError } from '../db/availability.ts';
+import type { FailedStep } from '../db/availability.ts';
 import { AppError, errorCatalog, isAppError } from '../domain/errors.ts';
 import type { ErrorCode, ErrorPointer } from '../domain/errors.ts';
 
@@ -45,9 +50,47 @@ export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply 
   return reply.code(error.status).type(PROBLEM_CONTENT_TYPE).send(problemBody(error, reply.request));
 }
 
+/**
+ * Retry-After of `database_unavailable`, in seconds: about the length of a Postgres restart (a fast
+ * shutdown and start-up take a few seconds; the outage issue 25 measured lasted 5.6 s), so a client
+ * that waits it out mostly finds the database back on its first retry, while a refused request costs
+ * only a refused connection attempt. Longer outages (a failover) just take a few more retries.
+ */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+const databaseDetail: Record<FailedStep, string> = {
+  connect: 'The service could not open a connection to its database; the step that failed sent it nothing.',
+  rolled_back: 'The connection to the database was lost before the change under way was committed; the database rolled that change back.',
+  unknown: 'The connection to the database was lost while a statement or a commit was in flight; if this request changes something, the change may or may not have been applied.',
+};
+
+/** The one answer to Postgres being unreachable (db/availability.ts), on every interface. */
+export function databaseUnavailable(error: DatabaseUnavailableError): AppError {
+  return new AppError('database_unavailable', databaseDetail[error.step], {
+    extensions: { retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS },
+    headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
+  });
+}
+
+/**
+ * Logs a failure an interface answers with `appError`: nothing below 500; a database outage as its
+ * outage's one warn line (the first request to meet it writes it, later ones only count); anything
+ * else at error level with its stack, under `message`.
+ */
+export function logFailure(request: FastifyRequest, error: unknown, appError: AppError, message = 'request failed'): void {
+  if (appError.status < 500) return;
+  if (error instanceof DatabaseUnavailableError) {
+    error.outage.report(request.server.log, request.id);
+    return;
+  }
+  const cause = isResponseSerializationError(error) ? { issues: error.cause.issues } : {};
+  request.log.error({ err: error, ...cause }, message);
+}
+
 /** Maps anything thrown inside Fastify (ours, Fastify's own, validation) onto an AppError. */
 export function toAppError(error: unknown): AppError {
   if (isAppError(error)) return error;
+  if (error instanceof DatabaseUnavailableError) return databaseUnavailable(error);
   if (hasZodFastifySchemaValidationErrors(error)) {
     const where = (error as FastifyError).validationContext ?? 'body';
     const errors: ErrorPointer[] = error.validation.map((v) => {
@@ -83,10 +126,7 @@ export function toAppError(error: unknown): AppError {
 export function registerProblemHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
-    if (appError.status >= 500) {
-      const cause = isResponseSerializationError(error) ? { issues: error.cause.issues } : {};
-      request.log.error({ err: error, ...cause }, 'request failed');
-    }
+    logFailure(request, error, appError);
     return sendProblem(reply, appError);
   });
 

@@ -1,8 +1,13 @@
 // The slonik pool every module shares. Type parsers are chosen so rows map onto plain JSON:
 // timestamps become ISO-8601 strings and int8 becomes a JS number (our counters stay far below 2^53).
+// Every method of the pool reports to the pool's own availability (db/availability.ts): a failure
+// that means Postgres cannot be reached is thrown as a DatabaseUnavailableError, and a success ends
+// the outage.
 import { createPool, createTypeParserPreset, sql } from 'slonik';
 import type { DatabasePool, DriverTypeParser, Interceptor } from 'slonik';
 import { z } from 'zod';
+import { DatabaseAvailability } from './availability.ts';
+import type { FailedStep } from './availability.ts';
 
 const typeParsers: DriverTypeParser[] = [
   ...createTypeParserPreset().filter((p) => !['int8', 'timestamptz', 'timestamp'].includes(p.name)),
@@ -49,7 +54,7 @@ export type PoolOptions = {
 };
 
 export async function createDatabasePool(connectionUri: string, options: PoolOptions = {}): Promise<DatabasePool> {
-  return createPool(connectionUri, {
+  const pool = await createPool(connectionUri, {
     typeParsers,
     interceptors: options.parseResults === false ? [] : [resultParserInterceptor],
     maxPoolSize: options.maxPoolSize ?? 20,
@@ -63,6 +68,50 @@ export async function createDatabasePool(connectionUri: string, options: PoolOpt
     // session state (only transaction-local settings and advisory xact locks).
     resetConnection: async () => {},
   });
+  return watchAvailability(pool, new DatabaseAvailability());
+}
+
+/** The methods that run one statement on a connection of their own (no caller code in between). */
+const statementMethods = ['any', 'anyFirst', 'exists', 'many', 'manyFirst', 'maybeOne', 'maybeOneFirst', 'one', 'oneFirst', 'query', 'record', 'stream'] as const;
+
+/**
+ * Routes every method of `pool` through `availability`, in place (the pool keeps its identity, its
+ * `configuration`, `end` and events). What a lost connection means depends on the method: a
+ * transaction whose handler had not finished never sent its COMMIT, so Postgres rolled it back; a
+ * single statement, a COMMIT in flight or a connection routine may have been applied.
+ */
+function watchAvailability(pool: DatabasePool, availability: DatabaseAvailability): DatabasePool {
+  const watched = async <T>(run: () => Promise<T>, lostStep: () => Exclude<FailedStep, 'connect'>): Promise<T> => {
+    let result: T;
+    try {
+      result = await run();
+    } catch (error) {
+      throw availability.failed(error, lostStep());
+    }
+    availability.succeeded();
+    return result;
+  };
+  const methods = pool as unknown as Record<string, unknown>;
+  for (const name of statementMethods) {
+    const original = pool[name] as (...args: unknown[]) => Promise<unknown>;
+    methods[name] = (...args: unknown[]) => watched(() => original(...args), () => 'unknown');
+  }
+  const { connect, transaction } = pool;
+  const watchedConnect: DatabasePool['connect'] = (routine) => watched(() => connect(routine), () => 'unknown');
+  const watchedTransaction: DatabasePool['transaction'] = (handler, retryLimit) => {
+    let workDone = false;
+    const run = () =>
+      transaction(async (tx) => {
+        workDone = false; // a retried transaction (serialization failure) runs its handler again
+        const result = await handler(tx);
+        workDone = true;
+        return result;
+      }, retryLimit);
+    return watched(run, () => (workDone ? 'unknown' : 'rolled_back'));
+  };
+  methods['connect'] = watchedConnect;
+  methods['transaction'] = watchedTransaction;
+  return pool;
 }
 
 /** A cheap round trip used by readiness checks. */

@@ -128,6 +128,7 @@ export const errorCatalog = {
   monthly_limit_exceeded: { status: 429, title: "The plan's monthly request allowance is used up." },
   // platform
   not_ready: { status: 503, title: 'A dependency of the service is unavailable.' },
+  database_unavailable: { status: 503, title: 'The database is unreachable; retry after Retry-After. Nothing was changed, unless the outage began in the middle of a write: then it may or may not have been applied, and retrying it with the same Idempotency-Key applies it once or replays its result.' },
   internal_error: { status: 500, title: 'An unexpected error occurred.' },
 } as const satisfies Record<string, { status: number; title: string }>;
 

@@ -1,7 +1,11 @@
 // Liveness and readiness. /healthz says the process serves HTTP; /readyz says its dependencies
-// (Postgres, Temporal) answer, so a load balancer stops sending traffic when they do not.
+// (Postgres, Temporal) answer, so a load balancer stops sending traffic when they do not. While
+// Postgres is unreachable its check fails at once (the pool's connection attempt is refused, or cut
+// at the 2 s below); a readiness probe that meets a database outage first writes the outage's one
+// warn line (db/availability.ts), and its first successful ping ends the outage.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { DatabaseUnavailableError } from '../../db/availability.ts';
 import { AppError } from '../../domain/errors.ts';
 import { sendProblem } from '../problems.ts';
 
@@ -12,7 +16,7 @@ const readySchema = z.object({ status: z.literal('ready'), checks: z.record(z.st
 
 const READINESS_TIMEOUT_MS = 2_000;
 
-async function runCheck(check: ReadinessCheck): Promise<z.infer<typeof checkResult>> {
+async function runCheck(check: ReadinessCheck, onFailure: (error: unknown) => void): Promise<z.infer<typeof checkResult>> {
   const started = performance.now();
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -24,6 +28,7 @@ async function runCheck(check: ReadinessCheck): Promise<z.infer<typeof checkResu
     ]);
     return { ok: true, latencyMs: Math.round(performance.now() - started) };
   } catch (error) {
+    onFailure(error);
     return { ok: false, latencyMs: Math.round(performance.now() - started), error: error instanceof Error ? error.message : String(error) };
   } finally {
     clearTimeout(timer);
@@ -59,9 +64,12 @@ export const healthRoutes: FastifyPluginAsyncZod<{ checks: Record<string, Readin
         problems: ['not_ready'],
       },
     },
-    async (_request, reply) => {
+    async (request, reply) => {
       const names = Object.keys(options.checks);
-      const results = await Promise.all(names.map((name) => runCheck(options.checks[name]!)));
+      const onFailure = (error: unknown) => {
+        if (error instanceof DatabaseUnavailableError) error.outage.report(request.server.log, request.id);
+      };
+      const results = await Promise.all(names.map((name) => runCheck(options.checks[name]!, onFailure)));
       const checks = Object.fromEntries(names.map((name, i) => [name, results[i]!]));
       if (results.every((r) => r.ok)) return { status: 'ready' as const, checks };
       const failing = names.filter((_, i) => !results[i]!.ok);

@@ -21,7 +21,7 @@ import { openSession, signOut } from '../../../domain/console/sessions.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { admitAccessToken } from '../../../domain/principals/admission.ts';
 import { assertNoNulInRecord } from '../../edge.ts';
-import { sendProblem, toAppError } from '../../problems.ts';
+import { logFailure, sendProblem, toAppError } from '../../problems.ts';
 import { decideProposal, undoProposal } from '../shared/proposal-decisions.ts';
 import { assetPath, loadAssets } from './assets.ts';
 import { errorBody, signInBody } from './fragments.ts';
@@ -130,7 +130,7 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
 
   app.setErrorHandler((error, request, reply) => {
     const problem = toAppError(error);
-    if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+    logFailure(request, error, problem);
     if (problem.code === 'session_invalid' && sessionSecretOf(request) !== undefined) clearSessionCookie(request, reply, publicBaseUrl);
     // A script (JSON, or the refresher fetching a live part) gets problem+json; a person a page.
     if (wantsJson(request) || request.url.includes('fragment=')) return sendProblem(reply, problem);
@@ -142,7 +142,8 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
       const next = safeNext((request.body as Record<string, string> | undefined)?.['next']);
       return sendPage(request, reply, 'Sign in', signInBody({ next, problem }), problem.status);
     }
-    return sendPage(request, reply, problem.status === 404 ? 'Not found' : 'Something went wrong', errorBody(problem, request.id), problem.status);
+    const title = problem.status === 404 ? 'Not found' : problem.status === 503 ? 'Temporarily unavailable' : 'Something went wrong';
+    return sendPage(request, reply, title, errorBody(problem, request.id), problem.status);
   });
   app.setNotFoundHandler((request, reply) => {
     const problem = new AppError('route_not_found', `No console page at ${request.url.split('?')[0]}.`);

@@ -14,7 +14,8 @@ import type { ErrorPointer } from '../../../domain/errors.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import { admissionRefusalCodes } from '../../../domain/principals/admission.ts';
 import { acceptCharged, admitRequest, presentedToken, principalOf, withChallenge } from '../../auth.ts';
-import { toAppError } from '../../problems.ts';
+import { DatabaseUnavailableError } from '../../../db/availability.ts';
+import { logFailure, toAppError } from '../../problems.ts';
 import {
   CACHE_TTL_MS,
   classify,
@@ -70,14 +71,15 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
   app.setErrorHandler(async (error, request, reply) => {
     // The same mapping every interface uses (api/problems.ts): Fastify's 413/415/4xx keep their status.
     let appError = toAppError(error);
-    if (appError.status >= 500) request.log.error({ err: error }, 'mcp request failed');
+    logFailure(request, error, appError, 'mcp request failed');
     // A refusal of the body (415, 413) is an answer too: it goes only to an admitted caller (uncharged).
     if (request.method === 'POST' && !request.principal && appError.status < 500 && appError.status !== 401) {
       try {
         await admitRequest(request, reply, deps, 'mcp', { charge: false });
       } catch (authError) {
-        if (isAppError(authError)) appError = authError;
-        else throw authError;
+        if (!isAppError(authError) && !(authError instanceof DatabaseUnavailableError)) throw authError;
+        appError = toAppError(authError);
+        logFailure(request, authError, appError, 'mcp request failed');
       }
     }
     for (const [name, value] of Object.entries(appError.headers)) reply.header(name, value);
@@ -109,23 +111,30 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
       },
     },
     async (request, reply) => {
+      // A refusal as the JSON-RPC error of this request's id. Postgres unreachable is one too
+      // (database_unavailable, -32603 like every 5xx, HTTP 503 and Retry-After), on every path:
+      // admission, the fused read, a tool.
       const refuse = (id: RpcId, error: unknown) => {
-        if (!isAppError(error)) throw error;
-        for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-        return sendRpcError(reply, id, rpcErrorFromAppError(error, request.id));
+        if (!isAppError(error) && !(error instanceof DatabaseUnavailableError)) throw error;
+        const appError = toAppError(error);
+        logFailure(request, error, appError, 'mcp request failed');
+        for (const [name, value] of Object.entries(appError.headers)) reply.header(name, value);
+        return sendRpcError(reply, id, rpcErrorFromAppError(appError, request.id));
       };
       // Every answer goes to an admitted caller (domain/principals/admission.ts): charged one MCP
       // operation for a recognized request, uncharged for any other answer. A refused admission is
-      // the answer instead (null: admitted).
-      const admit = async (id: RpcId, charge: boolean): Promise<FastifyReply | null> => {
+      // the answer instead (null: admitted). The refusal's reply travels boxed: a Fastify reply is a
+      // thenable, so an async function returning it bare resolves to undefined once it is sent, and
+      // the request would go on to be answered a second time.
+      const admit = async (id: RpcId, charge: boolean): Promise<{ refusal: FastifyReply } | null> => {
         try {
           await admitRequest(request, reply, deps, 'mcp', { charge });
           return null;
         } catch (error) {
-          return refuse(id, error);
+          return { refusal: refuse(id, error) };
         }
       };
-      const unchargedAnswer = async (id: RpcId, answer: () => FastifyReply) => (await admit(id, false)) ?? answer();
+      const unchargedAnswer = async (id: RpcId, answer: () => FastifyReply) => (await admit(id, false))?.refusal ?? answer();
 
       // One JSON parser for every interface (api/edge.ts): no U+0000, bounded depth.
       const body = readBody(String(request.body ?? ''), request.id);
@@ -183,8 +192,15 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
 
       // A recognized operation: admitted charged (one MCP operation), then run.
       const refused = await admit(id, true);
-      if (refused) return refused;
-      return respond(await run(message, era, request, argumentRefusal));
+      if (refused) return refused.refusal;
+      let result: Record<string, unknown>;
+      try {
+        result = await run(message, era, request, argumentRefusal);
+      } catch (error) {
+        if (error instanceof DatabaseUnavailableError) return refuse(id, error);
+        throw error;
+      }
+      return respond(result);
     },
   );
 
