@@ -9,7 +9,10 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
+import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { DatabaseUnavailableError, unreachableReason } from '../db/availability.ts';
 import { createDatabasePool } from '../db/pool.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import { errorCatalog } from '../domain/errors.ts';
@@ -172,5 +175,90 @@ describe('Postgres unreachable', () => {
     const recovered = after.filter((l) => l.msg === 'database reachable again');
     expect(recovered).toEqual([expect.objectContaining({ level: 30, outageMs: expect.any(Number), refusedRequests: expect.any(Number) })]);
     expect(recovered[0]!['refusedRequests']).toBeGreaterThanOrEqual(12);
+  });
+});
+
+/** Resolves once a statement whose text contains `marker` is running in the test database (polled, no timing assumed). */
+async function runningStatement(marker: string): Promise<number> {
+  for (;;) {
+    const pid = await db.pool.maybeOneFirst(
+      sql.type(z.object({ pid: z.number() }))`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid() AND strpos(query, ${marker}) > 0`,
+    );
+    if (pid !== null) return pid;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const failureOf = (promise: Promise<unknown>) => promise.then(() => new Error('expected a failure'), (error: unknown) => error);
+
+describe('what a lost connection means for the step that failed', () => {
+  it('a transaction cut before its COMMIT: rolled back, and nothing of it is kept', async () => {
+    await db.pool.query(sql.type(z.object({}))`CREATE TABLE IF NOT EXISTS outage_probe (id text PRIMARY KEY)`);
+    const cut = failureOf(
+      pool.transaction(async (tx) => {
+        await tx.query(sql.type(z.object({}))`INSERT INTO outage_probe (id) VALUES ('in-transaction')`);
+        await tx.query(sql.type(z.object({ probe: z.string() }))`SELECT 'probe-transaction' AS probe, pg_sleep(3)::text`);
+      }),
+    );
+    await runningStatement('probe-transaction');
+    await proxy.stop('close');
+    const error = await cut;
+    await proxy.start();
+    expect(error).toBeInstanceOf(DatabaseUnavailableError);
+    expect(error).toMatchObject({ step: 'rolled_back' });
+    expect(await pool.exists(sql.type(z.object({}))`SELECT 1 FROM outage_probe WHERE id = 'in-transaction'`)).toBe(false);
+  });
+
+  it('a single statement cut in flight (the server closing its end): outcome unknown', async () => {
+    const cut = failureOf(pool.query(sql.type(z.object({ probe: z.string() }))`SELECT 'probe-statement' AS probe, pg_sleep(3)::text`));
+    await runningStatement('probe-statement');
+    await proxy.stop('close');
+    const error = await cut;
+    await proxy.start();
+    expect(error).toBeInstanceOf(DatabaseUnavailableError);
+    expect(error).toMatchObject({ step: 'unknown', reason: { errorClass: 'BackendTerminatedUnexpectedlyError' } });
+    expect(await pool.oneFirst(sql.type(z.object({ ok: z.number() }))`SELECT 1 AS ok`)).toBe(1);
+  });
+
+  it('a session Postgres terminates (57P01, as a shutdown or pg_terminate_backend does) is an outage too; the next query ends it', async () => {
+    const cut = failureOf(pool.query(sql.type(z.object({ probe: z.string() }))`SELECT 'probe-terminated' AS probe, pg_sleep(3)::text`));
+    const pid = await runningStatement('probe-terminated');
+    await db.pool.query(sql.type(z.object({ ok: z.boolean() }))`SELECT pg_terminate_backend(${pid}) AS ok`);
+    const error = await cut;
+    expect(error).toBeInstanceOf(DatabaseUnavailableError);
+    expect((error as DatabaseUnavailableError).reason.errorClass).toMatch(/^BackendTerminated/);
+    expect((error as DatabaseUnavailableError).outage.ended).toBe(false);
+    expect(await pool.oneFirst(sql.type(z.object({ ok: z.number() }))`SELECT 1 AS ok`)).toBe(1);
+    expect((error as DatabaseUnavailableError).outage.ended).toBe(true);
+  });
+
+  it('a query that fails for any other reason stays what it is', async () => {
+    const error = await failureOf(pool.query(sql.type(z.object({ x: z.number() }))`SELECT 1 / 0 AS x`));
+    expect(error).not.toBeInstanceOf(DatabaseUnavailableError);
+    expect(error).toMatchObject({ code: '22012' });
+    const timeout = await failureOf(pool.transaction(async (tx) => {
+      await tx.query(sql.type(z.object({}))`SET LOCAL statement_timeout = 10`);
+      await tx.query(sql.type(z.object({ slept: z.string() }))`SELECT pg_sleep(1)::text AS slept`);
+    }));
+    expect(timeout).not.toBeInstanceOf(DatabaseUnavailableError);
+  });
+});
+
+describe('recognizing an unreachable database', () => {
+  const system = (code: string, syscall = 'connect') => Object.assign(new Error(`${syscall} ${code}`), { code, syscall, errno: -1 });
+  const postgres = (code: string) => Object.assign(new Error('from Postgres'), { code, severity: 'FATAL' });
+
+  it('by SQLSTATE, by socket error and by node-postgres\'s two bare messages', () => {
+    for (const code of ['57P01', '57P02', '57P03', '08006', '08001', '53300']) expect(unreachableReason(postgres(code)), code).toEqual({ errorClass: 'Error', code });
+    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']) expect(unreachableReason(system(code)), code).toMatchObject({ code });
+    expect(unreachableReason(new Error('Connection terminated unexpectedly'))).toEqual({ errorClass: 'Error', code: null });
+  });
+
+  it('not a query the database answered, nor other I/O that merely carries a refused socket', () => {
+    for (const code of ['57014', '25P03', '23505', '40001', '53200']) expect(unreachableReason(postgres(code)), code).toBeNull();
+    expect(unreachableReason(new TypeError('fetch failed', { cause: system('ECONNREFUSED') }))).toBeNull();
+    expect(unreachableReason(Object.assign(new Error('not a socket'), { code: 'ECONNREFUSED' }))).toBeNull();
+    expect(unreachableReason(new Error('Connection terminated unexpectedly, said a provider'))).toBeNull();
+    expect(unreachableReason('ECONNREFUSED')).toBeNull();
   });
 });
