@@ -33,6 +33,9 @@ import { mcpGateway } from './routes/mcp/index.ts';
 import { automationGateway } from './routes/automation/index.ts';
 import { productRuntime } from './routes/product/index.ts';
 import { reviewerConsole } from './routes/console/index.ts';
+import type { WorkflowStarter } from './routes/shared/workflow-starts.ts';
+import { startWorkflowRelay } from './workflow-relay.ts';
+import type { RelayOptions } from './workflow-relay.ts';
 
 export type AppDeps = {
   db: DatabasePool;
@@ -52,6 +55,12 @@ export type AppDeps = {
   /** Private hosts/addresses webhooks may reach (WEBHOOK_EGRESS_ALLOWLIST); none by default. */
   egress?: EgressPolicy;
   webhookRetryBaseMs?: number;
+  /**
+   * Run the relay of pending workflow starts in this process (api/workflow-relay.ts): on in every
+   * API process of a deployment (any number may run); off by default so a test app starts nothing
+   * on its own.
+   */
+  workflowRelay?: RelayOptions | null;
   /** The Product Runtime's model provider, prices and metering timing (docs/intelligence.md); none: intelligence is unavailable. */
   intelligence?: Intelligence | null;
   /** Where private media bytes live (MEDIA_STORAGE_BACKEND); default: Postgres (domain/media/postgres-blob-store.ts). */
@@ -119,7 +128,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await leases.releaseAll().catch((error: unknown) => app.log.warn({ err: error }, 'returning allowance leases failed'));
   });
   // One Temporal client (and the one task queue) for every interface that starts or signals workflows.
-  const workflows = { temporal: new Client({ connection: deps.temporal.connection, namespace: deps.temporal.namespace }), taskQueue: deps.temporal.taskQueue };
+  const temporal = new Client({ connection: deps.temporal.connection, namespace: deps.temporal.namespace });
+  // The starter makes every workflow start the interfaces record (durable: api/routes/shared/workflow-starts.ts).
+  const starter: WorkflowStarter = { db: deps.db, temporal, taskQueue: deps.temporal.taskQueue, webhookRetryBaseMs: deps.webhookRetryBaseMs ?? 1_000 };
+  const workflows = { temporal, taskQueue: deps.temporal.taskQueue, starter };
+  if (deps.workflowRelay) {
+    const relay = startWorkflowRelay(starter, app.log, deps.workflowRelay);
+    app.addHook('onClose', () => relay.stop());
+  }
   const proposalExpirySeconds = deps.proposalExpirySeconds ?? 7 * 24 * 3600;
   await app.register(devApi, { prefix: '/api/dev', db: deps.db, leases });
   await app.register(mcpGateway, { prefix: '/api/mcp', db: deps.db, leases });

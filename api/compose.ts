@@ -38,6 +38,8 @@ export async function startApi(config: Config, databaseUrl: string, temporalAddr
     connections: google ? { provider: createGoogleOAuthProvider(google), settings: google, publicBaseUrl: google.publicBaseUrl } : null,
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
     temporalUiUrl: config.TEMPORAL_UI_URL ?? null,
+    // Every API process relays the workflow starts still pending (any number may run at once).
+    workflowRelay: {},
   });
   await app.listen({ host: config.HOST, port: config.PORT });
   const address = app.server.address();

@@ -59,6 +59,7 @@ export const errorCatalog = {
   intelligence_provider_misconfigured: { status: 502, title: "The service's model provider configuration was refused by the provider; nothing was charged." },
   intelligence_interrupted: { status: 502, title: 'The provider accepted the request but it did not complete; recorded as a billable failure.' },
   intelligence_output_invalid: { status: 502, title: 'The provider answered something that is not the promised output; recorded as a billable failure.' },
+  workflow_service_unavailable: { status: 503, title: 'The workflow service (Temporal) did not answer in time; nothing was confirmed. Read the resource before repeating the request, after Retry-After.' },
   intelligence_output_unreadable: { status: 502, title: "The provider's answer could not be read by the service (an image behind a URL it may not fetch, too large or not an image); released, nothing was charged." },
   education_context_learner_record: { status: 422, title: 'The education context contains learner-record language (a person, their record, diagnosis, scores or contact details); only aggregate class context is accepted.' },
   student_guidance_refused: { status: 422, title: 'The generated guidance failed the fail-closed policy (an answer, a link or a contact request); it is withheld, not repaired.' },

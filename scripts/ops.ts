@@ -13,12 +13,13 @@ import type { Command } from './ops/commands.ts';
 import { contextScopeCommands } from './ops/context-scope-commands.ts';
 import { presentationCommands } from './ops/presentation-commands.ts';
 import { intelligenceCommands } from './ops/intelligence-commands.ts';
+import { workflowStartCommands } from './ops/workflow-start-commands.ts';
 import { mediaCommands } from './ops/media-commands.ts';
 import { connectionCommands } from './ops/connection-commands.ts';
 import { consoleCommands } from './ops/console-commands.ts';
 
 /** Every noun: the core ones (commands.ts) and each area's own module. */
-const commands: Record<string, Record<string, Command>> = { ...coreCommands, ...contextScopeCommands, ...presentationCommands, ...intelligenceCommands, ...mediaCommands, ...connectionCommands, ...consoleCommands };
+const commands: Record<string, Record<string, Command>> = { ...coreCommands, ...contextScopeCommands, ...presentationCommands, ...intelligenceCommands, ...mediaCommands, ...connectionCommands, ...consoleCommands, ...workflowStartCommands };
 import { describeDatabaseError, OpsError, UsageError } from './ops/errors.ts';
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);

@@ -39,7 +39,8 @@ describe('guidance that passes every check', () => {
     const sent = JSON.stringify(provider.calls[0]!.body);
     expect(sent).not.toContain('1/2');
     expect(sent).toContain('Never give, confirm or strongly imply the completed answer');
-    expect(provider.calls[0]!.body).toMatchObject({ max_completion_tokens: 600, response_format: { type: 'json_schema', json_schema: { name: 'student_guidance', strict: true } } });
+    // The short hint's own cap: its 300-character bound at two characters a token, plus the JSON around it.
+    expect(provider.calls[0]!.body).toMatchObject({ max_completion_tokens: 214, response_format: { type: 'json_schema', json_schema: { name: 'student_guidance', strict: true } } });
   });
 
   it('a translation needs and answers the explicit locale', async () => {

@@ -10,6 +10,10 @@ import { AppError } from '../errors.ts';
 import { fingerprintOf } from '../idempotency.ts';
 import { noteActionSchema } from './catalog.ts';
 import { getProposal, insertProposal } from './proposals.ts';
+import { deliveryMessageId, subscribedEndpoints } from './webhooks.ts';
+import { deliveryStart } from './workflow-ids.ts';
+import { recordStartIntents } from '../workflow-intents.ts';
+import type { StartIntent } from '../workflow-intents.ts';
 import type { Proposal } from './proposals.ts';
 import { emptyRow, idRow, isoTimestamp } from '../../db/row-schemas.ts';
 
@@ -51,7 +55,8 @@ export type AutomationEvent = z.infer<typeof eventSchema>;
 const eventColumns = sql.fragment`${EVENT_CONTRACT}::text AS contract, e.contract_version AS version, e.id, e.workspace_id AS "workspaceId", e.type, e.source,
   e.occurred_at AS "occurredAt", e.received_at AS "receivedAt", e.data`;
 
-export type IngestResult = { event: AutomationEvent; runIds: string[]; replayed: boolean };
+/** `starts`: the workflow starts recorded with the event (none on a replay), for the request to try at once. */
+export type IngestResult = { event: AutomationEvent; runIds: string[]; replayed: boolean; starts: StartIntent[] };
 
 export async function ingestEvent(
   db: DatabasePool,
@@ -79,7 +84,7 @@ export async function ingestEvent(
         throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used for another event.');
       }
       const runIds = await tx.anyFirst(sql.type(idRow)`SELECT id FROM automation_runs WHERE event_id = ${existing.id} ORDER BY created_at, id`);
-      return { event: existing, runIds: [...runIds], replayed: true };
+      return { event: existing, runIds: [...runIds], replayed: true, starts: [] };
     }
     const runIds = await tx.anyFirst(sql.type(idRow)`
       INSERT INTO automation_runs (workspace_id, trigger_id, event_id, fire_key)
@@ -90,7 +95,13 @@ export async function ingestEvent(
          AND ${sql.jsonb(input.data as never)} @> t.filter
       ON CONFLICT (trigger_id, fire_key) DO NOTHING
       RETURNING id`);
-    return { event: inserted, runIds: [...runIds], replayed: false };
+    // The deliveries to the endpoints subscribed now, recorded with the event (the outbox): an
+    // acknowledged event is delivered even if Temporal is down when the request ends.
+    const starts = (await subscribedEndpoints(tx, inserted)).map((endpointId) =>
+      deliveryStart({ eventId: inserted.id, endpointId, messageId: deliveryMessageId(inserted.id, endpointId), workspaceId: inserted.workspaceId }),
+    );
+    await recordStartIntents(tx, starts);
+    return { event: inserted, runIds: [...runIds], replayed: false, starts };
   });
 }
 

@@ -8,7 +8,8 @@ import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { idRow } from '../../db/row-schemas.ts';
-import { undoWorkflowId } from './workflow-ids.ts';
+import { undoStart, undoWorkflowId } from './workflow-ids.ts';
+import { recordStartIntents } from '../workflow-intents.ts';
 
 type Db = CommonQueryMethods;
 
@@ -62,11 +63,10 @@ export async function claimUndo(db: Db, proposalId: string, actorAccountId: stri
     if (!(await transitionProposal(tx, { proposalId, state: 'undoing', actorAccountId }))) return null;
     const attempt = await tx.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int AS n FROM action_proposal_history WHERE proposal_id = ${proposalId} AND state = 'undoing'`);
-    return undoWorkflowId(proposalId, attempt);
+    const workflowId = undoWorkflowId(proposalId, attempt);
+    // The undo's start is recorded with the claim (the outbox): a claimed undo always runs.
+    await recordStartIntents(tx, [undoStart({ proposalId, workflowId, actorAccountId })]);
+    return workflowId;
   });
 }
 
-/** Takes back a claimed undo whose workflow could not be started. */
-export async function releaseUndo(db: Db, proposalId: string): Promise<void> {
-  await transitionProposal(db, { proposalId, state: 'executed', detail: { reason: 'undo could not be started' } });
-}

@@ -11,7 +11,8 @@ import type { Permission } from '../identity/workspaces.ts';
 import type { ProposedAction } from './catalog.ts';
 import { proposalStateSchema } from './proposal-states.ts';
 import type { ProposalState } from './proposal-states.ts';
-import { reviewWorkflowId } from './workflow-ids.ts';
+import { reviewStart, reviewWorkflowId } from './workflow-ids.ts';
+import { recordStartIntents } from '../workflow-intents.ts';
 
 type Db = CommonQueryMethods;
 
@@ -53,7 +54,7 @@ export async function insertProposal(
 ): Promise<Proposal> {
   const accountId = input.proposer.kind === 'account' ? input.proposer.id : null;
   const principalId = input.proposer.kind === 'service_principal' ? input.proposer.id : null;
-  return tx.one(sql.type(proposalSchema)`
+  const proposal = await tx.one(sql.type(proposalSchema)`
     WITH inserted AS (
       INSERT INTO action_proposals AS p (id, workspace_id, proposer_account_id, proposer_principal_id, acting_for_account_id, bridge, action_kind, action, summary, expires_at, workflow_id)
       VALUES (${input.id}, ${input.workspaceId}, ${accountId}, ${principalId}, ${input.actingForAccountId}, ${input.bridge}, ${input.action.kind},
@@ -66,6 +67,10 @@ export async function insertProposal(
         FROM inserted
     )
     SELECT ${proposalColumns} FROM inserted p`);
+  // Every proposal enters review: its start is recorded with it (the outbox), so a review can never
+  // be lost between this commit and Temporal, whoever inserted the proposal.
+  await recordStartIntents(tx, [reviewStart(proposal.id)]);
+  return proposal;
 }
 
 export async function getProposal(db: Db, id: string): Promise<Proposal | null> {

@@ -15,3 +15,21 @@ export const undoWorkflowId = (proposalId: string, attempt: number) => `${forgeI
 
 /** One delivery of one event to one endpoint. */
 export const deliveryWorkflowId = (messageId: string) => `webhook-${messageId}`;
+
+// ---- the starts these workflows need, as durable intents (domain/workflow-intents.ts) ----------
+
+/** The kinds of start the automation records; api/routes/shared/workflow-starts.ts makes each one. */
+export const startKinds = { review: 'proposal-review', delivery: 'webhook-delivery', undo: 'forge-undo' } as const;
+
+/** A proposal's review: every proposal enters one, recorded with the proposal itself. */
+export const reviewStart = (proposalId: string) => ({ workflowId: reviewWorkflowId(proposalId), kind: startKinds.review, input: { proposalId } });
+
+/** One delivery of an event to one endpoint (`messageId` from deliveryMessageId). */
+export const deliveryStart = (input: { eventId: string; endpointId: string; messageId: string; workspaceId: string }) => ({
+  workflowId: deliveryWorkflowId(input.messageId),
+  kind: startKinds.delivery,
+  input,
+});
+
+/** A claimed undo, under the workflow id its claim named. */
+export const undoStart = (input: { proposalId: string; workflowId: string; actorAccountId: string }) => ({ workflowId: input.workflowId, kind: startKinds.undo, input });

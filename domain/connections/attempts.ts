@@ -19,6 +19,7 @@ import { emptyRow, isoTimestamp } from '../../db/row-schemas.ts';
 import { AppError } from '../errors.ts';
 import type { SecretBox } from '../secret-box.ts';
 import { hashSecret } from '../secrets.ts';
+import { recordStartIntents } from '../workflow-intents.ts';
 import { connectionError, grantedServices, insertConnection, requireConfigured } from './connections.ts';
 import type { ConnectionCaller, ConnectionDeps } from './connections.ts';
 import { OAuthProviderError, googleServices, scopesFor } from './provider.ts';
@@ -29,6 +30,8 @@ export const DEFAULT_ATTEMPT_TTL_MS = 10 * 60_000;
 export const MAX_ATTEMPT_TTL_MS = 60 * 60_000;
 
 export const attemptWorkflowId = (attemptId: string) => `oauth-connection-${attemptId}`;
+/** The kind of the attempt's recorded workflow start (domain/workflow-intents.ts). */
+export const OAUTH_ATTEMPT_START_KIND = 'oauth-connection';
 
 /** The attempt's workflow input (workflows/oauth-connection.ts). */
 export type OAuthConnectionInput = { attemptId: string; stateHash: string; ttlMs: number };
@@ -146,14 +149,20 @@ export async function startAttempt(
   const authorizationUrl = oauthProvider.authorizationUrl({ state, codeChallenge, redirectUri: request.redirectUri, scopes: scopesFor(services) });
   const stateHash = hashSecret(state);
   const workflowId = attemptWorkflowId(attemptId);
-  const { expiresAt } = await db.one(sql.type(z.object({ expiresAt: isoTimestamp }))`
+  const workflowInput = { attemptId, stateHash, ttlMs };
+  // The attempt and the start of its workflow, in one transaction (the outbox): a person sent to
+  // Google always finds the workflow waiting for the callback, even if Temporal was down a moment.
+  const { expiresAt } = await db.transaction(async (tx) => {
+    await recordStartIntents(tx, [{ workflowId, kind: OAUTH_ATTEMPT_START_KIND, input: workflowInput }]);
+    return tx.one(sql.type(z.object({ expiresAt: isoTimestamp }))`
     INSERT INTO oauth_attempts (id, organization_id, installation_id, state_hash, code_verifier_sealed, services, redirect_uri, return_target, workflow_id,
                                 created_by_principal_id, created_request_id, expires_at)
     VALUES (${attemptId}, ${caller.organizationId}, ${caller.installationId}, ${stateHash}, ${secretBox.seal(codeVerifier, attemptSealContext.verifier(attemptId))},
             ${sql.array(services, 'text')}, ${request.redirectUri}, ${request.returnTarget}, ${workflowId},
             ${caller.servicePrincipalId}, ${caller.requestId}, now() + make_interval(secs => ${ttlMs / 1000}))
     RETURNING expires_at AS "expiresAt"`);
-  return { attemptId, authorizationUrl, services, expiresAt, workflowId, workflowInput: { attemptId, stateHash, ttlMs } };
+  });
+  return { attemptId, authorizationUrl, services, expiresAt, workflowId, workflowInput };
 }
 
 const attemptRow = z.object({

@@ -32,9 +32,11 @@ import type { Permission } from '../../../domain/identity/workspaces.ts';
 import { scheduledTriggerFire } from '../../../workflows/scheduled-trigger.ts';
 import { principalOf } from '../../auth.ts';
 import { optionalIdempotencyKey } from '../shared/headers.ts';
-import { startDeliveries, startReview } from '../shared/workflow-starts.ts';
+import { boundedTemporalCall, isTemporalUnavailable, startRecorded, TEMPORAL_CALL_WAIT_MS, workflowServiceUnavailable } from '../shared/workflow-starts.ts';
+import type { WorkflowStarter } from '../shared/workflow-starts.ts';
+import { reviewStart } from '../../../domain/automation/workflow-ids.ts';
 
-export type EventDeps = { db: DatabasePool; temporal: Client; taskQueue: string; defaultExpirySeconds: number; webhookRetryBaseMs: number };
+export type EventDeps = { db: DatabasePool; temporal: Client; taskQueue: string; starter: WorkflowStarter; defaultExpirySeconds: number };
 
 const tags = ['automation'];
 const security = [{ bearerAuth: [] }];
@@ -79,8 +81,8 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
       const key = optionalIdempotencyKey(request);
       const result = await ingestEvent(db, { workspaceId: body.workspaceId, type: body.type, source: body.source, occurredAt: body.occurredAt ?? null, data: body.data, idempotencyKey: key, accountId: account.id });
       if (result.replayed) reply.header('idempotent-replayed', 'true');
-      // A replayed event was delivered the first time: a replay sends nothing again.
-      else await startDeliveries({ db, temporal, taskQueue, retryBaseMs: deps.webhookRetryBaseMs }, result.event);
+      // The deliveries were recorded with the event: tried now, else made by the relay (a replay records none).
+      await startRecorded(deps.starter, result.starts, request.log);
       if (!result.replayed) reply.header('location', `${app.prefix}/events/${result.event.id}`);
       return reply.code(result.replayed ? 200 : 201).send({ event: result.event, runIds: result.runIds });
     },
@@ -159,14 +161,18 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
       });
       if (trigger.kind === 'schedule') {
         try {
-          await temporal.schedule.create({
-            scheduleId: scheduleIdOf(trigger.id),
-            spec: scheduleSpec(b.schedule!),
-            action: { type: 'startWorkflow', workflowType: scheduledTriggerFire, args: [{ triggerId: trigger.id }], taskQueue },
-            state: { paused: trigger.status === 'paused', note: `Trigger ${trigger.name} (${trigger.id})` },
-          });
+          await temporal.connection.withDeadline(Date.now() + TEMPORAL_CALL_WAIT_MS, () =>
+            temporal.schedule.create({
+              scheduleId: scheduleIdOf(trigger.id),
+              spec: scheduleSpec(b.schedule!),
+              action: { type: 'startWorkflow', workflowType: scheduledTriggerFire, args: [{ triggerId: trigger.id }], taskQueue },
+              state: { paused: trigger.status === 'paused', note: `Trigger ${trigger.name} (${trigger.id})` },
+            }),
+          );
         } catch (error) {
           await deleteTrigger(db, trigger.id);
+          // Temporal away: nothing was created (the trigger is removed again); try later.
+          if (isTemporalUnavailable(error)) throw workflowServiceUnavailable('The schedule could not be created: the workflow service did not answer in time. Nothing was created.');
           throw new AppError('invalid_request', `The schedule was refused: ${error instanceof Error ? error.message : String(error)}`, { extensions: { errors: [{ pointer: '/body/schedule', message: 'refused by the scheduler' }] } });
         }
       }
@@ -234,8 +240,9 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
       // The Temporal Schedule changes first: if it refuses, the trigger is left as it was.
       if (trigger.kind === 'schedule' && request.body.status && request.body.status !== trigger.status) {
         const handle = temporal.schedule.getHandle(scheduleIdOf(trigger.id));
-        if (request.body.status === 'paused') await handle.pause('paused through the API');
-        else await handle.unpause('resumed through the API');
+        await boundedTemporalCall(temporal, 'The schedule could not be changed: the workflow service did not answer in time. The trigger is unchanged.', () =>
+          request.body.status === 'paused' ? handle.pause('paused through the API') : handle.unpause('resumed through the API'),
+        );
       }
       return updateTrigger(db, trigger.id, request.body);
     },
@@ -258,12 +265,14 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
     async (request, reply) => {
       const trigger = await visibleTrigger(db, request.params.id, principalOf(request).account.id, 'automation.manage');
       if (trigger.kind === 'schedule') {
-        await temporal.schedule
-          .getHandle(scheduleIdOf(trigger.id))
-          .delete()
-          .catch((error: unknown) => {
-            if (!(error instanceof Error && error.name === 'ScheduleNotFoundError')) throw error;
-          });
+        await boundedTemporalCall(temporal, 'The schedule could not be deleted: the workflow service did not answer in time. The trigger is unchanged.', () =>
+          temporal.schedule
+            .getHandle(scheduleIdOf(trigger.id))
+            .delete()
+            .catch((error: unknown) => {
+              if (!(error instanceof Error && error.name === 'ScheduleNotFoundError')) throw error;
+            }),
+        );
       }
       await deleteTrigger(db, trigger.id);
       return reply.code(204).send(null);
@@ -310,10 +319,9 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
       const { account } = principalOf(request);
       if (request.body.workspaceId) await requireWorkspacePermission(db, request.body.workspaceId, account.id, 'automation.manage');
       const { processed } = await processPendingRuns(db, account.id, request.body.workspaceId ?? null, deps.defaultExpirySeconds);
-      for (const p of processed) await startReview(temporal, taskQueue, p.proposal);
-      // Also restart the reviews of proposals stranded between commit and workflow start.
+      // Also (re)start the reviews of proposals not yet in review (the relay would, in its time).
       const stranded = await strandedProposals(db, account.id, request.body.workspaceId ?? null);
-      for (const p of stranded) await startReview(temporal, taskQueue, p);
+      await startRecorded(deps.starter, [...processed.map((p) => reviewStart(p.proposal.id)), ...stranded.map((p) => reviewStart(p.id))], request.log);
       return { processed: processed.map((p) => ({ runId: p.runId, proposalId: p.proposal.id })), resumedReviews: stranded.map((p) => p.id) };
     },
   );

@@ -16,12 +16,14 @@ import { proposalRoutes } from './proposals.ts';
 import { webhookRoutes } from './webhooks.ts';
 import type { EgressPolicy } from '../../../domain/automation/network.ts';
 import type { SecretBox } from '../../../domain/secret-box.ts';
+import type { WorkflowStarter } from '../shared/workflow-starts.ts';
 
 export type AutomationDeps = {
   db: DatabasePool;
   leases: AllowanceLeases;
   temporal: Client;
   taskQueue: string;
+  starter: WorkflowStarter;
   proposalExpirySeconds: number;
   secretBox: SecretBox | null;
   egress: EgressPolicy;
@@ -67,7 +69,7 @@ export const automationGateway: FastifyPluginAsyncZod<AutomationDeps> = async (a
   );
 
   await app.register(discoveryRoutes);
-  await app.register(eventRoutes, { db: deps.db, temporal: deps.temporal, taskQueue: deps.taskQueue, defaultExpirySeconds: deps.proposalExpirySeconds, webhookRetryBaseMs: deps.webhookRetryBaseMs });
+  await app.register(eventRoutes, { db: deps.db, temporal: deps.temporal, taskQueue: deps.taskQueue, starter: deps.starter, defaultExpirySeconds: deps.proposalExpirySeconds });
   await app.register(webhookRoutes, { db: deps.db, temporal: deps.temporal, taskQueue: deps.taskQueue, secretBox: deps.secretBox, egress: deps.egress, retryBaseMs: deps.webhookRetryBaseMs });
-  await app.register(proposalRoutes, { db: deps.db, temporal: deps.temporal, taskQueue: deps.taskQueue, defaultExpirySeconds: deps.proposalExpirySeconds });
+  await app.register(proposalRoutes, { db: deps.db, temporal: deps.temporal, starter: deps.starter, defaultExpirySeconds: deps.proposalExpirySeconds });
 };

@@ -17,12 +17,14 @@ import { claimIdempotencyKey, storeIdempotentResponse } from '../../../domain/id
 import { memberPermissions, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
 import { principalOf } from '../../auth.ts';
 import { idempotencyKeyHeader } from '../shared/headers.ts';
-import { startReview } from '../shared/workflow-starts.ts';
+import { startRecorded } from '../shared/workflow-starts.ts';
+import type { WorkflowStarter } from '../shared/workflow-starts.ts';
+import { reviewStart } from '../../../domain/automation/workflow-ids.ts';
 import { decideProposal, undoProposal } from '../shared/proposal-decisions.ts';
 import { idempotencyScope, restCaller } from '../shared/vault-calls.ts';
 import { decodeCursor, encodeCursor } from '../../../domain/cursor.ts';
 
-export type ProposalDeps = { db: DatabasePool; temporal: Client; taskQueue: string; defaultExpirySeconds: number };
+export type ProposalDeps = { db: DatabasePool; temporal: Client; starter: WorkflowStarter; defaultExpirySeconds: number };
 
 const MAX_EXPIRY_SECONDS = 30 * 24 * 3600;
 const security = [{ bearerAuth: [] }];
@@ -40,7 +42,7 @@ const proposalBody = z.strictObject({
 const proposalView = proposalSchema.extend({ history: z.array(historyEntrySchema).optional(), executions: z.array(executionSchema).optional() }).meta({ id: 'ActionProposal' });
 
 export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, deps) => {
-  const { db, temporal, taskQueue } = deps;
+  const { db, temporal } = deps;
 
   app.post(
     '/proposals',
@@ -84,7 +86,8 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
       });
       // A replay only (re)starts the review while the proposal has not entered it yet.
       const current = result.replayed ? await getProposal(db, result.proposal.id) : result.proposal;
-      if (current?.state === 'proposed') await startReview(temporal, taskQueue, current);
+      // The review was recorded with the proposal: tried now, else started by the relay.
+      if (current?.state === 'proposed') await startRecorded(deps.starter, [reviewStart(current.id)], request.log);
       if (result.replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(201).header('location', `${app.prefix}/proposals/${result.proposal.id}`).send(result.proposal);
     },
@@ -183,7 +186,7 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
           params: z.object({ id: z.uuid().describe('The proposal id.') }),
           body: z.strictObject({ reason: z.string().max(2000).optional(), actingForAccountId: z.uuid().optional() }).default({}),
           response: { 200: z.object({ id: z.uuid(), state: z.enum(['approved', 'rejected']) }) },
-          problems: ['proposal_not_found', 'permission_denied', 'self_approval_forbidden', 'proposal_not_pending'],
+          problems: ['proposal_not_found', 'permission_denied', 'self_approval_forbidden', 'proposal_not_pending', 'workflow_service_unavailable'],
         },
       },
       async (request) =>
@@ -213,6 +216,6 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
         problems: ['proposal_not_found', 'permission_denied', 'self_approval_forbidden', 'proposal_not_executed'],
       },
     },
-    async (request, reply) => reply.code(202).send(await undoProposal(db, temporal, taskQueue, { proposalId: request.params.id, accountId: principalOf(request).account.id })),
+    async (request, reply) => reply.code(202).send(await undoProposal(db, deps.starter, request.log, { proposalId: request.params.id, accountId: principalOf(request).account.id })),
   );
 };

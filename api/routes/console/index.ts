@@ -30,12 +30,14 @@ import type { Html } from './html.ts';
 import { inboxBody, inboxList, inboxRefreshMs } from './inbox-page.ts';
 import { proposalBody, proposalFragment, refreshIntervalOf } from './proposal-view.ts';
 import { admitSession, clearSessionCookie, requireCsrf, requireSameOrigin, sessionSecretOf, setSessionCookie } from './session.ts';
+import type { WorkflowStarter } from '../shared/workflow-starts.ts';
 
 export type ConsoleDeps = {
   db: DatabasePool;
   leases: AllowanceLeases;
   temporal: Client;
   taskQueue: string;
+  starter: WorkflowStarter;
   publicBaseUrl: string | undefined;
   /** Where proposal workflows are linked (TEMPORAL_UI_URL); null shows their ids only. */
   temporalUi: { baseUrl: string; namespace: string } | null;
@@ -68,7 +70,7 @@ function wantsJson(request: FastifyRequest): boolean {
 const etagOf = (markup: Html) => `"${createHash('sha256').update(markup.value).digest('base64url').slice(0, 22)}"`;
 
 export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, deps) => {
-  const { db, temporal, taskQueue, publicBaseUrl } = deps;
+  const { db, temporal, publicBaseUrl } = deps;
   const sessionDeps = { db, leases: deps.leases, publicBaseUrl };
   const assets = loadAssets();
   const assetLinks = { css: assetPath(assets.css), js: assetPath(assets.js) };
@@ -234,7 +236,7 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
   );
 
   app.post('/proposals/:id/undo', { schema: { hide: true, params: idParams, body: z.strictObject({ csrf: csrfField }) } }, async (request, reply) => {
-    const outcome = await undoProposal(db, temporal, taskQueue, { proposalId: request.params.id, accountId: request.principal!.account.id });
+    const outcome = await undoProposal(db, deps.starter, request.log, { proposalId: request.params.id, accountId: request.principal!.account.id });
     if (wantsJson(request)) return reply.code(202).send(outcome);
     return reply.redirect(`/console/proposals/${outcome.id}?done=undo`, 303);
   });

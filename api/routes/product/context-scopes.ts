@@ -21,7 +21,8 @@ import { getProposal } from '../../../domain/automation/proposals.ts';
 import { fingerprintOf, requireIdempotencyKey } from '../../../domain/idempotency.ts';
 import { listScopeMemory, memoryCandidateStatus, memoryLimits, proposeMemoryCandidate } from '../../../domain/context-scopes/memory.ts';
 import { effectivePolicy, listVisibleScopes, resolveScope, scopeContext, scopeIntelligence } from '../../../domain/context-scopes/scopes.ts';
-import { startReview } from '../shared/workflow-starts.ts';
+import { startRecorded } from '../shared/workflow-starts.ts';
+import { reviewStart } from '../../../domain/automation/workflow-ids.ts';
 import { idempotencyKeyHeader } from '../shared/headers.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
 import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from './kit.ts';
@@ -184,7 +185,7 @@ export const contextScopeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
       });
       // The review starts once the proposal is committed; a replay (re)starts it only while it has not entered review.
       const current = replayed ? await getProposal(db, proposal.id) : proposal;
-      if (current?.state === 'proposed') await startReview(deps.temporal, deps.taskQueue, current);
+      if (current?.state === 'proposed') await startRecorded(deps.starter, [reviewStart(current.id)], request.log);
       const data = { candidateId: proposal.id, scopeId: scope.scopeKey, proposalId: proposal.id, state: current?.state ?? proposal.state, replayed, createdAt: proposal.createdAt };
       return reply.code(201).send(
         envelope('runtime.memory-candidate', data, [{ part: 'memory', reason: 'review_pending', detail: 'Shared memory only after a person approves it and Forge executes it.' }]),

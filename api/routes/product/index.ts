@@ -34,6 +34,7 @@ export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (
     db: options.db,
     temporal: options.temporal,
     taskQueue: options.taskQueue,
+    starter: options.starter,
     proposalExpirySeconds: options.proposalExpirySeconds,
     intelligence: options.intelligence,
     connections: options.connections,

@@ -22,6 +22,7 @@ import { headerValue } from '../shared/headers.ts';
 import type { Intelligence } from '../../../domain/intelligence/setup.ts';
 import type { GoogleClientSettings, OAuthProvider } from '../../../domain/connections/provider.ts';
 import type { SecretBox } from '../../../domain/secret-box.ts';
+import type { WorkflowStarter } from '../shared/workflow-starts.ts';
 
 /** What a runtime route needs from its caller's chain. */
 export type RuntimeRouteConfig = {
@@ -55,6 +56,7 @@ export type RuntimeRouteDeps = {
   db: DatabasePool;
   temporal: Client;
   taskQueue: string;
+  starter: WorkflowStarter;
   /** How long an unreviewed proposal (a memory candidate) waits before it expires. */
   proposalExpirySeconds: number;
   /** The configured model provider, prices and metering timing; null: intelligence is unavailable. */

@@ -14,6 +14,7 @@ import { MeteredRuns } from './metered-runs.ts';
 
 /** Refusals every metered operation may answer, beyond the chain's. */
 export const meteredProblems = [
+  'workflow_service_unavailable',
   'idempotency_key_required',
   'invalid_idempotency_key',
   'idempotency_key_reused',

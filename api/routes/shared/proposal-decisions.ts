@@ -1,17 +1,24 @@
 // Reading and deciding proposals on behalf of an account, shared by the two interfaces a person
 // reviews through: the automation gateway (a bearer token) and the reviewer console (a session).
 // The rules are the domain's (review-rules.ts, proposal-states.ts); this is their Temporal side:
-// a decision is the review workflow's Update, an undo a Forge workflow started after the claim.
+// a decision is the review workflow's Update (it needs Temporal now: bounded, else 503), an undo a
+// Forge workflow recorded with its claim and started at once or by the relay.
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import type { FastifyBaseLogger } from 'fastify';
 import type { DatabasePool } from 'slonik';
-import { claimUndo, releaseUndo } from '../../../domain/automation/proposal-states.ts';
+import { claimUndo } from '../../../domain/automation/proposal-states.ts';
+import { undoStart } from '../../../domain/automation/workflow-ids.ts';
 import { visibleProposal } from '../../../domain/automation/proposals.ts';
 import { decisionRefusal } from '../../../domain/automation/review-rules.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { decideUpdate } from '../../../workflows/proposal-review.ts';
-import { startUndo } from './workflow-starts.ts';
+import { isTemporalUnavailable, startRecorded, workflowServiceUnavailable } from './workflow-starts.ts';
+import type { WorkflowStarter } from './workflow-starts.ts';
+
+/** How long a decision waits on Temporal: a healthy Update answers in tens of milliseconds. */
+export const DECISION_WAIT_MS = 5_000;
 
 export type Decision = { proposalId: string; accountId: string; actingForAccountId: string | null; decision: 'approve' | 'reject'; reason: string | null };
 
@@ -26,13 +33,20 @@ export async function decideProposal(db: DatabasePool, temporal: Client, input: 
   if (refusal) throw new AppError(refusal.code, refusal.message);
   if (proposal.state !== 'pending_review') throw new AppError('proposal_not_pending', `The proposal is ${proposal.state}.`, { extensions: { state: proposal.state } });
   try {
-    const outcome = await temporal.workflow.getHandle(proposal.workflowId).executeUpdate(decideUpdate, { args: [{ decision: input.decision, reviewer, reason: input.reason }] });
+    const outcome = await temporal.connection.withDeadline(Date.now() + DECISION_WAIT_MS, () =>
+      temporal.workflow.getHandle(proposal.workflowId).executeUpdate(decideUpdate, { args: [{ decision: input.decision, reviewer, reason: input.reason }] }),
+    );
     return { id: proposal.id, state: outcome.state };
   } catch (error) {
     // The validator is the second line: it refuses the same things, and a late decision.
     if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
       const code = error.cause.type === 'self_approval_forbidden' || error.cause.type === 'permission_denied' ? error.cause.type : 'proposal_not_pending';
       throw new AppError(code, error.cause.message);
+    }
+    // Temporal unreachable or past the deadline: the decision was not confirmed (reading the
+    // proposal tells whether it landed; deciding again is refused once it has).
+    if (isTemporalUnavailable(error)) {
+      throw workflowServiceUnavailable('The review workflow did not answer in time; the decision was not confirmed. Read the proposal, then decide again if it is still pending.');
     }
     throw error;
   }
@@ -41,20 +55,21 @@ export async function decideProposal(db: DatabasePool, temporal: Client, input: 
 /**
  * Undoes an executed proposal: claimed in Postgres first (the domain's compare-and-set), so two undo
  * requests cannot both start one and readers see undoing at once; each claim names its own undo
- * workflow, taken back if it cannot be started.
+ * workflow and records its start in the same transaction, so a claimed undo always runs (at once,
+ * or by the relay when Temporal is back).
  */
-export async function undoProposal(db: DatabasePool, temporal: Client, taskQueue: string, input: { proposalId: string; accountId: string }): Promise<{ id: string; state: 'undoing'; workflowId: string }> {
+export async function undoProposal(
+  db: DatabasePool,
+  starter: WorkflowStarter,
+  log: FastifyBaseLogger,
+  input: { proposalId: string; accountId: string },
+): Promise<{ id: string; state: 'undoing'; workflowId: string }> {
   const { object: proposal, permissions } = await visibleProposal(db, input.proposalId, input.accountId, 'automation.review');
   // Undoing is a decision too: never the proposer or anyone acting for them.
   const refusal = decisionRefusal(proposal, { accountId: input.accountId, actingForAccountId: null, permissions });
   if (refusal) throw new AppError(refusal.code, refusal.message);
   const workflowId = await claimUndo(db, proposal.id, input.accountId);
   if (!workflowId) throw new AppError('proposal_not_executed', `The proposal is ${proposal.state}.`, { extensions: { state: proposal.state } });
-  try {
-    await startUndo(temporal, taskQueue, proposal, workflowId, input.accountId);
-  } catch (error) {
-    await releaseUndo(db, proposal.id);
-    throw error;
-  }
+  await startRecorded(starter, [undoStart({ proposalId: proposal.id, workflowId, actorAccountId: input.accountId })], log);
   return { id: proposal.id, state: 'undoing', workflowId };
 }

@@ -28,7 +28,7 @@ import {
 } from '@hosted-notes/runtime-sdk';
 import { AppError } from '../../../../domain/errors.ts';
 import { requireIdempotencyKey } from '../../../../domain/idempotency.ts';
-import { receiveCallback, startAttempt } from '../../../../domain/connections/attempts.ts';
+import { OAUTH_ATTEMPT_START_KIND, receiveCallback, startAttempt } from '../../../../domain/connections/attempts.ts';
 import type { DeliverCallback } from '../../../../domain/connections/attempts.ts';
 import { getConnection, listConnections, revokeConnection } from '../../../../domain/connections/connections.ts';
 import {
@@ -44,7 +44,8 @@ import {
 import type { RoundTripDeps } from '../../../../domain/connections/round-trips.ts';
 import { scopesFor } from '../../../../domain/connections/provider.ts';
 import type { GoogleService } from '../../../../domain/connections/provider.ts';
-import { callbackUpdate, oauthConnection } from '../../../../workflows/oauth-connection.ts';
+import { callbackUpdate } from '../../../../workflows/oauth-connection.ts';
+import { boundedTemporalCall, startRecorded } from '../../shared/workflow-starts.ts';
 import { idempotencyKeyHeader } from '../../shared/headers.ts';
 import type { RuntimeRouteDeps } from '../kit.ts';
 import { publicationProblems } from '../notes.ts';
@@ -100,7 +101,10 @@ export const connectionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (
   // The callback reaches the attempt's workflow as an Update; a refused or finished one is data.
   const deliver: DeliverCallback = async (workflowId, callback) => {
     try {
-      return await deps.temporal.workflow.getHandle(workflowId).executeUpdate(callbackUpdate, { args: [callback] });
+      // Bounded: Temporal away is a 503 the browser can retry (the state is spent only when the Update lands).
+      return await boundedTemporalCall(deps.temporal, "Google's answer could not be passed on: the workflow service did not answer in time. Reload this page shortly.", () =>
+        deps.temporal.workflow.getHandle(workflowId).executeUpdate(callbackUpdate, { args: [callback] }),
+      );
     } catch (error) {
       if (error instanceof WorkflowUpdateFailedError) return { status: 'refused' };
       if (error instanceof WorkflowNotFoundError) return { status: 'closed' };
@@ -132,7 +136,8 @@ export const connectionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (
     async (request, reply) => {
       if (!roundTrips) return notConfigured('service.connection-attempt');
       const started = await startAttempt(roundTrips, runtimeCaller(request), { ...request.body, redirectUri });
-      await deps.temporal.workflow.start(oauthConnection, { workflowId: started.workflowId, taskQueue: deps.taskQueue, args: [started.workflowInput] });
+      // Recorded with the attempt: started now, or by the relay if Temporal is away a moment.
+      await startRecorded(deps.starter, [{ workflowId: started.workflowId, kind: OAUTH_ATTEMPT_START_KIND, input: started.workflowInput }], request.log);
       const { attemptId, authorizationUrl, services, expiresAt } = started;
       return reply.code(201).send(envelope('service.connection-attempt', { attemptId, authorizationUrl, services, scopes: scopesFor(services as GoogleService[]), expiresAt }));
     },
