@@ -1,19 +1,30 @@
 // Production entry point of the worker. On SIGTERM it stops polling, lets in-flight activities
-// finish within SHUTDOWN_GRACE_MS, and hands the rest back to Temporal for another worker.
+// finish within SHUTDOWN_GRACE_MS, and hands the rest back to Temporal for another worker. Every
+// line it writes, Temporal's own included, goes through the logger (platform/temporal-logging.ts).
 import { migrate } from '../db/migrate.ts';
 import { loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
+import { flushTemporalLogs } from '../platform/temporal-logging.ts';
 import { startWorker } from './compose.ts';
 import { onShutdownSignal } from '../platform/signals.ts';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, 'worker-main');
-if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
+const { DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress } = config;
+if (!databaseUrl || !temporalAddress) {
   log.fatal('DATABASE_URL and TEMPORAL_ADDRESS are required (use `npm start` for a self-contained local stack).');
   process.exit(2);
 }
-await migrate(config.DATABASE_URL, (msg) => log.info(msg));
-const worker = await startWorker(config, config.DATABASE_URL, config.TEMPORAL_ADDRESS);
+// A failure is a log line like any other (JSON with LOG_FORMAT=json), after the Temporal lines that
+// explain it (Core's warnings wait briefly in the runtime's buffer), never a bare stack on stderr.
+const fail = async (error: unknown, message: string): Promise<never> => {
+  await flushTemporalLogs();
+  log.fatal({ err: error }, message);
+  process.exit(1);
+};
+const worker = await migrate(databaseUrl, (msg) => log.info(msg))
+  .then(() => startWorker(config, databaseUrl, temporalAddress))
+  .catch((error: unknown) => fail(error, 'worker start-up failed'));
 log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker polling');
 onShutdownSignal(log, () => worker.shutdown());
-await worker.running;
+await worker.running.catch((error: unknown) => fail(error, 'worker stopped'));
