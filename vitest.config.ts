@@ -41,7 +41,8 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: [...unit, ...workflows],
+          // test/external/: opt-in checks against third-party servers (`npm run test:litellm`).
+          exclude: [...unit, ...workflows, 'test/external/**'],
           // One Postgres template and one Temporal dev server for the whole run (test/global-setup.ts);
           // each test file clones its own database from the template.
           globalSetup: ['test/global-setup.ts'],
