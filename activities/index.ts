@@ -1,7 +1,7 @@
 // Activities registered on the platform task queue: thin adapters from workflows to the domain
 // core. createActivities closes over the dependencies so there is no module-level state. Every
 // activity is idempotent: Temporal may run one again after a timeout or a worker crash.
-import { ApplicationFailure, log } from '@temporalio/activity';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
 import { recordForgeFailure, runForgeExecution } from '../domain/automation/forge.ts';
 import { openReview } from '../domain/automation/policy.ts';
@@ -71,7 +71,8 @@ export function createActivities(deps: ActivityDeps) {
       // Inside the chain, so a missing secret box (not_ready) is final like every domain refusal:
       // retrying cannot configure the server.
       return Promise.resolve()
-        .then(() => attemptDelivery(db, requireSecretBox(deps.secretBox ?? null), deps.egress ?? { allowList: [] }, { ...input, event }))
+        // Temporal's own count of this activity's runs: a repeat of one delivery attempt is told apart in its record.
+        .then(() => attemptDelivery(db, requireSecretBox(deps.secretBox ?? null), deps.egress ?? { allowList: [] }, { ...input, event, activityAttempt: Context.current().info.attempt }))
         .catch(final);
     },
     async recordFailedDelivery(endpointId: string): Promise<void> {

@@ -5,9 +5,12 @@ import { loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import { startApi } from './compose.ts';
 import { onShutdownSignal } from '../platform/signals.ts';
+import { installTemporalClientLogging } from '../platform/temporal-logging.ts';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, 'api-main');
+// The Temporal client's gRPC transport logs through the same logger (JSON when asked), never to stderr as text.
+installTemporalClientLogging(log);
 if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
   log.fatal('DATABASE_URL and TEMPORAL_ADDRESS are required (use `npm start` for a self-contained local stack).');
   process.exit(2);

@@ -470,7 +470,7 @@ type Operation = {
  * authentication, entitlement and the allowance (api/auth.ts).
  */
 function automaticProblems(operation: Operation, path: string): ErrorCode[] {
-  const codes: ErrorCode[] = ['invalid_character', 'duplicate_header', 'internal_error'];
+  const codes: ErrorCode[] = ['invalid_character', 'duplicate_header', 'internal_error', 'database_unavailable'];
   const runtime = path.startsWith(RUNTIME_PREFIX);
   const hasInput = (operation.parameters ?? []).some((p) => p['in'] === 'query' || p['in'] === 'path') || operation.requestBody !== undefined;
   if (hasInput) codes.push('invalid_request');

@@ -4,9 +4,11 @@
 // (api/routes/shared/workflow-starts.ts: conflict policies make a repeat a no-op), marks what was
 // made and backs off what Temporal refused. Whatever a request acknowledged is started once Temporal
 // answers, with no client retry. While Temporal is down every claim fails fast and backs off
-// (1 s doubling to 60 s, jittered), and a warning is logged once per outage, not per intent.
+// (1 s doubling to 60 s, jittered), and a warning is logged once per outage, not per intent; the
+// first start Temporal takes again makes every backed-off intent due at once, so an outage's
+// backlog drains in a round or two.
 import type { FastifyBaseLogger } from 'fastify';
-import { backoffMs, claimDueIntents, markAttemptFailed, markStarted, pruneStartedIntents } from '../domain/workflow-intents.ts';
+import { backoffMs, claimDueIntents, markAttemptFailed, markStarted, pruneStartedIntents, reviveBackedOffIntents } from '../domain/workflow-intents.ts';
 import { reasonOf, startIntent } from './routes/shared/workflow-starts.ts';
 import type { WorkflowStarter } from './routes/shared/workflow-starts.ts';
 
@@ -33,10 +35,25 @@ export function createWorkflowRelay(starter: WorkflowStarter, log: FastifyBaseLo
   const leaseMs = options.leaseMs ?? 30_000;
   const startTimeoutMs = options.startTimeoutMs ?? 5_000;
   let failing = false;
+  const temporalAnswers = () =>
+    starter.temporal.connection
+      .withDeadline(Date.now() + 2_000, () => starter.temporal.connection.workflowService.getSystemInfo({}))
+      .then(
+        () => true,
+        () => false,
+      );
 
   async function runOnce(): Promise<{ started: number; failed: number }> {
     const claimed = await claimDueIntents(starter.db, batch, leaseMs);
-    if (claimed.length === 0) return { started: 0, failed: 0 };
+    if (claimed.length === 0) {
+      // Everything is waiting out a backoff: ask Temporal directly whether it is back, so the
+      // backlog does not wait for the next intent's backoff to end.
+      if (failing && (await temporalAnswers())) {
+        failing = false;
+        log.info({ revived: await reviveBackedOffIntents(starter.db) }, 'workflow relay: Temporal answers again');
+      }
+      return { started: 0, failed: 0 };
+    }
     const deadline = Date.now() + startTimeoutMs;
     const outcomes = await Promise.allSettled(claimed.map((intent) => starter.temporal.connection.withDeadline(deadline, () => startIntent(starter, intent))));
     const started: string[] = [];
@@ -51,7 +68,10 @@ export function createWorkflowRelay(starter: WorkflowStarter, log: FastifyBaseLo
     }
     await markStarted(starter.db, started);
     if (firstFailure && !failing) log.warn({ reason: reasonOf(firstFailure), pending: claimed.length - started.length }, 'workflow relay: Temporal is not taking starts; retrying with backoff');
-    if (!firstFailure && failing) log.info({ started: started.length }, 'workflow relay: Temporal takes starts again');
+    if (started.length > 0 && failing) {
+      const revived = await reviveBackedOffIntents(starter.db);
+      log.info({ started: started.length, revived }, 'workflow relay: Temporal takes starts again');
+    }
     failing = firstFailure !== null && started.length === 0;
     if (started.length > 0) log.info({ started: started.length }, 'workflow relay: started pending workflows');
     return { started: started.length, failed: claimed.length - started.length };
@@ -68,6 +88,7 @@ export function startWorkflowRelay(starter: WorkflowStarter, log: FastifyBaseLog
   const loop = (async () => {
     const intervalMs = options.intervalMs ?? 1_000;
     let lastPrune = 0;
+    let roundFailing = false;
     while (!stopped) {
       let full = false;
       try {
@@ -77,9 +98,12 @@ export function startWorkflowRelay(starter: WorkflowStarter, log: FastifyBaseLog
           lastPrune = Date.now();
           await pruneStartedIntents(starter.db);
         }
+        roundFailing = false;
       } catch (error) {
-        // Postgres unreachable, most likely: the next round tries again.
-        log.warn({ reason: reasonOf(error) }, 'workflow relay round failed');
+        // Postgres unreachable, most likely (the pool logs the outage itself): the next round tries
+        // again; one line per run of failures, not one a second.
+        if (!roundFailing) log.warn({ reason: reasonOf(error) }, 'workflow relay round failed; retrying every round');
+        roundFailing = true;
       }
       // A full batch means more is due: go again at once.
       if (!full && !stopped) await new Promise<void>((resolve) => {

@@ -80,6 +80,18 @@ export async function markAttemptFailed(db: Db, workflowId: string, reason: stri
      WHERE workflow_id = ${workflowId} AND started_at IS NULL`);
 }
 
+/**
+ * Temporal took a start again after refusing: every intent waiting out a backoff is due now, so the
+ * backlog of an outage drains within a round or two instead of at each intent's next backoff.
+ */
+export async function reviveBackedOffIntents(db: Db): Promise<number> {
+  const rows = await db.any(sql.type(z.object({ workflowId: z.string() }))`
+    UPDATE workflow_start_intents SET next_attempt_at = now()
+     WHERE started_at IS NULL AND last_error IS NOT NULL AND next_attempt_at > now()
+    RETURNING workflow_id AS "workflowId"`);
+  return rows.length;
+}
+
 /** Started intents are kept a day for operators, then removed (a bounded batch per call). */
 export async function pruneStartedIntents(db: Db, olderThanMs = 86_400_000, batch = 1_000): Promise<number> {
   const rows = await db.any(sql.type(z.object({ workflowId: z.string() }))`

@@ -469,6 +469,9 @@ export type KnownRuntimeErrorCode =
   | 'intelligence_interrupted'
   | 'intelligence_output_invalid'
   | 'intelligence_output_unreadable'
+  // The platform's own dependencies (docs/api.md): retry after Retry-After.
+  | 'database_unavailable'
+  | 'workflow_service_unavailable'
   | 'usage_receipt_not_found'
   // Private audio media (docs/runtime-sdk.md, "Private audio media").
   | 'media_empty'
