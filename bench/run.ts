@@ -8,9 +8,10 @@
 //   npm run bench -- --suite education   (bench/education.ts)
 //   npm run bench -- --suite media   (bench/media.ts)
 //   npm run bench -- --suite console   (bench/console.ts)
+//   npm run bench -- --suite starts [--proposals 200]   (bench/durable-starts.ts)
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -34,6 +35,12 @@ import { createDatabase, dropDatabase, withDatabase } from '../platform/local-st
 import { findOrStartPostgres } from '../platform/local-stack/postgres-server.ts';
 import { measureLatency, mcpToolCall, seedLargeVault } from './mcp.ts';
 import { automationSuite } from './automation.ts';
+import { drainTime, pileUp, requestPathCost, seedStartsWorkspace } from './durable-starts.ts';
+import { createServer } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../platform/local-stack/ports.ts';
 import { importSuite } from './import.ts';
 import { runIntelligenceSuite } from './intelligence.ts';
 import { runEducationSuite } from './education.ts';
@@ -198,6 +205,62 @@ async function runAutomationSuite(databaseUrl: string) {
   }
 }
 
+/**
+ * Durable workflow starts (bench/durable-starts.ts): the request path with the outbox, and the time
+ * from Temporal's return until the API's relay has made every start recorded while it was away.
+ */
+async function runStartsSuite(databaseUrl: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-starts-'));
+  const port = await freePort();
+  const devServer = () => startTemporalDevServer({ cliPath: resolveTemporalCli(), headless: true, port, dbFilename: join(dir, 'temporal.sqlite') });
+  let temporal = await devServer();
+  let delivered = 0;
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      delivered++;
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  const receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/bench`;
+  const taskQueue = `bench-starts-${process.pid}`;
+  const env = {
+    ...serverEnv(databaseUrl),
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    LOG_LEVEL: 'error',
+    SECRETS_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+    WEBHOOK_EGRESS_ALLOWLIST: '127.0.0.1',
+  };
+  const worker = spawn(process.execPath, [fileURLToPath(new URL('../workers/main.ts', import.meta.url))], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const server = await startServer('app', env);
+  const db = await createDatabasePool(databaseUrl, { maxPoolSize: 4 });
+  try {
+    const setup = { db, baseUrl: server.url, receiverUrl };
+    const seeded = await seedStartsWorkspace(setup);
+    const cost = await requestPathCost(setup, seeded, Number(args.proposals));
+    printTable(['durable starts: request path (one at a time)', 'n', 'p50 ms', 'p95 ms'], cost.map((c) => [c.name, String(c.stats.n), c.stats.p50.toFixed(2), c.stats.p95.toFixed(2)]));
+    await temporal.stop();
+    const piled = await pileUp(db, seeded, 200, 200);
+    const restarted = performance.now();
+    temporal = await devServer();
+    const serverUp = performance.now() - restarted;
+    const drained = await drainTime(db);
+    console.log(
+      `drain: ${piled} starts recorded while Temporal was down (200 reviews, 200 deliveries); Temporal's dev server took ${(serverUp / 1000).toFixed(1)} s to answer again, ` +
+        `then every pending start was made in ${(drained / 1000).toFixed(2)} s by the API's relay (${((piled / drained) * 1000).toFixed(0)} starts/s); ${delivered} webhooks received so far`,
+    );
+  } finally {
+    await db.end();
+    await stopServer(server.child);
+    await stopServer(worker);
+    await temporal.stop();
+    receiver.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Vault import/export against one-note-per-transaction and API-transaction baselines, per note. */
 async function runImportSuite(db: Awaited<ReturnType<typeof createDatabasePool>>, accountId: string) {
   const result = await importSuite({ db, accountId, notes: noteCount, sample: Number(args['import-sample']) });
@@ -352,6 +415,8 @@ async function main() {
 
     if (args.suite === 'all' || args.suite === 'automation') await runAutomationSuite(databaseUrl);
     if (args.suite === 'automation') return;
+    if (args.suite === 'all' || args.suite === 'starts') await runStartsSuite(databaseUrl);
+    if (args.suite === 'starts') return;
     if (args.suite === 'all' || args.suite === 'mcp') await mcpSuite({ databaseUrl, token, accountId: account.id });
     if (args.suite === 'mcp') return;
 
