@@ -72,7 +72,7 @@ export function createActivities(deps: ActivityDeps) {
       // retrying cannot configure the server.
       return Promise.resolve()
         // Temporal's own count of this activity's runs: a repeat of one delivery attempt is told apart in its record.
-        .then(() => attemptDelivery(db, requireSecretBox(deps.secretBox ?? null), deps.egress ?? { allowList: [] }, { ...input, event, activityAttempt: Context.current().info.attempt }))
+        .then(() => attemptDelivery(db, requireSecretBox(deps.secretBox ?? null), deps.egress ?? { allowList: [] }, { ...input, event, activityAttempt: activityAttempt() }))
         .catch(final);
     },
     async recordFailedDelivery(endpointId: string): Promise<void> {
@@ -98,3 +98,12 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type Activities = ReturnType<typeof createActivities>;
+
+/** This run's attempt number when called as an activity; null when called directly (tests, scripts). */
+function activityAttempt(): number | null {
+  try {
+    return Context.current().info.attempt;
+  } catch {
+    return null;
+  }
+}

@@ -470,8 +470,11 @@ type Operation = {
  * authentication, entitlement and the allowance (api/auth.ts).
  */
 function automaticProblems(operation: Operation, path: string): ErrorCode[] {
-  const codes: ErrorCode[] = ['invalid_character', 'duplicate_header', 'internal_error', 'database_unavailable'];
+  const codes: ErrorCode[] = ['invalid_character', 'duplicate_header', 'internal_error'];
   const runtime = path.startsWith(RUNTIME_PREFIX);
+  // Every authenticated operation (admission reads Postgres) and every runtime route can meet a
+  // database outage; the health routes answer their own way (/readyz: not_ready).
+  if (runtime || (operation.security ?? []).length > 0) codes.push('database_unavailable');
   const hasInput = (operation.parameters ?? []).some((p) => p['in'] === 'query' || p['in'] === 'path') || operation.requestBody !== undefined;
   if (hasInput) codes.push('invalid_request');
   // A path parameter longer than the router takes is refused before the route (api/edge.ts).

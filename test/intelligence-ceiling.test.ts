@@ -102,7 +102,9 @@ describe('a provider that reports more than the bound is charged the bound, and 
     const answers = await Promise.all(Array.from({ length: 200 }, () => post(rt, '/intelligence/education/generate', { ...generateBody(), maxOutputTokens: 64 })));
     const settled = answers.filter((a) => a.statusCode === 200).map((a) => data(a)['receipt'] as Receipt);
     expect(settled.length).toBeGreaterThan(0);
-    expect(answers.every((a) => a.statusCode === 200 || (a.data as { code: string }).code === 'intelligence_budget_exhausted')).toBe(true);
+    // The rest are refusals that reserve nothing: the budget, or (on a loaded machine) the metering workflow's start not answered in time.
+    const refusals = answers.filter((a) => a.statusCode !== 200).map((a) => (a.data as { code: string }).code);
+    expect(refusals.filter((code) => code !== 'intelligence_budget_exhausted' && code !== 'workflow_service_unavailable')).toEqual([]);
     const ledger = await orgLedger(ctx.db.pool, chain.organizationId);
     expect(ledger.committed).toBe(settled.reduce((n, r) => n + r.costMicrodollars, 0));
     expect(ledger.committed).toBeLessThanOrEqual(12_000);

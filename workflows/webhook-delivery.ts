@@ -7,9 +7,12 @@ import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow
 import type { Activities } from '../activities/index.ts';
 
 const { deliverWebhook, recordFailedDelivery } = proxyActivities<Activities>({
-  // One HTTP attempt has a 10 s deadline; an activity attempt that dies is retried as the same attempt.
+  // One HTTP attempt has a 10 s deadline; an activity attempt that dies is retried as the same
+  // delivery attempt (its request recorded as a repeat). Our own outage (Postgres unreachable, a
+  // worker dying) must not spend the receiver's attempts or end the delivery: activity retries
+  // ride out about four minutes of it (1 s doubling to 30 s, 12 tries) before the workflow fails.
   startToCloseTimeout: '30 seconds',
-  retry: { maximumAttempts: 3 },
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 12 },
 });
 
 export type DeliveryInput = { endpointId: string; messageId: string; eventId: string; maxAttempts: number; baseDelayMs: number };

@@ -13,7 +13,7 @@ import type { Reservation } from '../../../domain/intelligence/ledger.ts';
 import { hashSecret } from '../../../domain/secrets.ts';
 import type { MeteringTiming } from '../../../domain/intelligence/setup.ts';
 import type { RuntimeCaller } from './kit.ts';
-import { isTemporalUnavailable, REQUEST_START_WAIT_MS, workflowServiceUnavailable } from '../shared/workflow-starts.ts';
+import { isTemporalUnavailable, TEMPORAL_CALL_WAIT_MS, workflowServiceUnavailable } from '../shared/workflow-starts.ts';
 
 
 export type OpenedRun =
@@ -40,7 +40,7 @@ export class MeteredRuns {
     // The workflow holds the reservation's timers, so nothing is reserved without it: Temporal is
     // needed now. Bounded: a 503 the caller can retry, never a wait of Temporal's own ~20 s retries.
     try {
-      await this.temporal.connection.withDeadline(Date.now() + REQUEST_START_WAIT_MS, () =>
+      await this.temporal.connection.withDeadline(Date.now() + TEMPORAL_CALL_WAIT_MS, () =>
         this.temporal.workflow.start(intelligenceUsage, {
           workflowId,
           taskQueue: this.taskQueue,
