@@ -11,8 +11,12 @@ import { allowancesFrom, egressFrom, googleFrom, intelligenceFrom, mediaStorageF
 import type { Config } from '../platform/config.ts';
 import { lazyTemporalConnection } from '../platform/temporal.ts';
 import { buildApp } from './app.ts';
+import { createMetricsRegistry, serveMetrics } from '../platform/metrics.ts';
+import type { MetricsListener } from '../platform/metrics.ts';
+import { registerIntelligenceMetrics } from './metrics/intelligence.ts';
 
-export type RunningApi = { app: FastifyInstance; url: string; close: () => Promise<void> };
+/** `metricsUrl`: where Prometheus scrapes this process (null: METRICS_PORT unset). */
+export type RunningApi = { app: FastifyInstance; url: string; metricsUrl: string | null; close: () => Promise<void> };
 
 /** `parseResults: false` is for the benchmark that prices row parsing only (db/pool.ts). */
 export async function startApi(config: Config, databaseUrl: string, temporalAddress: string, options: { parseResults?: boolean } = {}): Promise<RunningApi> {
@@ -42,15 +46,24 @@ export async function startApi(config: Config, databaseUrl: string, temporalAddr
     workflowRelay: {},
   });
   await app.listen({ host: config.HOST, port: config.PORT });
+  // Metrics on their own listener, never the API port (platform/metrics.ts).
+  let metrics: MetricsListener | null = null;
+  if (config.METRICS_PORT !== undefined) {
+    const registry = createMetricsRegistry({ process: 'api' });
+    registerIntelligenceMetrics(registry, db);
+    metrics = await serveMetrics(registry, config.METRICS_HOST, config.METRICS_PORT);
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;
   return {
     app,
     url,
+    metricsUrl: metrics?.url ?? null,
     // Fastify stops accepting, lets in-flight requests finish (answering 503 to new ones on kept
     // connections), then we release the pool and the Temporal connection.
     close: async () => {
+      await metrics?.close();
       await app.close();
       await db.end();
       await connection.close();

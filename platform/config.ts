@@ -26,6 +26,9 @@ export const configSchema = z.object({
   // The Temporal Web UI the reviewer console links proposal workflows to (npm start sets it to the dev server's).
   TEMPORAL_UI_URL: unsetIfEmpty(z.url()),
   DATA_DIR: z.string().default('.data'),
+  // Prometheus metrics on a listener of their own (never the API port): unset is off; npm start picks a free port.
+  METRICS_PORT: unsetIfEmpty(z.coerce.number().int().min(0).max(65535)),
+  METRICS_HOST: z.string().default('127.0.0.1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // Read by platform/logger.ts itself (default: pretty on a terminal, JSON otherwise); validated here.
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),

@@ -116,7 +116,8 @@ try {
   const worker = await startWorker(config, databaseUrl, temporalAddress);
   services.push(['worker', worker.shutdown]);
   // The console links workflows into the Temporal UI: the dev server's when we started one.
-  const api = await startApi({ ...config, TEMPORAL_UI_URL: temporalUi ?? undefined }, databaseUrl, temporalAddress);
+  // Metrics on a listener of their own: METRICS_PORT, or a free port (0) when unset.
+  const api = await startApi({ ...config, TEMPORAL_UI_URL: temporalUi ?? undefined, METRICS_PORT: config.METRICS_PORT ?? 0 }, databaseUrl, temporalAddress);
   services.push(['api', api.close]);
 
   writeFileSync(stateFile, JSON.stringify({ databaseUrl, temporalAddress, apiUrl: api.url }, null, 2), { mode: 0o600 });
@@ -132,6 +133,7 @@ try {
       `  API docs     ${api.url}/docs`,
       `  Reviewer console ${api.url}/console   (sign in with the reviewer token below; propose with the curl line under "Try")`,
       `  Temporal UI  ${temporalUi ?? '(external Temporal: see your deployment)'}`,
+      `  Metrics      ${api.metricsUrl ?? '(off)'}   (Prometheus text format)`,
       `  Data         ${dataDir}`,
       `  Demo token   ${demo.token}${demo.reused ? '   (same as last start)' : ''}`,
       `  Reviewer token ${reviewer.token}   (Demo Reviewer: the reviewer role in the demo workspace)`,

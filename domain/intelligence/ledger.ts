@@ -418,6 +418,17 @@ export async function listOverruns(
   };
 }
 
+const overrunByOrganizationSchema = z.object({ organizationId: z.uuid(), requests: z.coerce.number(), overrunMicrodollars: z.coerce.number() });
+
+/** This month's overruns per organization (only organizations that had one): for the metrics. */
+export async function overrunsThisMonth(db: Db): Promise<readonly z.infer<typeof overrunByOrganizationSchema>[]> {
+  return db.any(sql.type(overrunByOrganizationSchema)`
+    SELECT organization_id AS "organizationId", count(*) AS requests, sum(overrun_microdollars) AS "overrunMicrodollars"
+      FROM intelligence_reservations
+     WHERE overrun_microdollars > 0 AND month_start = ${currentMonth}
+     GROUP BY organization_id`);
+}
+
 export async function getReceipt(db: Db, organizationId: string, receiptId: string): Promise<UsageReceipt> {
   const row = /^[0-9a-f-]{36}$/i.test(receiptId)
     ? await db.maybeOne(sql.type(reservationRowSchema)`
