@@ -27,13 +27,13 @@ afterAll(async () => {
 });
 
 // The model's ceiling at the most a caller may ask for, so each operation's own default shows; a
-// 3 s provider deadline so an image URL that never answers is given up quickly.
+// 1.5 s provider deadline so an image URL that never answers is given up quickly.
 const ctx = useTestAppWithWorker({
   name: 'intelligence-ceiling',
   overrides: () => {
     const settings = provider.settings();
     return {
-      intelligence: provider.intelligence({ provider: { ...settings.provider, timeoutMs: 3_000 }, text: { ...settings.text, maxOutputTokens: 16_384 } }),
+      intelligence: provider.intelligence({ provider: { ...settings.provider, timeoutMs: 1_500 }, text: { ...settings.text, maxOutputTokens: 16_384 } }),
     };
   },
 });
@@ -137,7 +137,7 @@ const rowSchema = z.object({
 describe('the ledger property: for any sequence of reported usages, committed ≤ budget and ≤ sublimit, the overrun recorded', () => {
   const hex = (s: string) => createHash('sha256').update(s).digest('hex');
 
-  for (const seed of [1, 2, 3, 4]) {
+  for (const seed of [1, 2, 3]) {
     it(`seed ${seed}: 400 random steps (reserve, dispatch, settle, fail, release, expire), some concurrent`, async () => {
       const random = prng(seed);
       const pick = <T,>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;

@@ -30,7 +30,7 @@ import type { TestDatabase } from './support/database.ts';
 import { accountWithToken } from './support/fixtures.ts';
 import { TcpProxy } from './support/tcp-proxy.ts';
 
-const TEMPORAL_OUTAGE_MS = 12_000;
+const TEMPORAL_OUTAGE_MS = 10_000;
 const POSTGRES_OUTAGE_MS = 5_000;
 
 let db: TestDatabase;
