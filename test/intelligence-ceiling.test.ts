@@ -7,24 +7,20 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { GENERATE_DEFAULT_OUTPUT_TOKENS, STRUCTURED_GENERATE_EXTRA_OUTPUT_TOKENS } from '@hosted-notes/runtime-sdk';
 import { completeReservation, IN_FLIGHT_RETRY_AFTER_SECONDS, listOverruns, markDispatched, reserve } from '../domain/intelligence/ledger.ts';
 import type { Completion } from '../domain/intelligence/ledger.ts';
 import { useTestAppWithWorker } from './support/harness.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
 import type { RuntimeChain, RuntimeClient } from './support/product-runtime.ts';
-import { ScriptedProvider, tinyImages } from './support/scripted-provider.ts';
+import type { ScriptedProvider} from './support/scripted-provider.ts';
+import { tinyImages } from './support/scripted-provider.ts';
 import { generateBody, imageBody, installationCommitted, orgLedger, setBudget, setSublimit } from './support/intelligence.ts';
 import type { Json } from './support/dev-client.ts';
+import { useScriptedProvider } from './support/use-scripted-provider.ts';
 
-const provider = new ScriptedProvider();
-beforeAll(async () => {
-  await provider.start();
-});
-afterAll(async () => {
-  await provider.close();
-});
+const provider = useScriptedProvider();
 
 // The model's ceiling at the most a caller may ask for, so each operation's own default shows; a
 // 1.5 s provider deadline so an image URL that never answers is given up quickly.

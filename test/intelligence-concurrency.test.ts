@@ -3,20 +3,14 @@
 // number dispatched is exact and the ledger sums to the microdollar. The scripted provider holds
 // every dispatched request until all 200 have been judged, so none settles early and frees room.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { useTestAppWithWorker } from './support/harness.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
 import type { RuntimeChain, RuntimeResponse } from './support/product-runtime.ts';
-import { ScriptedProvider } from './support/scripted-provider.ts';
 import { expectedCommitted, generateBody, installationCommitted, orgLedger, reservations, setBudget, setSublimit } from './support/intelligence.ts';
+import { useScriptedProvider } from './support/use-scripted-provider.ts';
 
-const provider = new ScriptedProvider();
-beforeAll(async () => {
-  await provider.start();
-});
-afterAll(async () => {
-  await provider.close();
-});
+const provider = useScriptedProvider();
 const ctx = useTestAppWithWorker({ name: 'intelligence-concurrency', overrides: () => ({ intelligence: provider.intelligence() }) });
 beforeEach(() => provider.reset());
 

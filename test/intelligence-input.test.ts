@@ -3,21 +3,15 @@
 // scope; and a service with no provider, which answers the unavailable envelope and generates
 // nothing. Nothing refused here reaches the provider or leaves a reservation.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildTestApp } from './support/app.ts';
 import { useTestAppWithWorker } from './support/harness.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
 import type { RuntimeChain, RuntimeClient } from './support/product-runtime.ts';
-import { ScriptedProvider } from './support/scripted-provider.ts';
 import { generateBody, imageBody, reservations, setBudget } from './support/intelligence.ts';
+import { useScriptedProvider } from './support/use-scripted-provider.ts';
 
-const provider = new ScriptedProvider();
-beforeAll(async () => {
-  await provider.start();
-});
-afterAll(async () => {
-  await provider.close();
-});
+const provider = useScriptedProvider();
 const ctx = useTestAppWithWorker({ name: 'intelligence-input', overrides: () => ({ intelligence: provider.intelligence() }) });
 
 let chain: RuntimeChain;

@@ -4,25 +4,20 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { useTestAppWithWorker } from './support/harness.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
-import { ScriptedProvider, SCRIPTED_API_KEY } from './support/scripted-provider.ts';
+import { SCRIPTED_API_KEY } from './support/scripted-provider.ts';
 import { generateBody, setBudget } from './support/intelligence.ts';
+import { useScriptedProvider } from './support/use-scripted-provider.ts';
 
-const provider = new ScriptedProvider();
+const provider = useScriptedProvider();
 const lines: string[] = [];
 const sink = new Writable({
   write(chunk: Buffer, _encoding, done) {
     lines.push(chunk.toString());
     done();
   },
-});
-beforeAll(async () => {
-  await provider.start();
-});
-afterAll(async () => {
-  await provider.close();
 });
 const ctx = useTestAppWithWorker({
   name: 'intelligence-logging',

@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { setProductRuntimeSettings } from '../domain/product-runtime/entities.ts';
 import { MeteredRuns } from '../api/routes/product/metered-runs.ts';
 import { markDispatched, reserve } from '../domain/intelligence/ledger.ts';
@@ -12,17 +12,12 @@ import { buildTestApp } from './support/app.ts';
 import { useTestAppWithWorker } from './support/harness.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
 import type { RuntimeChain, RuntimeClient } from './support/product-runtime.ts';
-import { ScriptedProvider, SCRIPTED_MODEL, unreachableIntelligence } from './support/scripted-provider.ts';
+import { SCRIPTED_MODEL, unreachableIntelligence } from './support/scripted-provider.ts';
 import { expectedCommitted, generateBody, orgLedger, reservations, setBudget } from './support/intelligence.ts';
 import type { Json } from './support/dev-client.ts';
+import { useScriptedProvider } from './support/use-scripted-provider.ts';
 
-const provider = new ScriptedProvider();
-beforeAll(async () => {
-  await provider.start();
-});
-afterAll(async () => {
-  await provider.close();
-});
+const provider = useScriptedProvider();
 
 const ctx = useTestAppWithWorker({
   name: 'intelligence-metering',

@@ -4,20 +4,15 @@
 // still problem+json; generate-image answers checked bytes.
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { useTestAppWithWorker } from './support/harness.ts';
 import { buildRuntimeChain } from './support/product-runtime.ts';
 import type { RuntimeChain } from './support/product-runtime.ts';
-import { ScriptedProvider, SCRIPTED_API_KEY, tinyImages } from './support/scripted-provider.ts';
+import { SCRIPTED_API_KEY, tinyImages } from './support/scripted-provider.ts';
 import { generateBody, imageBody, orgLedger, reservations, setBudget } from './support/intelligence.ts';
+import { useScriptedProvider } from './support/use-scripted-provider.ts';
 
-const provider = new ScriptedProvider();
-beforeAll(async () => {
-  await provider.start();
-});
-afterAll(async () => {
-  await provider.close();
-});
+const provider = useScriptedProvider();
 const ctx = useTestAppWithWorker({ name: 'intelligence-stream', listen: true, overrides: () => ({ intelligence: provider.intelligence() }) });
 
 let chain: RuntimeChain;

@@ -20,17 +20,12 @@ import { createLocalRuntime } from '@hosted-notes/runtime-sdk/local';
 import { useTestApp, useTestAppWithWorker } from './support/harness.ts';
 import { buildRuntimeChain } from './support/product-runtime.ts';
 import type { RuntimeChain } from './support/product-runtime.ts';
-import { ScriptedProvider, SCRIPTED_MODEL, tinyImages } from './support/scripted-provider.ts';
+import { SCRIPTED_MODEL, tinyImages } from './support/scripted-provider.ts';
 import { generateBody, imageBody, reservations, setBudget } from './support/intelligence.ts';
 import { expectEnvelope, expectRefusal } from './support/runtime-conformance.ts';
+import { useScriptedProvider } from './support/use-scripted-provider.ts';
 
-const provider = new ScriptedProvider();
-beforeAll(async () => {
-  await provider.start();
-});
-afterAll(async () => {
-  await provider.close();
-});
+const provider = useScriptedProvider();
 const ctx = useTestAppWithWorker({ name: 'runtime-sdk-intelligence', listen: true, overrides: () => ({ intelligence: provider.intelligence() }) });
 
 const BUDGET = 10_000_000;
