@@ -32,6 +32,7 @@ import { devApi } from './routes/dev/index.ts';
 import { mcpGateway } from './routes/mcp/index.ts';
 import { automationGateway } from './routes/automation/index.ts';
 import { productRuntime } from './routes/product/index.ts';
+import { RUNTIME_MOUNT } from './routes/product/kit.ts';
 import { reviewerConsole } from './routes/console/index.ts';
 import type { WorkflowStarter } from './routes/shared/workflow-starts.ts';
 import { startWorkflowRelay } from './workflow-relay.ts';
@@ -150,7 +151,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     webhookRetryBaseMs: deps.webhookRetryBaseMs ?? 1_000,
   });
   await app.register(productRuntime, {
-    prefix: '/api/product/v1',
+    prefix: RUNTIME_MOUNT,
     db: deps.db,
     ...workflows,
     proposalExpirySeconds,

@@ -14,6 +14,7 @@ import FindMyWay from 'find-my-way';
 import { AppError, errorCatalog } from '../domain/errors.ts';
 import type { ErrorCode, ErrorPointer } from '../domain/errors.ts';
 import { PROBLEM_CONTENT_TYPE } from './problems.ts';
+import { runtimeMountHeaders } from './routes/product/kit.ts';
 
 /** Deepest nesting of objects/arrays a JSON body may have. Real payloads stay far below it. */
 export const MAX_JSON_DEPTH = 64;
@@ -184,7 +185,7 @@ export function frameworkErrors(error: Error & { code?: string }, _request: Fast
     error.code === 'FST_ERR_MAX_PARAM_LENGTH'
       ? uriTooLong()
       : new AppError('invalid_request', 'The URL is not valid (a path segment does not decode).');
-  void reply.code(appError.status).type(PROBLEM_CONTENT_TYPE).header('x-request-id', reply.request.id).send({
+  void reply.code(appError.status).type(PROBLEM_CONTENT_TYPE).header('x-request-id', reply.request.id).headers(runtimeMountHeaders(reply.request.url)).send({
     type: `/problems/${appError.code}`,
     title: errorCatalog[appError.code].title,
     status: appError.status,

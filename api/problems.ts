@@ -123,6 +123,16 @@ export function toAppError(error: unknown): AppError {
   return new AppError('internal_error');
 }
 
+/** A request no route matched: 405 with Allow when the path has other methods, else 404 (an interface's own not-found handler reuses it). */
+export function answerNoRoute(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const path = request.url.split('?')[0];
+  const allowed = request.server.allowedMethods(request.url);
+  if (allowed.length) {
+    return sendProblem(reply, new AppError('method_not_allowed', `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}.`, { headers: { allow: allowed.join(', ') } }));
+  }
+  return sendProblem(reply, new AppError('route_not_found', `No route for ${request.method} ${path}.`));
+}
+
 export function registerProblemHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
@@ -130,14 +140,7 @@ export function registerProblemHandling(app: FastifyInstance): void {
     return sendProblem(reply, appError);
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0];
-    const allowed = request.server.allowedMethods(request.url);
-    if (allowed.length) {
-      return sendProblem(reply, new AppError('method_not_allowed', `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}.`, { headers: { allow: allowed.join(', ') } }));
-    }
-    return sendProblem(reply, new AppError('route_not_found', `No route for ${request.method} ${path}.`));
-  });
+  app.setNotFoundHandler(answerNoRoute);
 
   // Each problem type URI dereferences to its description, so `type` is more than a label.
   app.get('/problems/:code', { schema: { hide: true } }, async (request, reply) => {

@@ -150,6 +150,20 @@ describe('context scopes', () => {
       expect(res.statusCode, path).toBe(404);
       expect(strip(res.data), path).toEqual(strip(missing.data));
     }
+    // An id of any length up to the path limit, on every scope route, is the same 404 (issue 27: over
+    // 200 characters was a 400 invalid_request), charged like the missing one so nothing tells them apart.
+    const long = 'a'.repeat(201);
+    const overLong = [`/scopes/${long}`, `/scopes/${long}/policy`, `/scopes/${'b'.repeat(1_000)}/memory`, `/scopes/${long}/memory-candidates/${randomUUID()}`];
+    for (const path of overLong) {
+      const res = await runtimeClient(ctx.app, b.secret).request('GET', path);
+      expect(res.statusCode, path).toBe(404);
+      expect(strip(res.data), path).toEqual(strip(missing.data));
+      expect(res.headers['ratelimit'], path).toBeDefined();
+    }
+    expect(missing.headers['ratelimit']).toBeDefined();
+    const proposed = await runtimeClient(ctx.app, b.secret).request('POST', `/scopes/${long}/memory-candidates`, { body: { content: 'x' }, headers: { 'idempotency-key': randomUUID() } });
+    expect(proposed.statusCode).toBe(404);
+    expect(strip(proposed.data)).toEqual(strip(missing.data));
     await revokeScopeGrant(ctx.db.pool, a.courseGrantId);
     expect((await runtimeClient(ctx.app, a.secret).request('GET', '/scopes/course-algebra-1')).data).toMatchObject({ code: 'context_scope_not_found' });
     expect((await runtimeClient(ctx.app, a.secret).request('GET', '/scopes')).data.data.scopes.map((s: { scopeId: string }) => s.scopeId)).toEqual(['district', 'only-in-a']);

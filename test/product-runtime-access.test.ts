@@ -65,6 +65,30 @@ describe('X-Service-Runtime-Version', () => {
     expect(refused.headers['x-service-runtime-version']).toBe('1');
   });
 
+  it('says the version on answers no route gives: 404, 405 and 414 under the mount (issue 27)', async () => {
+    const chain = await buildRuntimeChain(ctx.db.pool);
+    const client = runtimeClient(ctx.app, chain.secret);
+    const notFound = await client.request('GET', '/no-such-operation');
+    expect(notFound.statusCode).toBe(404);
+    expect(notFound.data).toMatchObject({ code: 'route_not_found' });
+    expect(notFound.headers['x-service-runtime-version']).toBe('1');
+    const notAllowed = await client.request('DELETE', '/context');
+    expect(notAllowed.statusCode).toBe(405);
+    expect(notAllowed.data).toMatchObject({ code: 'method_not_allowed' });
+    expect(notAllowed.headers['allow']).toContain('GET');
+    expect(notAllowed.headers['x-service-runtime-version']).toBe('1');
+    const tooLong = await client.request('GET', `/vaults/${'v'.repeat(2_000)}/notes`);
+    expect(tooLong.statusCode).toBe(414);
+    expect(tooLong.data).toMatchObject({ code: 'uri_too_long' });
+    expect(tooLong.headers['x-service-runtime-version']).toBe('1');
+    // Outside the mount nothing changes: the header belongs to the runtime's answers only.
+    const elsewhere = await ctx.app.inject({ method: 'GET', url: '/api/dev/no-such-route' });
+    expect(elsewhere.statusCode).toBe(404);
+    expect(elsewhere.headers['x-service-runtime-version']).toBeUndefined();
+    const elsewhereLong = await ctx.app.inject({ method: 'GET', url: `/api/dev/vaults/${'v'.repeat(2_000)}/notes` });
+    expect(elsewhereLong.headers['x-service-runtime-version']).toBeUndefined();
+  });
+
   it('refuses unsupported and malformed versions in the same problem shape, naming the supported versions, before counting anything', async () => {
     const chain = await buildRuntimeChain(ctx.db.pool);
     const client = runtimeClient(ctx.app, chain.secret);

@@ -75,6 +75,21 @@ const judged = (target: Target, write: Pick<WritePreview, 'path' | 'title' | 'op
   size: write.size,
 });
 
+/**
+ * The knowledge core words its 428 for the REST API (expectedHash in the body, If-Match on delete);
+ * the runtime takes neither, only `expectedRevision`, so its refusal names that field. The spec's
+ * forms are not accepted as well: one way to send a revision keeps replays and fingerprints simple.
+ */
+function runtimeWording(error: unknown): unknown {
+  if (!(error instanceof AppError) || error.code !== 'revision_required') return error;
+  return new AppError('revision_required', 'Replacing an existing note needs its current revision: send expectedRevision (the revision readNote answered) in the body.', {
+    extensions: {
+      ...error.extensions,
+      errors: [{ pointer: '/body/expectedRevision', message: 'required when replacing', code: 'revision_required' }],
+    },
+  });
+}
+
 export type PublishInput = { path: string; content: string; expectedRevision?: string | undefined; mode: 'preview' | 'apply' };
 
 /**
@@ -104,7 +119,9 @@ export async function publishRuntimeNote(db: DatabasePool, caller: RuntimeReques
   // Idempotency records are per installation (the account column holds the acting owner's id) and vault.
   const idempotency = { accountId: caller.installationId, route: 'runtime:publishNote', scope: target.vaultId, key, fingerprint: fingerprintOf(write) };
   const provenance: Provenance = { actor: { type: 'service_principal', id: caller.servicePrincipalId }, source: 'runtime', requestId: caller.requestId, idempotencyKey: key };
-  const result = await applyWrite(db, target, write, provenance, idempotency);
+  const result = await applyWrite(db, target, write, provenance, idempotency).catch((error: unknown) => {
+    throw runtimeWording(error);
+  });
   const applied = result.body;
   return {
     status: result.status,

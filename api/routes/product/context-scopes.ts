@@ -28,7 +28,9 @@ import type { RuntimeRouteDeps } from './kit.ts';
 import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from './kit.ts';
 
 const tags = ['product-runtime'];
-const scopeParams = z.strictObject({ scopeId: z.string().min(1).max(200).describe('The stable scope id (listAvailableScopes lists them).') });
+// No length or pattern here: a malformed id (domain/context-scopes/scopes.ts resolveScope) answers the
+// same context_scope_not_found as any scope the caller cannot see, never a 400 that tells them apart.
+const scopeParams = z.strictObject({ scopeId: z.string().min(1).describe('The stable scope id (listAvailableScopes lists them).') });
 const page = z.strictObject({
   limit: z.coerce.number().int().min(1).max(memoryLimits.maxPage).default(50).describe(`Items per page, at most ${memoryLimits.maxPage}.`),
   cursor: z.string().max(512).optional().describe('nextCursor of the previous page (opaque).'),

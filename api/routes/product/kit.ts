@@ -19,6 +19,7 @@ import type { ChainFusion } from '../../../domain/product-runtime/chain.ts';
 import type { OperationLeases, OperationsUsage } from '../../../domain/product-runtime/operation-leases.ts';
 import type { Scope } from '../../../domain/product-runtime/entities.ts';
 import { headerValue } from '../shared/headers.ts';
+import { answerNoRoute } from '../../problems.ts';
 import type { Intelligence } from '../../../domain/intelligence/setup.ts';
 import type { GoogleClientSettings, OAuthProvider } from '../../../domain/connections/provider.ts';
 import type { SecretBox } from '../../../domain/secret-box.ts';
@@ -77,6 +78,17 @@ export type RuntimeAdmission = {
 };
 
 export const RUNTIME_VERSION_HEADER = 'x-service-runtime-version';
+
+/** Where the Product Runtime is mounted (api/app.ts). */
+export const RUNTIME_MOUNT = '/api/product/v1';
+
+/**
+ * The headers an answer under the mount carries even when Fastify answers before any route or hook
+ * (api/edge.ts frameworkErrors: 414, an undecodable URL): the version that answered.
+ */
+export function runtimeMountHeaders(url: string): Record<string, string> {
+  return url === RUNTIME_MOUNT || url.startsWith(`${RUNTIME_MOUNT}/`) || url.startsWith(`${RUNTIME_MOUNT}?`) ? { [RUNTIME_VERSION_HEADER]: RUNTIME_VERSION } : {};
+}
 
 /**
  * The declared runtime version. Missing means 1, the only version of this mount (decision 46);
@@ -152,6 +164,9 @@ export function runtimeAdmission(db: DatabasePool, leases: OperationLeases): Run
  */
 export function registerRuntimeAccess(app: FastifyInstance, admission: RuntimeAdmission): void {
   app.decorateRequest('runtime', null);
+  // The root's 404/405 runs none of this plugin's hooks; the mount's own handler runs the
+  // onRequest hook above, so a miss under the mount carries the version header too.
+  app.setNotFoundHandler(answerNoRoute);
   app.addHook('onRoute', (route) => {
     const config = route.config as { runtime?: RuntimeRouteConfig; publicRuntime?: boolean } | undefined;
     if (route.method === 'HEAD') return;
@@ -162,6 +177,8 @@ export function registerRuntimeAccess(app: FastifyInstance, admission: RuntimeAd
   app.addHook('onRequest', async (request, reply) => {
     // Said on every answer, refusals included: the version that answered.
     reply.header(RUNTIME_VERSION_HEADER, RUNTIME_VERSION);
+    // No route matched: the mount's own not-found handler (below) answers 404 or 405 as everywhere.
+    if (request.is404) return;
     checkRuntimeVersion(request);
     const config = request.routeOptions.config;
     if (config.publicRuntime === true) return;
