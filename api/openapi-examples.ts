@@ -89,6 +89,7 @@ const noteEvent = (id: number, type: string, path: string, before: string | null
   occurredAt: at.planCreated,
   actor: { type: 'account', id: ids.account },
   mappingId: ids.mapping,
+  grantId: null,
   path,
   beforeRevision: before,
   afterRevision: after,

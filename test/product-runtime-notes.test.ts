@@ -52,6 +52,13 @@ describe('publishNote', () => {
     const events = await devClient(ctx.app, chain.owner.token).events(chain.mappingId);
     const event = events.data.events.find((e: { path: string }) => e.path === 'Units/Quadratics.md');
     expect(event).toMatchObject({ type: 'note.created', actor: { type: 'service_principal', id: chain.principalId }, source: 'runtime', idempotencyKey: key });
+    // The grant the change came through, under a name that says so (issue 27); mappingId keeps it for old readers.
+    expect(chain.grantId).toBeTruthy();
+    expect(event).toMatchObject({ grantId: chain.grantId, mappingId: chain.grantId });
+    // The owner's own writes name no grant.
+    expect((await devClient(ctx.app, chain.owner.token).apply({ mappingId: chain.mappingId, path: 'Owner.md', content: '# Owner\n' })).statusCode).toBe(201);
+    const ownEvents = await devClient(ctx.app, chain.owner.token).events(chain.mappingId);
+    expect(ownEvents.data.events.find((e: { path: string }) => e.path === 'Owner.md')).toMatchObject({ source: 'rest', grantId: null, mappingId: chain.mappingId });
   });
 
   it('parallel applies with one key write once', async () => {

@@ -254,7 +254,14 @@ export const noteEventSchema = z.object({
   type: z.enum(['note.created', 'note.replaced', 'note.deleted', 'note.restored']),
   occurredAt: isoTimestamp,
   actor: z.object({ type: z.enum(['account', 'service_principal', 'forge']), id: z.uuid().nullable() }),
+  /** The column the write came through: a mapping, or for a Product Runtime write its grant (grantId says so). */
   mappingId: z.uuid(),
+  /**
+   * The logical-vault grant a Product Runtime write came through (null for every other source). The
+   * runtime records the grant in the mapping column (domain/product-runtime/runtime-notes.ts), so for
+   * those events mappingId holds the same id; it stays there for clients that already read it.
+   */
+  grantId: z.uuid().nullable(),
   path: z.string(),
   beforeRevision: z.string().nullable(),
   afterRevision: z.string().nullable(),
@@ -343,7 +350,8 @@ export async function listEventsPage(db: Db, vaultId: string, options: { cursor:
   const after = options.cursor === undefined ? 0 : decodeCursor(options.cursor, eventCursorSchema, options.cursorPointer ?? '/querystring/since').e;
   const rows = await db.any(sql.type(noteEventSchema)`
     SELECT e.vault_seq::text AS id, e.type, e.occurred_at AS "occurredAt", json_build_object('type', e.actor_type, 'id', e.actor_id) AS actor,
-           e.mapping_id AS "mappingId", e.path, e.before_revision AS "beforeRevision", e.after_revision AS "afterRevision",
+           e.mapping_id AS "mappingId",
+           CASE WHEN e.source = 'runtime' AND e.actor_type = 'service_principal' THEN e.mapping_id END AS "grantId", e.path, e.before_revision AS "beforeRevision", e.after_revision AS "afterRevision",
            e.transaction_id AS "transactionId", e.idempotency_key AS "idempotencyKey", e.request_id AS "requestId", e.source,
            e.trash_id AS "trashId"
       FROM note_events e
