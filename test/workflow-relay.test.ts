@@ -26,6 +26,7 @@ import { useTestAppWithWorker } from './support/harness.ts';
 import { devClient } from './support/dev-client.ts';
 import type { DevClient } from './support/dev-client.ts';
 import { accountWithToken } from './support/fixtures.ts';
+import { waitForProposalState } from './support/console.ts';
 
 const secretBox = createSecretBox(`test:${randomBytes(32).toString('base64')}`)!;
 const egress = { allowList: ['127.0.0.1'] };
@@ -81,16 +82,6 @@ afterAll(async () => {
 
 const pendingIds = async () => (await pendingIntents(ctx.db.pool, 1_000)).oldest.map((i) => i.workflowId);
 
-async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 const proposalState = async (id: string) => (await proposer.request('GET', `/api/dev/automation/proposals/${id}`)).data.state as string;
 const propose = (client: DevClient, path: string) =>
   client.request('POST', '/api/dev/automation/proposals', {
@@ -116,15 +107,15 @@ describe('while Temporal is down, acknowledged work is recorded and made later',
     await dueNow();
     expect((await relay.runOnce()).started).toBeGreaterThanOrEqual(1);
     expect(await pendingIds()).not.toContain(`proposal-review-${id}`);
-    await until('review', () => proposalState(id), (s) => s === 'pending_review');
+    await waitForProposalState(proposer, id, ['pending_review']);
     expect((await reviewer.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: {} })).statusCode).toBe(200);
-    await until('execution', () => proposalState(id), (s) => s === 'executed');
+    await waitForProposalState(proposer, id, ['executed']);
   });
 
   it('an approval while Temporal is down is 503 workflow_service_unavailable with Retry-After, and nothing is decided', async () => {
     const created = await propose(proposer, 'Relay/Two.md');
     const id = created.data.id as string;
-    await until('review', () => proposalState(id), (s) => s === 'pending_review');
+    await waitForProposalState(proposer, id, ['pending_review']);
     const res = await reviewerDown.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: {} });
     expect(res.statusCode, res.body).toBe(503);
     expect(res.data.code).toBe('workflow_service_unavailable');
@@ -151,7 +142,7 @@ describe('while Temporal is down, acknowledged work is recorded and made later',
     await dueNow();
     const [ra, rb] = await Promise.all([a.runOnce(), b.runOnce()]);
     expect(ra.failed + rb.failed).toBe(0);
-    await until('delivery', async () => received.length, (n) => n >= 1);
+    await expect.poll(() => received.length, { timeout: 15_000 }).toBeGreaterThanOrEqual(1);
     await new Promise((r) => setTimeout(r, 300));
     expect(received.map((r) => r.webhookId)).toEqual([pending[0]!.replace(/^webhook-/, '')]);
     expect(await pendingIds()).not.toContain(pending[0]);
@@ -160,15 +151,15 @@ describe('while Temporal is down, acknowledged work is recorded and made later',
   it('an undo while Temporal is down is claimed (202 undoing) and run by the relay', async () => {
     const created = await propose(proposer, 'Relay/Three.md');
     const id = created.data.id as string;
-    await until('review', () => proposalState(id), (s) => s === 'pending_review');
+    await waitForProposalState(proposer, id, ['pending_review']);
     await reviewer.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: {} });
-    await until('execution', () => proposalState(id), (s) => s === 'executed');
+    await waitForProposalState(proposer, id, ['executed']);
     const undo = await reviewerDown.request('POST', `/api/dev/automation/proposals/${id}/undo`);
     expect(undo.statusCode, undo.body).toBe(202);
     expect(undo.data.state).toBe('undoing');
     await dueNow();
     await createWorkflowRelay(starter, silent).runOnce();
-    await until('undo', () => proposalState(id), (s) => s === 'undone');
+    await waitForProposalState(proposer, id, ['undone']);
   });
 });
 
@@ -194,7 +185,7 @@ describe('the relay', () => {
   it('treats a workflow already started as done, and a proposal that is gone as nothing to start', async () => {
     const created = await propose(proposer, 'Relay/Five.md');
     const id = created.data.id as string;
-    await until('review', () => proposalState(id), (s) => s === 'pending_review');
+    await waitForProposalState(proposer, id, ['pending_review']);
     await expect(startIntent(starter, reviewStart(id))).resolves.toBeUndefined();
     await expect(startIntent(starter, reviewStart(randomUUID()))).resolves.toBeUndefined();
     await expect(temporal.workflow.getHandle(`proposal-review-${randomUUID()}`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
