@@ -46,7 +46,7 @@ const alreadyStarted = (error: unknown) => {
  * closed one is never started again (REJECT_DUPLICATE), so a retried request cannot revive a
  * decided or expired proposal.
  */
-export async function startReview(temporal: Client, taskQueue: string, proposal: Proposal): Promise<void> {
+async function startReview(temporal: Client, taskQueue: string, proposal: Proposal): Promise<void> {
   await temporal.workflow
     .start(proposalReview, {
       taskQueue,
