@@ -200,6 +200,19 @@ describe('a store that fails', () => {
     expect(store.calls.filter((c) => c === 'read')).toHaveLength(1);
   });
 
+  it('a record whose bytes the store no longer holds is 503 media_read_unavailable (ObjectMissing, Retry-After), never a 404', async () => {
+    const chain = await buildRuntimeChain(db.pool);
+    const rt = mediaClient(app, chain.secret);
+    const id = ((await upload(chain.secret)).data['data'] as { mediaId: string }).mediaId;
+    const blobKey = await db.pool.oneFirst(sql.type(z.object({ blobKey: z.string() }))`SELECT blob_key AS "blobKey" FROM media_objects WHERE id = ${id}`);
+    // Removed behind the record's back (not through the gate): the store answers, with nothing.
+    await createPostgresBlobStore(db.pool).delete(blobKey);
+    const res = await rt.read(id);
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('5');
+    expect(res.data).toMatchObject({ code: 'media_read_unavailable', storageReason: 'ObjectMissing', retryAfterSeconds: 5 });
+  });
+
   it('a delete the store cannot finish is 503 media_deletion_pending: deleted for readers, still counted, until a retry or the sweep finishes it', async () => {
     const chain = await buildRuntimeChain(db.pool);
     const rt = mediaClient(app, chain.secret);
