@@ -32,7 +32,7 @@ import type { Permission } from '../../../domain/identity/workspaces.ts';
 import { scheduledTriggerFire } from '../../../workflows/scheduled-trigger.ts';
 import { principalOf } from '../../auth.ts';
 import { optionalIdempotencyKey } from '../shared/headers.ts';
-import { boundedTemporalCall, isTemporalUnavailable, startRecorded, TEMPORAL_CALL_WAIT_MS, workflowServiceUnavailable } from '../shared/workflow-starts.ts';
+import { boundedTemporalCall, startRecorded } from '../shared/workflow-starts.ts';
 import type { WorkflowStarter } from '../shared/workflow-starts.ts';
 import { reviewStart } from '../../../domain/automation/workflow-ids.ts';
 
@@ -161,7 +161,7 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
       });
       if (trigger.kind === 'schedule') {
         try {
-          await temporal.connection.withDeadline(Date.now() + TEMPORAL_CALL_WAIT_MS, () =>
+          await boundedTemporalCall(temporal, 'The schedule could not be created: the workflow service did not answer in time. Nothing was created.', () =>
             temporal.schedule.create({
               scheduleId: scheduleIdOf(trigger.id),
               spec: scheduleSpec(b.schedule!),
@@ -171,8 +171,8 @@ export const eventRoutes: FastifyPluginAsyncZod<EventDeps> = async (app, deps) =
           );
         } catch (error) {
           await deleteTrigger(db, trigger.id);
-          // Temporal away: nothing was created (the trigger is removed again); try later.
-          if (isTemporalUnavailable(error)) throw workflowServiceUnavailable('The schedule could not be created: the workflow service did not answer in time. Nothing was created.');
+          // Temporal away (the 503 of boundedTemporalCall): nothing was created (the trigger is removed again); try later.
+          if (error instanceof AppError) throw error;
           throw new AppError('invalid_request', `The schedule was refused: ${error instanceof Error ? error.message : String(error)}`, { extensions: { errors: [{ pointer: '/body/schedule', message: 'refused by the scheduler' }] } });
         }
       }

@@ -14,11 +14,8 @@ import { visibleProposal } from '../../../domain/automation/proposals.ts';
 import { decisionRefusal } from '../../../domain/automation/review-rules.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { decideUpdate } from '../../../workflows/proposal-review.ts';
-import { isTemporalUnavailable, startRecorded, workflowServiceUnavailable } from './workflow-starts.ts';
+import { boundedTemporalCall, startRecorded } from './workflow-starts.ts';
 import type { WorkflowStarter } from './workflow-starts.ts';
-
-/** How long a decision waits on Temporal: a healthy Update answers in tens of milliseconds. */
-export const DECISION_WAIT_MS = 5_000;
 
 export type Decision = { proposalId: string; accountId: string; actingForAccountId: string | null; decision: 'approve' | 'reject'; reason: string | null };
 
@@ -33,8 +30,12 @@ export async function decideProposal(db: DatabasePool, temporal: Client, input: 
   if (refusal) throw new AppError(refusal.code, refusal.message);
   if (proposal.state !== 'pending_review') throw new AppError('proposal_not_pending', `The proposal is ${proposal.state}.`, { extensions: { state: proposal.state } });
   try {
-    const outcome = await temporal.connection.withDeadline(Date.now() + DECISION_WAIT_MS, () =>
-      temporal.workflow.getHandle(proposal.workflowId).executeUpdate(decideUpdate, { args: [{ decision: input.decision, reviewer, reason: input.reason }] }),
+    // Bounded: Temporal unreachable or past the deadline is 503, the decision not confirmed (reading
+    // the proposal tells whether it landed; deciding again is refused once it has).
+    const outcome = await boundedTemporalCall(
+      temporal,
+      'The review workflow did not answer in time; the decision was not confirmed. Read the proposal, then decide again if it is still pending.',
+      () => temporal.workflow.getHandle(proposal.workflowId).executeUpdate(decideUpdate, { args: [{ decision: input.decision, reviewer, reason: input.reason }] }),
     );
     return { id: proposal.id, state: outcome.state };
   } catch (error) {
@@ -42,11 +43,6 @@ export async function decideProposal(db: DatabasePool, temporal: Client, input: 
     if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
       const code = error.cause.type === 'self_approval_forbidden' || error.cause.type === 'permission_denied' ? error.cause.type : 'proposal_not_pending';
       throw new AppError(code, error.cause.message);
-    }
-    // Temporal unreachable or past the deadline: the decision was not confirmed (reading the
-    // proposal tells whether it landed; deciding again is refused once it has).
-    if (isTemporalUnavailable(error)) {
-      throw workflowServiceUnavailable('The review workflow did not answer in time; the decision was not confirmed. Read the proposal, then decide again if it is still pending.');
     }
     throw error;
   }
