@@ -123,6 +123,32 @@ describe('while Temporal is down, acknowledged work is recorded and made later',
     expect(await proposalState(id)).toBe('pending_review');
   });
 
+  it('a schedule trigger needs Temporal now: creating or pausing one while it is down is 503 with Retry-After, and nothing changes', async () => {
+    const trigger = (name: string) => ({
+      workspaceId,
+      name,
+      kind: 'schedule',
+      schedule: { intervalSeconds: 3600, timeZone: 'UTC' },
+      proposal: { bridge: 'relay-test', action: { kind: 'note.write', mappingId, path: 'Relay/Scheduled.md', content: 'x' } },
+    });
+    const refused = await proposerDown.request('POST', '/api/dev/automation/triggers', { body: trigger('Down hourly') });
+    expect(refused.statusCode, refused.body).toBe(503);
+    expect(refused.data.code).toBe('workflow_service_unavailable');
+    expect(refused.headers['retry-after']).toBe('5');
+    const listed = (await proposer.request('GET', `/api/dev/automation/triggers?workspaceId=${workspaceId}`)).data.triggers as { name: string }[];
+    expect(listed.map((t) => t.name)).not.toContain('Down hourly');
+
+    const created = await proposer.request('POST', '/api/dev/automation/triggers', { body: trigger('Up hourly') });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.data.id as string;
+    const paused = await proposerDown.request('PATCH', `/api/dev/automation/triggers/${id}`, { body: { status: 'paused' } });
+    expect(paused.statusCode, paused.body).toBe(503);
+    expect(paused.data.code).toBe('workflow_service_unavailable');
+    expect((await proposer.request('GET', `/api/dev/automation/triggers/${id}`)).data.status).toBe('active');
+    expect((await temporal.schedule.getHandle(`trigger-${id}`).describe()).state.paused).toBe(false);
+    expect((await proposer.request('DELETE', `/api/dev/automation/triggers/${id}`)).statusCode).toBe(204);
+  });
+
   it('an ingested event is 201; its deliveries are made by the relay, once each', async () => {
     const endpoint = await proposer.request('POST', '/api/dev/automation/endpoints', { body: { workspaceId, url: receiverUrl, eventTypes: ['relay.test'] } });
     expect(endpoint.statusCode, endpoint.body).toBe(201);
