@@ -65,7 +65,9 @@ export type DeliveryResponse = { status: number; body: string; durationMs: numbe
 
 /**
  * The connection's DNS lookup for `url` under `policy`: it refuses disallowed addresses itself, so
- * the address checked is the address connected to; null when the URL names a refused IP literal.
+ * the address checked is the address connected to. `refusal`: why the URL itself may not be fetched
+ * before any lookup (checkWebhookUrl's rules: not http(s), credentials, a refused IP literal, plain
+ * http to a host not allow-listed), or null.
  */
 function guardedConnection(url: URL, policy: EgressPolicy): { lookup: NonNullable<http.RequestOptions['lookup']>; refusal: Error | null } {
   const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -123,22 +125,17 @@ export function getBytes(url: URL, policy: EgressPolicy, options: { timeoutMs: n
 }
 
 /**
- * POSTs `body` with `headers`. The connection's DNS lookup refuses disallowed addresses itself.
+ * POSTs `body` with `headers`, refused like getBytes (guardedConnection) before and during the connection.
  * Throws on network failure, refusal or timeout; returns any HTTP status (3xx included: no redirects).
  */
 export function postJson(url: URL, body: string, headers: Record<string, string>, policy: EgressPolicy, options: { timeoutMs?: number; maxResponseBytes?: number } = {}): Promise<DeliveryResponse> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxBytes = options.maxResponseBytes ?? 64 * 1024;
   const started = performance.now();
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const hostAllowed = policy.allowList.includes(host);
-  const { lookup } = guardedConnection(url, policy);
+  const { lookup, refusal } = guardedConnection(url, policy);
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
-    if (!hostAllowed && isIP(host)) {
-      const problem = addressProblem(host, policy);
-      if (problem) return reject(Object.assign(new Error(`refused: ${problem}`), { code: 'EGRESS_REFUSED' }));
-    }
+    if (refusal) return reject(refusal);
     const request = client.request(
       url,
       { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, lookup, timeout: timeoutMs, agent: false },
