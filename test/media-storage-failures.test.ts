@@ -268,6 +268,23 @@ describe('a process that stops half way', () => {
     expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ stored: 0, storing: 0, usedBytes: 0 });
   });
 
+  it('a stuck upload the sweep ended, whose late put the store then cannot confirm: 503 media_upload_outcome_unknown with nothing held (heldBytes 0)', async () => {
+    const chain = await buildRuntimeChain(db.pool);
+    const holding = store.holdNext('put');
+    const answer = upload(chain.secret);
+    await holding;
+    expect(await sweepUnfinishedMedia(db.pool, store, 0)).toMatchObject({ abandoned: 1 });
+    store.failing.add('delete');
+    store.held!.release();
+    const res = await answer;
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('5');
+    expect(res.data).toMatchObject({ code: 'media_upload_outcome_unknown', heldBytes: 0, retryAfterSeconds: 5 });
+    expect(res.data['detail']).toMatch(/^The upload took too long to store and was abandoned\. The sweep had already ended/);
+    expect(await mediaLedger(db.pool, chain.organizationId)).toMatchObject({ stored: 0, storing: 0, usedBytes: 0 });
+    expect(await unconfirmed(chain.organizationId)).toBe(0);
+  });
+
   it('a stuck upload the sweep cannot confirm becomes unconfirmed: its put landing late is answered truthfully, and a retry of its key resolves it', async () => {
     const chain = await buildRuntimeChain(db.pool);
     const key = randomUUID();
