@@ -16,7 +16,7 @@ import { createWorkflowRelay } from '../api/workflow-relay.ts';
 import { startIntent } from '../api/routes/shared/workflow-starts.ts';
 import type { WorkflowStarter } from '../api/routes/shared/workflow-starts.ts';
 import { reviewStart } from '../domain/automation/workflow-ids.ts';
-import { backoffMs, claimDueIntents, pendingIntents, recordStartIntents } from '../domain/workflow-intents.ts';
+import { backoffMs, claimDueIntents, pendingIntents, pruneStartedIntents, recordStartIntents } from '../domain/workflow-intents.ts';
 import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { createSecretBox } from '../domain/secret-box.ts';
@@ -226,6 +226,37 @@ describe('the relay', () => {
     expect(claimed.length).toBe(40);
     // Leased: nothing is due again until the lease ends.
     expect((await claimDueIntents(ctx.db.pool, 100, 60_000)).filter((i) => ids.includes(i.workflowId))).toHaveLength(0);
+    await ctx.db.pool.query(sql.type(z.object({}))`DELETE FROM workflow_start_intents WHERE kind = 'test-kind'`);
+  });
+
+  it('once Temporal answers again, a round with nothing due asks it and makes the whole backed-off backlog due at once', async () => {
+    const proposal = await propose(proposerDown, 'Relay/Six.md');
+    const workflowId = `proposal-review-${proposal.data.id as string}`;
+    // One relay through an outage: its starter's Temporal is away, then back.
+    const flaky: WorkflowStarter = { ...starter, temporal: new Client({ connection: deadConnection, namespace: 'default' }) };
+    const relay = createWorkflowRelay(flaky, silent, { startTimeoutMs: 500 });
+    await dueNow();
+    expect((await relay.runOnce()).started).toBe(0);
+    // A long backoff: without the relay asking Temporal, nothing would be due for an hour.
+    await ctx.db.pool.query(sql.type(z.object({}))`UPDATE workflow_start_intents SET next_attempt_at = now() + interval '1 hour' WHERE started_at IS NULL`);
+    flaky.temporal = temporal;
+    expect(await relay.runOnce()).toEqual({ started: 0, failed: 0 });
+    const row = (await pendingIntents(ctx.db.pool, 1_000)).oldest.find((i) => i.workflowId === workflowId)!;
+    expect(Date.parse(row.nextAttemptAt)).toBeLessThanOrEqual(Date.now());
+    expect((await relay.runOnce()).started).toBeGreaterThanOrEqual(1);
+    expect(await pendingIds()).not.toContain(workflowId);
+  });
+
+  it('prunes started intents after a day, never pending or recent ones', async () => {
+    const [old, recent, pending] = ['old', 'recent', 'pending'].map((n) => `relay-prune-${n}-${randomUUID()}`) as [string, string, string];
+    await recordStartIntents(ctx.db.pool, [old, recent, pending].map((workflowId) => ({ workflowId, kind: 'test-kind', input: {} })));
+    await ctx.db.pool.query(sql.type(z.object({}))`UPDATE workflow_start_intents SET started_at = now() WHERE workflow_id IN (${old}, ${recent})`);
+    await ctx.db.pool.query(sql.type(z.object({}))`UPDATE workflow_start_intents SET started_at = now() - interval '25 hours' WHERE workflow_id = ${old}`);
+    await ctx.db.pool.query(sql.type(z.object({}))`UPDATE workflow_start_intents SET created_at = now() - interval '3 days' WHERE workflow_id = ${pending}`);
+    expect(await pruneStartedIntents(ctx.db.pool)).toBeGreaterThanOrEqual(1);
+    const left = await ctx.db.pool.anyFirst(sql.type(z.object({ id: z.string() }))`
+      SELECT workflow_id AS id FROM workflow_start_intents WHERE workflow_id IN (${old}, ${recent}, ${pending}) ORDER BY workflow_id`);
+    expect([...left].sort()).toEqual([pending, recent].sort());
     await ctx.db.pool.query(sql.type(z.object({}))`DELETE FROM workflow_start_intents WHERE kind = 'test-kind'`);
   });
 
