@@ -336,23 +336,24 @@ describe('images: base64 asked for; a URL answer is fetched under the egress rul
     expect(provider.fileRequests).toEqual(['img.png']);
   });
 
-  const unreadable: [string, (p: ScriptedProvider) => string][] = [
-    ['a private address the egress rules refuse', () => 'http://10.1.2.3/img.png'],
-    ['plain http to a host that is not allow-listed', () => 'http://localhost:9/img.png'],
-    ['not a URL', () => 'not a url'],
-    ['a 404', (p) => (p.files.set('gone.png', { kind: 'status', status: 404 }), p.fileUrl('gone.png'))],
-    ['a redirect (never followed)', (p) => (p.files.set('moved.png', { kind: 'redirect', location: p.fileUrl('img.png') }), p.fileUrl('moved.png'))],
-    ['more than 20 MiB', (p) => (p.files.set('huge.png', { kind: 'bytes', bytes: Buffer.alloc(20 * 1_048_576 + 1) }), p.fileUrl('huge.png'))],
-    ['a host that never answers (the provider deadline)', (p) => (p.files.set('hang.png', { kind: 'hang' }), p.fileUrl('hang.png'))],
+  // The detail names why the service did not read it (each reason its own branch in fetchImageUrl).
+  const unreadable: [string, (p: ScriptedProvider) => string, string][] = [
+    ['a private address the egress rules refuse', () => 'http://10.1.2.3/img.png', 'its address is not one the service may fetch'],
+    ['plain http to a host that is not allow-listed', () => 'http://localhost:9/img.png', 'its address is not one the service may fetch'],
+    ['not a URL', () => 'not a url', 'not a URL'],
+    ['a 404', (p) => (p.files.set('gone.png', { kind: 'status', status: 404 }), p.fileUrl('gone.png')), 'it did not answer 200'],
+    ['a redirect (never followed)', (p) => (p.files.set('moved.png', { kind: 'redirect', location: p.fileUrl('img.png') }), p.fileUrl('moved.png')), 'it did not answer 200'],
+    ['more than 20 MiB', (p) => (p.files.set('huge.png', { kind: 'bytes', bytes: Buffer.alloc(20 * 1_048_576 + 1) }), p.fileUrl('huge.png')), 'it is larger than'],
+    ['a host that never answers (the provider deadline)', (p) => (p.files.set('hang.png', { kind: 'hang' }), p.fileUrl('hang.png')), 'it did not answer in time'],
   ];
-  for (const [name, urlOf] of unreadable) {
+  for (const [name, urlOf, why] of unreadable) {
     it(`${name}: 502 intelligence_output_unreadable, released, no receipt, nothing held`, async () => {
       const { chain, rt } = await newChain(10_000_000);
       provider.files.set('img.png', { kind: 'bytes', bytes: tinyImages.png });
       provider.fallback = { kind: 'image-url', url: urlOf(provider) };
       const res = await generateImage(rt);
       expect(res.statusCode, res.body).toBe(502);
-      expect(res.data).toMatchObject({ code: 'intelligence_output_unreadable' });
+      expect(res.data).toMatchObject({ code: 'intelligence_output_unreadable', detail: expect.stringContaining(`(${why}`) });
       expect(await orgLedger(ctx.db.pool, chain.organizationId)).toEqual({ committed: 0, inFlight: 0 });
       const receipts = await rt.request('GET', '/intelligence/usage');
       expect((data(receipts)['receipts'] as unknown[]).length).toBe(0);

@@ -59,7 +59,10 @@ function billableProblem(code: ProviderInterruption['code'], message: string, re
 async function releaseAndRefuse(deps: GenerationDeps, run: Held, rejection: ProviderRejection): Promise<never> {
   await report(deps, run, { kind: 'release', code: rejection.code });
   if (rejection.code === 'client_disconnected') throw new AppError('intelligence_interrupted', 'The client went away before the provider accepted; released, nothing charged.');
-  throw new AppError(rejection.code, undefined, rejection.retryAfterSeconds !== null ? { headers: { 'retry-after': String(rejection.retryAfterSeconds) } } : {});
+  // An unread image URL says why (fetchImageUrl's reason, the service's own words, never the URL); the
+  // provider's refusals keep the catalog's detail.
+  const detail = rejection.code === 'intelligence_output_unreadable' ? rejection.message : undefined;
+  throw new AppError(rejection.code, detail, rejection.retryAfterSeconds !== null ? { headers: { 'retry-after': String(rejection.retryAfterSeconds) } } : {});
 }
 
 function billableReport(interruption: ProviderInterruption, text: Intelligence['text']): CompletionReport {
