@@ -16,7 +16,7 @@ import { createWorkflowRelay } from '../api/workflow-relay.ts';
 import { startIntent } from '../api/routes/shared/workflow-starts.ts';
 import type { WorkflowStarter } from '../api/routes/shared/workflow-starts.ts';
 import { reviewStart } from '../domain/automation/workflow-ids.ts';
-import { backoffMs, claimDueIntents, pendingIntents, pruneStartedIntents, recordStartIntents } from '../domain/workflow-intents.ts';
+import { backoffMs, claimDueIntents, markAttemptFailed, pendingIntents, pruneStartedIntents, recordStartIntents } from '../domain/workflow-intents.ts';
 import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { createSecretBox } from '../domain/secret-box.ts';
@@ -27,6 +27,7 @@ import { devClient } from './support/dev-client.ts';
 import type { DevClient } from './support/dev-client.ts';
 import { accountWithToken } from './support/fixtures.ts';
 import { waitForProposalState } from './support/console.ts';
+import { runOps } from './support/ops.ts';
 
 const secretBox = createSecretBox(`test:${randomBytes(32).toString('base64')}`)!;
 const egress = { allowList: ['127.0.0.1'] };
@@ -257,6 +258,19 @@ describe('the relay', () => {
     const left = await ctx.db.pool.anyFirst(sql.type(z.object({ id: z.string() }))`
       SELECT workflow_id AS id FROM workflow_start_intents WHERE workflow_id IN (${old}, ${recent}, ${pending}) ORDER BY workflow_id`);
     expect([...left].sort()).toEqual([pending, recent].sort());
+    await ctx.db.pool.query(sql.type(z.object({}))`DELETE FROM workflow_start_intents WHERE kind = 'test-kind'`);
+  });
+
+  it('`npm run ops -- starts pending` lists what is left, by kind, with the last error', async () => {
+    const workflowId = `relay-ops-${randomUUID()}`;
+    await recordStartIntents(ctx.db.pool, [{ workflowId, kind: 'test-kind', input: {} }]);
+    await markAttemptFailed(ctx.db.pool, workflowId, 'GrpcError (code 14)', 60_000);
+    const run = await runOps({ DATABASE_URL: ctx.db.url }, 'starts', 'pending', '--limit', '1000');
+    expect(run.code, run.stderr).toBe(0);
+    const out = run.json();
+    expect(out.summary.pending).toBeGreaterThanOrEqual(1);
+    expect(out.byKind['test-kind']).toBe(1);
+    expect(out.oldest.find((i: { workflowId: string }) => i.workflowId === workflowId)).toMatchObject({ kind: 'test-kind', lastError: 'GrpcError (code 14)' });
     await ctx.db.pool.query(sql.type(z.object({}))`DELETE FROM workflow_start_intents WHERE kind = 'test-kind'`);
   });
 
