@@ -123,18 +123,18 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
       };
       // Every answer goes to an admitted caller (domain/principals/admission.ts): charged one MCP
       // operation for a recognized request, uncharged for any other answer. A refused admission is
-      // the answer instead (null: admitted). The refusal's reply travels boxed: a Fastify reply is a
-      // thenable, so an async function returning it bare resolves to undefined once it is sent, and
-      // the request would go on to be answered a second time.
-      const admit = async (id: RpcId, charge: boolean): Promise<{ refusal: FastifyReply } | null> => {
+      // answered here, as this request's JSON-RPC error, and admit says false: the caller then returns
+      // `reply` (already sent) and answers nothing more.
+      const admit = async (id: RpcId, charge: boolean): Promise<boolean> => {
         try {
           await admitRequest(request, reply, deps, 'mcp', { charge });
-          return null;
+          return true;
         } catch (error) {
-          return { refusal: refuse(id, error) };
+          refuse(id, error);
+          return false;
         }
       };
-      const unchargedAnswer = async (id: RpcId, answer: () => FastifyReply) => (await admit(id, false))?.refusal ?? answer();
+      const unchargedAnswer = async (id: RpcId, answer: () => FastifyReply) => ((await admit(id, false)) ? answer() : reply);
 
       // One JSON parser for every interface (api/edge.ts): no U+0000, bounded depth.
       const body = readBody(String(request.body ?? ''), request.id);
@@ -191,8 +191,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
       }
 
       // A recognized operation: admitted charged (one MCP operation), then run.
-      const refused = await admit(id, true);
-      if (refused) return refused.refusal;
+      if (!(await admit(id, true))) return reply;
       let result: Record<string, unknown>;
       try {
         result = await run(message, era, request, argumentRefusal);
