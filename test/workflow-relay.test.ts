@@ -16,6 +16,7 @@ import { createWorkflowRelay } from '../api/workflow-relay.ts';
 import { startIntent } from '../api/routes/shared/workflow-starts.ts';
 import type { WorkflowStarter } from '../api/routes/shared/workflow-starts.ts';
 import { reviewStart } from '../domain/automation/workflow-ids.ts';
+import { attemptWorkflowId, OAUTH_ATTEMPT_START_KIND } from '../domain/connections/attempts.ts';
 import { backoffMs, claimDueIntents, markAttemptFailed, pendingIntents, pruneStartedIntents, recordStartIntents } from '../domain/workflow-intents.ts';
 import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
@@ -216,6 +217,16 @@ describe('the relay', () => {
     await expect(startIntent(starter, reviewStart(id))).resolves.toBeUndefined();
     await expect(startIntent(starter, reviewStart(randomUUID()))).resolves.toBeUndefined();
     await expect(temporal.workflow.getHandle(`proposal-review-${randomUUID()}`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+  });
+
+  it('starts a recorded OAuth attempt workflow, once (a second start finds it running)', async () => {
+    const attemptId = randomUUID();
+    const intent = { workflowId: attemptWorkflowId(attemptId), kind: OAUTH_ATTEMPT_START_KIND, input: { attemptId, stateHash: 'test-state-hash', ttlMs: 60_000 } };
+    await startIntent(starter, intent);
+    await expect(startIntent(starter, intent)).resolves.toBeUndefined();
+    const handle = temporal.workflow.getHandle(intent.workflowId);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    await handle.terminate('test over');
   });
 
   it('two relays claiming 40 intents at once take each exactly once', async () => {
