@@ -16,8 +16,8 @@ ALTER TABLE intelligence_reservations
   ADD CONSTRAINT intelligence_reservations_charge_within_reservation
   CHECK (charged_microdollars IS NULL OR charged_microdollars <= reserved_microdollars) NOT VALID;
 
--- Overruns are rare; operators list them by organization, newest first.
-CREATE INDEX intelligence_reservations_overrun_idx ON intelligence_reservations (organization_id, finished_at DESC, id DESC)
+-- Overruns are rare; operators list them by organization, newest first (listReceipts' order).
+CREATE INDEX intelligence_reservations_overrun_idx ON intelligence_reservations (organization_id, created_at DESC, id DESC)
   WHERE overrun_microdollars > 0;
 
 -- Down Migration

@@ -373,13 +373,14 @@ const receiptCursorSchema = z.object({ createdAt: z.string(), id: z.uuid() });
 export async function listReceipts(
   db: Db,
   organizationId: string,
-  page: { limit: number; cursor?: string | undefined; installationId?: string | undefined },
+  page: { limit: number; cursor?: string | undefined; installationId?: string | undefined; overrunsOnly?: boolean },
 ): Promise<{ receipts: UsageReceipt[]; nextCursor: string | null }> {
   const after = page.cursor ? decodeCursor(page.cursor, receiptCursorSchema) : null;
   const rows = await db.any(sql.type(reservationRowSchema)`
     SELECT ${columns} FROM intelligence_reservations r
      WHERE r.organization_id = ${organizationId} AND r.state IN ('settled', 'billable_failure')
        AND (${page.installationId ?? null}::uuid IS NULL OR r.installation_id = ${page.installationId ?? null}::uuid)
+       ${page.overrunsOnly ? sql.fragment`AND r.overrun_microdollars > 0` : sql.fragment``}
        AND (${after?.createdAt ?? null}::timestamptz IS NULL OR (r.created_at, r.id) < (${after?.createdAt ?? null}::timestamptz, ${after?.id ?? null}::uuid))
      ORDER BY r.created_at DESC, r.id DESC
      LIMIT ${page.limit + 1}`);
@@ -391,31 +392,19 @@ export async function listReceipts(
 const overrunSummarySchema = z.object({ requests: z.coerce.number(), overrunMicrodollars: z.coerce.number(), chargedMicrodollars: z.coerce.number() });
 
 /**
- * The requests of an organization whose provider reported more than they reserved (the overrun the
- * service absorbed rather than pass the budget), newest first, with this month's totals.
+ * The receipts of an organization whose provider reported more than they reserved (the overrun the
+ * service absorbed rather than pass the budget), paged as listReceipts, with this month's totals.
  */
 export async function listOverruns(
   db: Db,
   organizationId: string,
   page: { limit: number; cursor?: string | undefined },
 ): Promise<{ month: z.infer<typeof overrunSummarySchema>; receipts: UsageReceipt[]; nextCursor: string | null }> {
-  const after = page.cursor ? decodeCursor(page.cursor, receiptCursorSchema) : null;
-  const rows = await db.any(sql.type(reservationRowSchema)`
-    SELECT ${columns} FROM intelligence_reservations r
-     WHERE r.organization_id = ${organizationId} AND r.overrun_microdollars > 0
-       AND (${after?.createdAt ?? null}::timestamptz IS NULL OR (r.finished_at, r.id) < (${after?.createdAt ?? null}::timestamptz, ${after?.id ?? null}::uuid))
-     ORDER BY r.finished_at DESC, r.id DESC
-     LIMIT ${page.limit + 1}`);
   const month = await db.one(sql.type(overrunSummarySchema)`
     SELECT count(*) AS requests, coalesce(sum(overrun_microdollars), 0) AS "overrunMicrodollars", coalesce(sum(charged_microdollars), 0) AS "chargedMicrodollars"
       FROM intelligence_reservations
      WHERE organization_id = ${organizationId} AND overrun_microdollars > 0 AND month_start = ${currentMonth}`);
-  const last = rows.length > page.limit ? rows[page.limit - 1] : undefined;
-  return {
-    month,
-    receipts: rows.slice(0, page.limit).map((r) => receiptOf(r)),
-    nextCursor: last?.finishedAt ? encodeCursor({ createdAt: last.finishedAt, id: last.id }) : null,
-  };
+  return { month, ...(await listReceipts(db, organizationId, { ...page, overrunsOnly: true })) };
 }
 
 const overrunByOrganizationSchema = z.object({ organizationId: z.uuid(), requests: z.coerce.number(), overrunMicrodollars: z.coerce.number() });
