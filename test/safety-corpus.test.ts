@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { learnerRecordRule } from '../domain/education/context.ts';
-import { revealsAnswer } from '../domain/education/student-guidance.ts';
+import { revealsAnswer } from '../domain/education/safety-answer.ts';
 import { findContactRequest } from '../domain/education/safety-contact.ts';
 import { findLink } from '../domain/education/safety-links.ts';
 import { normalizeForSafety, numbersIn } from '../domain/education/safety-text.ts';

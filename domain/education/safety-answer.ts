@@ -46,7 +46,7 @@ function revealsNumber(token: NumberToken, answer: NumericAnswer): boolean {
 }
 
 /** Whether the guidance gives the teacher's answer away (see the module comment for the rule). */
-export function revealsAnswerIn(guidance: string, teacherAnswer: string | undefined, instructions?: string): boolean {
+export function revealsAnswer(guidance: string, teacherAnswer: string | undefined, instructions?: string): boolean {
   if (!teacherAnswer) return false;
   const answer = parseAnswer(teacherAnswer);
   if (!answer) return false;

@@ -24,7 +24,7 @@ import { z } from 'zod';
 import { guidanceModes, STUDENT_GUIDANCE_LIMITS, STUDENT_GUIDANCE_POLICY_VERSION } from '@hosted-notes/runtime-sdk';
 import type { SafetyReceipt, studentGuidanceInputSchema } from '@hosted-notes/runtime-sdk';
 import type { ChatMessage } from '../intelligence/provider.ts';
-import { revealsAnswerIn } from './safety-answer.ts';
+import { revealsAnswer } from './safety-answer.ts';
 import { findContactRequest } from './safety-contact.ts';
 import { findLink } from './safety-links.ts';
 
@@ -84,10 +84,8 @@ export const guidanceJsonSchema: Record<string, unknown> = {
 
 const modelOutputSchema = z.strictObject({ mode: z.enum(guidanceModes), text: z.string().min(1), locale: z.string().max(35).nullable() });
 
-/** Whether the guidance gives the teacher's answer away (see ./safety-answer.ts for the rule). */
-export function revealsAnswer(guidance: string, teacherAnswer: string | undefined, instructions?: string): boolean {
-  return revealsAnswerIn(guidance, teacherAnswer, instructions);
-}
+// Whether the guidance gives the teacher's answer away: the rule lives in ./safety-answer.ts.
+export { revealsAnswer };
 
 export type CheckedGuidance = { mode: GuidanceMode; text: string; locale: string | null; safety: SafetyReceipt };
 
