@@ -14,7 +14,7 @@ import { createAccount, issueAccessToken } from '../domain/identity/accounts.ts'
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { createWorkspace } from '../domain/identity/workspaces.ts';
 import { markStarted, pendingIntents, recordStartIntents } from '../domain/workflow-intents.ts';
-import { stats } from './timing.ts';
+import { timed } from './timing.ts';
 import type { Stats } from './timing.ts';
 
 export type StartsSetup = { db: DatabasePool; baseUrl: string; receiverUrl: string };
@@ -38,16 +38,8 @@ export async function seedStartsWorkspace(input: StartsSetup) {
 
 /** p50s of the request path and of the outbox's own two statements, sequentially (one at a time). */
 export async function requestPathCost(input: StartsSetup, seeded: Awaited<ReturnType<typeof seedStartsWorkspace>>, samples: number): Promise<{ name: string; stats: Stats }[]> {
-  const time = async (send: () => Promise<void>) => {
-    for (let i = 0; i < 5; i++) await send();
-    const times: number[] = [];
-    for (let i = 0; i < samples; i++) {
-      const started = performance.now();
-      await send();
-      times.push(performance.now() - started);
-    }
-    return stats(times);
-  };
+  // bench/timing.ts's sequential timing; each send checks its own answer (ok() throws on a non-2xx).
+  const time = (send: () => Promise<void>) => timed(() => send().then(() => ({ statusCode: 200, body: '' })), samples, [200], 5);
   let n = 0;
   const propose = () =>
     fetch(`${input.baseUrl}/api/dev/automation/proposals`, {
