@@ -234,9 +234,11 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
     loading = false;
     await running;
 
+    // Drain budgets are generous: on a loaded 2-core machine (other test files beside it) the backlog
+    // after the outages took well over a minute once; the drill measures loss, not speed.
     // Every acknowledged event is delivered to the subscribed endpoint (at least once, by webhook-id).
     const expected = eventIds.map((id) => deliveryMessageId(id, endpointId));
-    await waitUntil('every delivery', async () => expected.every((id) => receivedIds.includes(id)), 90_000);
+    await waitUntil('every delivery', async () => expected.every((id) => receivedIds.includes(id)), 150_000);
     // Every proposal is executed, once, with one receipt.
     const executed = z.object({ id: z.uuid(), state: z.string(), applies: z.coerce.number(), receipts: z.coerce.number() });
     const readProposals = () =>
@@ -245,7 +247,7 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
                (SELECT count(*) FROM forge_executions f WHERE f.proposal_id = p.id AND f.kind = 'apply') AS applies,
                (SELECT count(*) FROM forge_executions f WHERE f.proposal_id = p.id AND f.kind = 'apply' AND f.receipt IS NOT NULL) AS receipts
           FROM action_proposals p WHERE p.id = ANY(${sql.array(proposalIds, 'uuid')})`);
-    await waitUntil('every proposal executed', async () => (await readProposals()).every((p) => p.state === 'executed'), 90_000);
+    await waitUntil('every proposal executed', async () => (await readProposals()).every((p) => p.state === 'executed'), 150_000);
     for (const p of await readProposals()) expect(p, p.id).toMatchObject({ state: 'executed', applies: 1, receipts: 1 });
     expect((await readProposals()).length).toBe(proposalIds.length);
     // Nothing is left for the relay.
@@ -265,5 +267,5 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
     }
     // The processes logged JSON only.
     for (const p of processes) for (const line of p.output) expect(() => JSON.parse(line), `${p.name}: ${line}`).not.toThrow();
-  }, 300_000);
+  }, 420_000);
 });
