@@ -12,6 +12,8 @@ import { GENERATE_DEFAULT_OUTPUT_TOKENS, STRUCTURED_GENERATE_EXTRA_OUTPUT_TOKENS
 import { completeReservation, IN_FLIGHT_RETRY_AFTER_SECONDS, listOverruns, markDispatched, reserve } from '../domain/intelligence/ledger.ts';
 import type { Completion } from '../domain/intelligence/ledger.ts';
 import { useTestAppWithWorker } from './support/harness.ts';
+import { buildTestApp } from './support/app.ts';
+import { lazyTemporalConnection } from '../platform/temporal.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
 import type { RuntimeChain, RuntimeClient } from './support/product-runtime.ts';
 import type { ScriptedProvider} from './support/scripted-provider.ts';
@@ -290,6 +292,32 @@ describe('intelligence_budget_exhausted says whether the shortfall is held by re
     const res = await post(rt, '/intelligence/education/generate', generateBody());
     expect(res.statusCode).toBe(429);
     expect(res.data).toMatchObject({ code: 'intelligence_sublimit_exhausted', shortfall: 'request_exceeds_limit', limitMicrodollars: 100 });
+  });
+});
+
+// ---- Temporal away --------------------------------------------------------------------------------
+
+describe('a metered request while Temporal is unreachable', () => {
+  it('is 503 workflow_service_unavailable with Retry-After within the bound, and reserves nothing', async () => {
+    const dead = lazyTemporalConnection('127.0.0.1:1');
+    const settings = provider.settings();
+    const app = await buildTestApp(ctx.db.pool, { temporal: { connection: dead, namespace: 'default', taskQueue: ctx.taskQueue }, intelligence: provider.intelligence(settings) });
+    try {
+      const chain = await buildRuntimeChain(ctx.db.pool);
+      await setBudget(ctx.db.pool, chain.organizationId, 1_000_000);
+      const started = performance.now();
+      const res = await post(runtimeClient(app, chain.secret), '/intelligence/education/generate', generateBody());
+      expect(res.statusCode, res.body).toBe(503);
+      expect(res.data).toMatchObject({ code: 'workflow_service_unavailable' });
+      expect(res.headers['retry-after']).toBe('5');
+      // Bounded by TEMPORAL_CALL_WAIT_MS (5 s), not Temporal's own ~20 s of retries.
+      expect(performance.now() - started).toBeLessThan(15_000);
+      expect(await orgLedger(ctx.db.pool, chain.organizationId)).toEqual({ committed: 0, inFlight: 0 });
+      expect(provider.calls).toHaveLength(0);
+    } finally {
+      await app.close();
+      await dead.close();
+    }
   });
 });
 

@@ -13,7 +13,7 @@ import type { Reservation } from '../../../domain/intelligence/ledger.ts';
 import { hashSecret } from '../../../domain/secrets.ts';
 import type { MeteringTiming } from '../../../domain/intelligence/setup.ts';
 import type { RuntimeCaller } from './kit.ts';
-import { isTemporalUnavailable, TEMPORAL_CALL_WAIT_MS, workflowServiceUnavailable } from '../shared/workflow-starts.ts';
+import { boundedTemporalCall } from '../shared/workflow-starts.ts';
 
 
 export type OpenedRun =
@@ -39,18 +39,13 @@ export class MeteredRuns {
     const started = Date.now();
     // The workflow holds the reservation's timers, so nothing is reserved without it: Temporal is
     // needed now. Bounded: a 503 the caller can retry, never a wait of Temporal's own ~20 s retries.
-    try {
-      await this.temporal.connection.withDeadline(Date.now() + TEMPORAL_CALL_WAIT_MS, () =>
-        this.temporal.workflow.start(intelligenceUsage, {
-          workflowId,
-          taskQueue: this.taskQueue,
-          args: [{ reservationTtlMs: this.timing.reservationTtlMs, completionDeadlineMs: this.timing.completionDeadlineMs }],
-        }),
-      );
-    } catch (error) {
-      if (isTemporalUnavailable(error)) throw workflowServiceUnavailable('The metering workflow could not be started in time; nothing was reserved or charged.');
-      throw error;
-    }
+    await boundedTemporalCall(this.temporal, 'The metering workflow could not be started in time; nothing was reserved or charged.', () =>
+      this.temporal.workflow.start(intelligenceUsage, {
+        workflowId,
+        taskQueue: this.taskQueue,
+        args: [{ reservationTtlMs: this.timing.reservationTtlMs, completionDeadlineMs: this.timing.completionDeadlineMs }],
+      }),
+    );
     try {
       const outcome = await reserve(this.db, {
         id: randomUUID(),
