@@ -36,6 +36,10 @@ import { RUNTIME_MOUNT } from './routes/product/kit.ts';
 import { reviewerConsole } from './routes/console/index.ts';
 import type { WorkflowStarter } from './routes/shared/workflow-starts.ts';
 import { startWorkflowRelay } from './workflow-relay.ts';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
+import type { Registry } from 'prom-client';
+import { registerHttpMetrics } from './metrics/http.ts';
+import { registerTracing } from './observability.ts';
 import type { RelayOptions } from './workflow-relay.ts';
 
 export type AppDeps = {
@@ -70,6 +74,10 @@ export type AppDeps = {
   connections?: ConnectionsSetup | null;
   /** The Temporal Web UI (TEMPORAL_UI_URL) the reviewer console links proposal workflows to; none: it shows their ids. */
   temporalUiUrl?: string | null;
+  /** Record HTTP metrics into this registry (platform/metrics.ts); none: not recorded. */
+  metrics?: Registry | null;
+  /** Trace requests and Temporal calls with the process's tracer provider (platform/tracing.ts). */
+  tracing?: boolean;
 };
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -82,7 +90,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
     },
-    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    // When tracing, api/observability.ts writes Fastify's two request lines itself, once the
+    // request's span exists, so they carry its trace id like every other line of the request.
+    logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: deps.tracing === true }),
     forceCloseConnections: 'idle',
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
@@ -108,6 +118,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   registerEdgeRules(app);
   registerProblemHandling(app);
+  if (deps.tracing) await registerTracing(app);
+  if (deps.metrics) registerHttpMetrics(app, deps.metrics);
 
   // The OpenAPI document: frame, per-route transform and completion pass in api/openapi.ts.
   await app.register(swagger, swaggerOptions({ publicBaseUrl: deps.publicBaseUrl }));
@@ -129,7 +141,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await leases.releaseAll().catch((error: unknown) => app.log.warn({ err: error }, 'returning allowance leases failed'));
   });
   // One Temporal client (and the one task queue) for every interface that starts or signals workflows.
-  const temporal = new Client({ connection: deps.temporal.connection, namespace: deps.temporal.namespace });
+  // When tracing, its interceptor carries the request's trace into workflow starts, signals and updates.
+  const temporal = new Client({
+    connection: deps.temporal.connection,
+    namespace: deps.temporal.namespace,
+    ...(deps.tracing ? { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } } : {}),
+  });
   // The starter makes every workflow start the interfaces record (durable: api/routes/shared/workflow-starts.ts).
   const starter: WorkflowStarter = { db: deps.db, temporal, taskQueue: deps.temporal.taskQueue, webhookRetryBaseMs: deps.webhookRetryBaseMs ?? 1_000 };
   const workflows = { temporal, taskQueue: deps.temporal.taskQueue, starter };

@@ -14,16 +14,31 @@ import { buildApp } from './app.ts';
 import { createMetricsRegistry, serveMetrics } from '../platform/metrics.ts';
 import type { MetricsListener } from '../platform/metrics.ts';
 import { registerIntelligenceMetrics } from './metrics/intelligence.ts';
+import { registerDomainMetrics } from './metrics/domain.ts';
+import { observeQueries, registerPoolMetrics } from '../db/observability.ts';
+import type { Tracing } from '../platform/tracing.ts';
 
 /** `metricsUrl`: where Prometheus scrapes this process (null: METRICS_PORT unset). */
 export type RunningApi = { app: FastifyInstance; url: string; metricsUrl: string | null; close: () => Promise<void> };
 
-/** `parseResults: false` is for the benchmark that prices row parsing only (db/pool.ts). */
-export async function startApi(config: Config, databaseUrl: string, temporalAddress: string, options: { parseResults?: boolean } = {}): Promise<RunningApi> {
+/**
+ * `parseResults: false` is for the benchmark that prices row parsing only (db/pool.ts). `tracing`:
+ * the process's tracer (platform/tracing.ts), started by the entry point (it is process-wide).
+ */
+export async function startApi(
+  config: Config,
+  databaseUrl: string,
+  temporalAddress: string,
+  options: { parseResults?: boolean; tracing?: Tracing | null } = {},
+): Promise<RunningApi> {
+  // Metrics (METRICS_PORT): HTTP, pool, queries, the process, and the domain's figures.
+  const registry = config.METRICS_PORT !== undefined ? createMetricsRegistry({ process: 'api' }) : null;
+  const tracing = options.tracing ?? null;
   const db = await createDatabasePool(databaseUrl, {
     maxPoolSize: config.DATABASE_POOL_SIZE,
     statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
     ...(options.parseResults === false ? { parseResults: false } : {}),
+    ...(registry || tracing ? { interceptors: [observeQueries({ registry, traces: tracing !== null })] } : {}),
   });
   const connection = lazyTemporalConnection(temporalAddress);
   const intelligence = intelligenceFrom(config);
@@ -44,13 +59,16 @@ export async function startApi(config: Config, databaseUrl: string, temporalAddr
     temporalUiUrl: config.TEMPORAL_UI_URL ?? null,
     // Every API process relays the workflow starts still pending (any number may run at once).
     workflowRelay: {},
+    metrics: registry,
+    tracing: tracing !== null,
   });
   await app.listen({ host: config.HOST, port: config.PORT });
   // Metrics on their own listener, never the API port (platform/metrics.ts).
   let metrics: MetricsListener | null = null;
-  if (config.METRICS_PORT !== undefined) {
-    const registry = createMetricsRegistry({ process: 'api' });
+  if (registry && config.METRICS_PORT !== undefined) {
+    registerPoolMetrics(registry, db);
     registerIntelligenceMetrics(registry, db);
+    registerDomainMetrics(registry, db);
     metrics = await serveMetrics(registry, config.METRICS_HOST, config.METRICS_PORT);
   }
   const address = app.server.address();

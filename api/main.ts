@@ -6,6 +6,7 @@ import { createLogger } from '../platform/logger.ts';
 import { startApi } from './compose.ts';
 import { onShutdownSignal } from '../platform/signals.ts';
 import { installTemporalClientLogging } from '../platform/temporal-logging.ts';
+import { startTracingFromEnv } from '../platform/tracing.ts';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, 'api-main');
@@ -16,6 +17,12 @@ if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
   process.exit(2);
 }
 await migrate(config.DATABASE_URL, (msg) => log.info(msg));
-const api = await startApi(config, config.DATABASE_URL, config.TEMPORAL_ADDRESS);
-log.info({ url: api.url }, 'api listening');
-onShutdownSignal(log, () => api.close());
+// Traces when the OTEL_* variables ask for them (docs/observability.md); spans still buffered are
+// sent after the last request is answered.
+const tracing = startTracingFromEnv('hosted-notes-api');
+const api = await startApi(config, config.DATABASE_URL, config.TEMPORAL_ADDRESS, { tracing });
+log.info({ url: api.url, metricsUrl: api.metricsUrl, tracing: tracing !== null }, 'api listening');
+onShutdownSignal(log, async () => {
+  await api.close();
+  await tracing?.shutdown();
+});

@@ -12,6 +12,17 @@ import type { ErrorCode, ErrorPointer } from '../domain/errors.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The problem code this reply answered with (api/metrics/http.ts counts them); null: not a problem. */
+    problemCode: string | null;
+  }
+  interface FastifyRequest {
+    /** The request's OpenTelemetry trace id when tracing is on (api/observability.ts), else null. */
+    traceId: string | null;
+  }
+}
+
 /** The documented body of every error response (also published in OpenAPI). */
 export const problemSchema = z
   .object({
@@ -22,6 +33,7 @@ export const problemSchema = z
     instance: z.string().optional(),
     code: z.enum(Object.keys(errorCatalog) as [ErrorCode, ...ErrorCode[]]).describe('Stable machine-readable code; branch on this.'),
     requestId: z.string(),
+    traceId: z.string().optional().describe('The OpenTelemetry trace id of the request, when the service traces (docs/observability.md).'),
     errors: z
       .array(z.looseObject({ pointer: z.string(), message: z.string(), code: z.string().optional(), currentRevision: z.string().nullable().optional() }))
       .optional()
@@ -41,12 +53,14 @@ export function problemBody(error: AppError, request: FastifyRequest): Problem {
     instance: request.url.split('?')[0],
     code: error.code,
     requestId: request.id,
+    ...(request.traceId ? { traceId: request.traceId } : {}),
     ...error.extensions,
   };
 }
 
 export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  reply.problemCode = error.code;
   return reply.code(error.status).type(PROBLEM_CONTENT_TYPE).send(problemBody(error, reply.request));
 }
 
@@ -134,6 +148,8 @@ export function answerNoRoute(request: FastifyRequest, reply: FastifyReply): Fas
 }
 
 export function registerProblemHandling(app: FastifyInstance): void {
+  app.decorateReply('problemCode', null);
+  app.decorateRequest('traceId', null);
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
     logFailure(request, error, appError);

@@ -51,12 +51,14 @@ export type PoolOptions = {
   connectionTimeoutMs?: number;
   /** false only for the benchmark that measures what row parsing costs; production always parses. */
   parseResults?: boolean;
+  /** More interceptors after the result parser (db/observability.ts: spans and query durations). */
+  interceptors?: Interceptor[];
 };
 
 export async function createDatabasePool(connectionUri: string, options: PoolOptions = {}): Promise<DatabasePool> {
   const pool = await createPool(connectionUri, {
     typeParsers,
-    interceptors: options.parseResults === false ? [] : [resultParserInterceptor],
+    interceptors: [...(options.parseResults === false ? [] : [resultParserInterceptor]), ...(options.interceptors ?? [])],
     maxPoolSize: options.maxPoolSize ?? 20,
     statementTimeout: options.statementTimeoutMs ?? 15_000,
     connectionTimeout: options.connectionTimeoutMs ?? 5_000,

@@ -3,6 +3,7 @@
 // listener of its own, never the public API port. Names follow Prometheus conventions: the `hnp_`
 // prefix, base units (seconds, bytes, dollars), `_total` for counters, low-cardinality labels.
 import { createServer } from 'node:http';
+import { createServer as createTcpServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 
@@ -15,14 +16,22 @@ export function createMetricsRegistry(labels: { process: string }): Registry {
 
 export type MetricsListener = { url: string; close: () => Promise<void> };
 
-/** Serves `GET /metrics` (and only that) on host:port (0: a free port). */
-export async function serveMetrics(registry: Registry, host: string, port: number): Promise<MetricsListener> {
+/**
+ * Serves `GET /metrics` (and only that) on host:port (0: a free port). `alsoServe`: pages appended
+ * to the registry's (the worker's Temporal Core exporter, which runs a listener of its own on
+ * loopback), so each process is one scrape target.
+ */
+export async function serveMetrics(registry: Registry, host: string, port: number, alsoServe: string[] = []): Promise<MetricsListener> {
+  const page = async () => {
+    const parts = await Promise.all([registry.metrics(), ...alsoServe.map(fetchPage)]);
+    return parts.map((text) => (text.endsWith('\n') || text === '' ? text : `${text}\n`)).join('');
+  };
   const server = createServer((req, res) => {
     if (req.method !== 'GET' || new URL(req.url ?? '/', 'http://x').pathname !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found: metrics are at /metrics\n');
       return;
     }
-    registry.metrics().then(
+    page().then(
       (text) => res.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' }).end(text),
       // A collector failed (the database unreachable, most likely): say so, do not serve a partial page.
       (error: unknown) => res.writeHead(503, { 'content-type': 'text/plain' }).end(`metrics unavailable: ${error instanceof Error ? error.name : 'error'}\n`),
@@ -37,4 +46,22 @@ export async function serveMetrics(registry: Registry, host: string, port: numbe
     url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}/metrics`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+async function fetchPage(url: string): Promise<string> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+  if (!res.ok) throw new Error(`${url} answered ${res.status}`);
+  return res.text();
+}
+
+/** A free TCP port on `host` for a listener we cannot ask for port 0 (Temporal Core's exporter). */
+export async function freeLocalPort(host = '127.0.0.1'): Promise<number> {
+  const server = createTcpServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

@@ -61,7 +61,12 @@ export function pinoArgs(entry: Pick<LogEntry, 'message' | 'meta'>): [Record<str
 
 let runtime: Runtime | undefined;
 
-export function installTemporalLogging(logger: Logger, level: LogLevel = temporalLevel[logger.level] ?? 'INFO'): void {
+/**
+ * `prometheusBindAddress`: also run the Core SDK's Prometheus exporter (its worker and client
+ * metrics, `temporal_*`) on that address (platform/metrics.ts serves its page beside ours). Names
+ * follow Prometheus conventions: `_total` on counters, durations in seconds with the unit suffix.
+ */
+export function installTemporalLogging(logger: Logger, level: LogLevel = temporalLevel[logger.level] ?? 'INFO', options: { prometheusBindAddress?: string } = {}): void {
   if (runtime) return;
   installTemporalClientLogging(logger);
   runtime = Runtime.install({
@@ -70,7 +75,17 @@ export function installTemporalLogging(logger: Logger, level: LogLevel = tempora
     shutdownSignals: [],
     logger: new DefaultLogger(level, (entry) => logger[levelOf(entry.level, entry.message)](...pinoArgs(entry))),
     // Core's own lines through the same logger instead of its ANSI-coloured console output.
-    telemetryOptions: { logging: { forward: {}, filter: coreLogFilter(level) } },
+    telemetryOptions: {
+      logging: { forward: {}, filter: coreLogFilter(level) },
+      ...(options.prometheusBindAddress
+        ? {
+            metrics: {
+              prometheus: { bindAddress: options.prometheusBindAddress, countersTotalSuffix: true, unitSuffix: true, useSecondsForDurations: true },
+              globalTags: { process: 'worker' },
+            },
+          }
+        : {}),
+    },
   });
 }
 

@@ -25,6 +25,7 @@ import { createLogger } from '../platform/logger.ts';
 import { onShutdownSignal } from '../platform/signals.ts';
 import { startApi } from '../api/compose.ts';
 import { startWorker } from '../workers/compose.ts';
+import { startTracingFromEnv } from '../platform/tracing.ts';
 
 const started = performance.now();
 const dataDir = resolve(projectRoot, process.env['DATA_DIR'] || '.data');
@@ -113,11 +114,15 @@ try {
     }))
     .finally(() => seedPool.end());
 
-  const worker = await startWorker(config, databaseUrl, temporalAddress);
+  // Traces when the OTEL_* variables ask for them (docs/observability.md): one tracer for the process.
+  const tracing = startTracingFromEnv('hosted-notes');
+  if (tracing) services.push(['tracing', tracing.shutdown]);
+  const worker = await startWorker({ ...config, METRICS_PORT: config.METRICS_PORT ? config.METRICS_PORT + 1 : 0 }, databaseUrl, temporalAddress, { tracing });
   services.push(['worker', worker.shutdown]);
   // The console links workflows into the Temporal UI: the dev server's when we started one.
   // Metrics on a listener of their own: METRICS_PORT, or a free port (0) when unset.
-  const api = await startApi({ ...config, TEMPORAL_UI_URL: temporalUi ?? undefined, METRICS_PORT: config.METRICS_PORT ?? 0 }, databaseUrl, temporalAddress);
+  // The worker's are on the next port when METRICS_PORT is set, else on a free one too.
+  const api = await startApi({ ...config, TEMPORAL_UI_URL: temporalUi ?? undefined, METRICS_PORT: config.METRICS_PORT ?? 0 }, databaseUrl, temporalAddress, { tracing });
   services.push(['api', api.close]);
 
   writeFileSync(stateFile, JSON.stringify({ databaseUrl, temporalAddress, apiUrl: api.url }, null, 2), { mode: 0o600 });
@@ -133,7 +138,8 @@ try {
       `  API docs     ${api.url}/docs`,
       `  Reviewer console ${api.url}/console   (sign in with the reviewer token below; propose with the curl line under "Try")`,
       `  Temporal UI  ${temporalUi ?? '(external Temporal: see your deployment)'}`,
-      `  Metrics      ${api.metricsUrl ?? '(off)'}   (Prometheus text format)`,
+      `  Metrics      API ${api.metricsUrl ?? '(off)'}   worker ${worker.metricsUrl ?? '(off)'}   (Prometheus text format; docs/observability.md)`,
+      `  Traces       ${tracing ? `on (OpenTelemetry, ${process.env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] ?? process.env['OTEL_EXPORTER_OTLP_ENDPOINT'] ?? process.env['OTEL_TRACES_EXPORTER']})` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT to send them to a collector)'}`,
       `  Data         ${dataDir}`,
       `  Demo token   ${demo.token}${demo.reused ? '   (same as last start)' : ''}`,
       `  Reviewer token ${reviewer.token}   (Demo Reviewer: the reviewer role in the demo workspace)`,

@@ -15,13 +15,33 @@ import type { Config } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import { installTemporalLogging } from '../platform/temporal-logging.ts';
 import { createPlatformWorker } from './worker.ts';
+import { observeQueries, registerPoolMetrics } from '../db/observability.ts';
+import { createMetricsRegistry, freeLocalPort, serveMetrics } from '../platform/metrics.ts';
+import type { MetricsListener } from '../platform/metrics.ts';
+import type { Tracing } from '../platform/tracing.ts';
 
-export type RunningWorker = { worker: Worker; db: DatabasePool; running: Promise<void>; shutdown: () => Promise<void> };
+/** `metricsUrl`: where Prometheus scrapes this worker (null: METRICS_PORT unset). */
+export type RunningWorker = { worker: Worker; db: DatabasePool; metricsUrl: string | null; running: Promise<void>; shutdown: () => Promise<void> };
 
-export async function startWorker(config: Config, databaseUrl: string, temporalAddress: string): Promise<RunningWorker> {
-  installTemporalLogging(createLogger(config.LOG_LEVEL, 'temporal'));
+export async function startWorker(config: Config, databaseUrl: string, temporalAddress: string, options: { tracing?: Tracing | null } = {}): Promise<RunningWorker> {
+  // Metrics (METRICS_PORT): the process's and its pool's, and the Temporal Core SDK's own worker and
+  // client metrics from its Prometheus exporter, which listens on a loopback port of its own and is
+  // served on the same page (platform/metrics.ts), so a worker is one scrape target.
+  const registry = config.METRICS_PORT !== undefined ? createMetricsRegistry({ process: 'worker' }) : null;
+  const corePort = registry ? await freeLocalPort() : null;
+  installTemporalLogging(createLogger(config.LOG_LEVEL, 'temporal'), undefined, corePort ? { prometheusBindAddress: `127.0.0.1:${corePort}` } : {});
   const google = googleFrom(config);
-  const db = await createDatabasePool(databaseUrl, { maxPoolSize: 10, statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS });
+  const tracing = options.tracing ?? null;
+  const db = await createDatabasePool(databaseUrl, {
+    maxPoolSize: 10,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    ...(registry || tracing ? { interceptors: [observeQueries({ registry, traces: tracing !== null })] } : {}),
+  });
+  let metrics: MetricsListener | null = null;
+  if (registry && config.METRICS_PORT !== undefined) {
+    registerPoolMetrics(registry, db);
+    metrics = await serveMetrics(registry, config.METRICS_HOST, config.METRICS_PORT, [`http://127.0.0.1:${corePort}/metrics`]);
+  }
   const connection = await NativeConnection.connect({ address: temporalAddress });
   const worker = await createPlatformWorker({
     connection,
@@ -35,6 +55,7 @@ export async function startWorker(config: Config, databaseUrl: string, temporalA
       oauthProvider: google ? createGoogleOAuthProvider(google) : null,
     },
     shutdownGraceTime: config.SHUTDOWN_GRACE_MS,
+    tracing,
   });
   // Idempotency records are replayable for 24 h; the worker sweeps expired ones every 10 minutes,
   // and finishes media uploads and deletions a dead API process left half done (docs/media.md).
@@ -54,12 +75,14 @@ export async function startWorker(config: Config, databaseUrl: string, temporalA
   // run() resolves once shutdown() has drained the worker; resources are released after that.
   const running = worker.run().finally(async () => {
     clearInterval(sweep);
+    await metrics?.close();
     await connection.close();
     await db.end();
   });
   return {
     worker,
     db,
+    metricsUrl: metrics?.url ?? null,
     running,
     shutdown: async () => {
       if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -7,6 +7,7 @@ import { createLogger } from '../platform/logger.ts';
 import { flushTemporalLogs } from '../platform/temporal-logging.ts';
 import { startWorker } from './compose.ts';
 import { onShutdownSignal } from '../platform/signals.ts';
+import { startTracingFromEnv } from '../platform/tracing.ts';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL, 'worker-main');
@@ -22,9 +23,14 @@ const fail = async (error: unknown, message: string): Promise<never> => {
   log.fatal({ err: error }, message);
   process.exit(1);
 };
+// Traces when the OTEL_* variables ask for them (docs/observability.md).
+const tracing = startTracingFromEnv('hosted-notes-worker');
 const worker = await migrate(databaseUrl, (msg) => log.info(msg))
-  .then(() => startWorker(config, databaseUrl, temporalAddress))
+  .then(() => startWorker(config, databaseUrl, temporalAddress, { tracing }))
   .catch((error: unknown) => fail(error, 'worker start-up failed'));
-log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker polling');
-onShutdownSignal(log, () => worker.shutdown());
+log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, metricsUrl: worker.metricsUrl, tracing: tracing !== null }, 'worker polling');
+onShutdownSignal(log, async () => {
+  await worker.shutdown();
+  await tracing?.shutdown();
+});
 await worker.running.catch((error: unknown) => fail(error, 'worker stopped'));

@@ -2,6 +2,8 @@
 // with a synchronous validator, or expiry; an approval runs the Forge execution here, in the same
 // workflow (a failed apply fails this workflow: visible as Failed). Message definitions live here
 // and are imported by the API.
+import { context } from '@opentelemetry/api';
+import type { Context } from '@opentelemetry/api';
 import { ApplicationFailure, condition, defineQuery, defineUpdate, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import type { ProposalState as State } from '../domain/automation/proposal-states.ts';
@@ -28,11 +30,16 @@ export const stateQuery = defineQuery<string>('state');
 export async function proposalReview(input: ReviewInput): Promise<string> {
   let state: State = 'proposed';
   let decision: Decision | null = null;
+  // The trace of the request that decided (docs/observability.md): what the decision causes (the
+  // state write, Forge's execution) is traced there, not in the proposal's trace. Without tracing
+  // this is OpenTelemetry's no-op context.
+  let decidedIn: Context = context.active();
   setHandler(stateQuery, () => state);
   setHandler(
     decideUpdate,
     (d) => {
       decision = d;
+      decidedIn = context.active();
       return { state: d.decision === 'approve' ? 'approved' : 'rejected' };
     },
     {
@@ -61,19 +68,23 @@ export async function proposalReview(input: ReviewInput): Promise<string> {
     await move('expired');
     return 'expired';
   }
-  if (made.decision === 'reject') {
-    await move('rejected', { actorAccountId: made.reviewer.accountId, reason: made.reason, detail: { by: 'reviewer' } });
-    return 'rejected';
+  return context.with(decidedIn, () => settle(made));
+
+  async function settle(made: Decision): Promise<string> {
+    if (made.decision === 'reject') {
+      await move('rejected', { actorAccountId: made.reviewer.accountId, reason: made.reason, detail: { by: 'reviewer' } });
+      return 'rejected';
+    }
+    await move('approved', { actorAccountId: made.reviewer.accountId, reason: made.reason, detail: { by: 'reviewer' } });
+    state = 'executing';
+    try {
+      await runForge({ proposalId: input.proposalId, kind: 'apply', actorAccountId: made.reviewer.accountId });
+    } catch (error) {
+      // The failure is recorded (proposal failed); the review fails with its typed ApplicationFailure.
+      state = 'failed';
+      throw error;
+    }
+    state = 'executed';
+    return state;
   }
-  await move('approved', { actorAccountId: made.reviewer.accountId, reason: made.reason, detail: { by: 'reviewer' } });
-  state = 'executing';
-  try {
-    await runForge({ proposalId: input.proposalId, kind: 'apply', actorAccountId: made.reviewer.accountId });
-  } catch (error) {
-    // The failure is recorded (proposal failed); the review fails with its typed ApplicationFailure.
-    state = 'failed';
-    throw error;
-  }
-  state = 'executed';
-  return state;
 }

@@ -1,0 +1,62 @@
+// HTTP server metrics (docs/observability.md), recorded once per response at the root of the app so
+// every interface is covered: request count and duration by interface, route template, method and
+// status class, and problem+json answers by code. Labels are bounded: the route is Fastify's
+// template (`/api/dev/notes/:mappingId`), never the raw path; a request no route matched is
+// `unmatched`. Label children are cached per label set, so a response costs two map look-ups and
+// two increments (bench/README.md: metrics on vs off).
+import type { FastifyInstance } from 'fastify';
+import { Counter, Histogram } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { RUNTIME_MOUNT } from '../routes/product/kit.ts';
+
+/** The interface a route template belongs to (longest prefix first: automation lives under /api/dev). */
+const interfaces: [prefix: string, name: string][] = [
+  ['/api/dev/automation', 'automation'],
+  ['/api/dev', 'dev'],
+  ['/api/mcp', 'mcp'],
+  [RUNTIME_MOUNT, 'product'],
+  ['/console', 'console'],
+];
+
+export function interfaceOf(route: string): string {
+  for (const [prefix, name] of interfaces) if (route === prefix || route.startsWith(`${prefix}/`)) return name;
+  return 'platform';
+}
+
+export function registerHttpMetrics(app: FastifyInstance, registry: Registry): void {
+  const requests = new Counter({
+    name: 'hnp_http_requests_total',
+    help: 'HTTP requests answered, by interface, route template, method and status class (2xx, 4xx…).',
+    labelNames: ['interface', 'route', 'method', 'status_class'],
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'hnp_http_request_duration_seconds',
+    help: 'Time from receiving a request to finishing its response, by interface, route template, method and status class.',
+    labelNames: ['interface', 'route', 'method', 'status_class'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const problems = new Counter({
+    name: 'hnp_http_problems_total',
+    help: 'problem+json answers by interface and stable problem code (docs/api.md, "Errors").',
+    labelNames: ['interface', 'code'],
+    registers: [registry],
+  });
+  type Children = { count: ReturnType<Counter['labels']>; duration: ReturnType<Histogram['labels']> };
+  const children = new Map<string, Children>();
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const statusClass = `${Math.floor(reply.statusCode / 100)}xx`;
+    const key = `${request.method} ${statusClass} ${route}`;
+    let child = children.get(key);
+    if (!child) {
+      const labels = { interface: interfaceOf(route), route, method: request.method, status_class: statusClass };
+      child = { count: requests.labels(labels), duration: duration.labels(labels) };
+      children.set(key, child);
+    }
+    child.count.inc();
+    child.duration.observe(reply.elapsedTime / 1000);
+    if (reply.problemCode) problems.inc({ interface: interfaceOf(route), code: reply.problemCode });
+  });
+}
