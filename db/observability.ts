@@ -105,7 +105,7 @@ export function registerPoolMetrics(registry: Registry, pool: DatabasePool): voi
     help: 'The size of this process\'s Postgres pool (DATABASE_POOL_SIZE).',
     registers: [registry],
     collect() {
-      this.set(pool.configuration.maximumPoolSize ?? 10); // slonik's default size
+      this.set(pool.configuration.maxPoolSize ?? 10); // slonik's default size
     },
   });
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure Debian's Prometheus server and promtool are installed for the observability tests
 # (test/prometheus.test.ts scrapes a test stack with a real Prometheus; promtool checks the alert
-# rules in ops/prometheus/). CI starts from a clean clone, so this installs Debian's `prometheus`
+# rules in observability/prometheus/). CI starts from a clean clone, so this installs Debian's `prometheus`
 # package with apt-get when it is missing. Idempotent: when both run it only prints their versions.
 # `PROMETHEUS_PATH` / `PROMTOOL_PATH` point at other binaries.
 set -euo pipefail

@@ -130,9 +130,9 @@ describe('traces', () => {
     const spans = await waitForSpans(
       caller.traceId,
       (found) =>
-        found.some((s) => s.name.startsWith('pg ') && ancestry(s, found).some((n) => n.startsWith('RunActivity'))) &&
+        found.some((s) => s.name.startsWith('pg ') && ancestry(s, found).includes('RunActivity:executeForge')) &&
         found.every((s) => ancestry(s, found).at(-1) === requestSpan),
-      'the approval\'s trace has no SQL span under an activity, or a span whose parents do not reach the request',
+      'the approval\'s trace has no SQL span under Forge\'s activity, or a span whose parents do not reach the request',
     );
 
     // The request's span is the child of the caller's span (W3C traceparent in).
@@ -143,15 +143,19 @@ describe('traces', () => {
     // reaches the request's span through its parents.
     const chains = spans.filter((s) => s !== http).map((s) => ancestry(s, spans));
     for (const chain of chains) expect(chain, chain.join(' ← ')).toContain(http!.name);
-    const activitySql = chains.find((c) => c[0]!.startsWith('pg ') && c.some((n) => n.startsWith('RunActivity')))!;
-    // Bottom-up: SQL ← activity ← … workflow … ← Temporal client call ← the HTTP request.
-    const at = (prefix: string) => activitySql.findIndex((n) => n.startsWith(prefix));
-    expect(at('RunActivity')).toBeGreaterThan(0);
-    const workflowAt = activitySql.findIndex((n) => /^(RunWorkflow|HandleUpdate|HandleSignal|StartActivity|StartChildWorkflowExecution)/.test(n));
-    expect(workflowAt, activitySql.join(' ← ')).toBeGreaterThan(at('RunActivity'));
-    const clientAt = activitySql.findIndex((n) => /^(UpdateWorkflow|SignalWorkflow|StartWorkflow|StartUpdate)/.test(n));
-    expect(clientAt, activitySql.join(' ← ')).toBeGreaterThan(workflowAt);
-    expect(activitySql.at(-1)).toBe(http!.name);
+    // Bottom-up, from the SQL of Forge's execution (it writes the receipt) to the request.
+    const forgeSql = chains.find((c) => c[0]!.startsWith('pg ') && c[1] === 'RunActivity:executeForge');
+    expect(forgeSql, chains.map((c) => c.join(' ← ')).join('\n')).toBeDefined();
+    const [, ...above] = forgeSql!;
+    expect(above.filter((n) => !n.startsWith('handler - '))).toEqual([
+      'RunActivity:executeForge', // the worker's activity
+      'StartActivity:executeForge', // the workflow scheduling it, in the decision's context
+      'HandleUpdate:decide', // the workflow's update handler
+      'StartWorkflowUpdate:decide', // the API's Temporal client
+      requestSpan, // the HTTP request
+    ]);
+    const receipt = spans.filter((s) => s.parentSpanId === spans.find((p) => p.name === 'RunActivity:executeForge')!.spanContext().spanId);
+    expect(receipt.some((s) => String(s.attributes['db.statement']).includes('forge_executions'))).toBe(true);
     // SQL spans carry the statement's template, never a value.
     const statements = spans.filter((s) => s.name.startsWith('pg ')).map((s) => String(s.attributes['db.statement']));
     expect(statements.length).toBeGreaterThan(0);

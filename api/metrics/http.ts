@@ -1,7 +1,7 @@
 // HTTP server metrics (docs/observability.md), recorded once per response at the root of the app so
 // every interface is covered: request count and duration by interface, route template, method and
 // status class, and problem+json answers by code. Labels are bounded: the route is Fastify's
-// template (`/api/dev/notes/:mappingId`), never the raw path; a request no route matched is
+// template (`/api/dev/automation/proposals/:id`), never the raw path; a request no route matched is
 // `unmatched`. Label children are cached per label set, so a response costs two map look-ups and
 // two increments (bench/README.md: metrics on vs off).
 import type { FastifyInstance } from 'fastify';

@@ -1,6 +1,7 @@
 // Webhook endpoints and deliveries, signed per the Standard Webhooks spec: headers webhook-id,
 // webhook-timestamp and webhook-signature "v1,<base64 HMAC-SHA256 of id.timestamp.body>" keyed with
 // the base64 part of the whsec_ secret, so receivers verify with the `standardwebhooks` library.
+import { context, propagation } from '@opentelemetry/api';
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
@@ -122,12 +123,15 @@ export async function attemptDelivery(db: Db, box: SecretBox, policy: EgressPoli
   if (row.status !== 'active') return recordUnsent(db, input, 'skipped', { code: 'endpoint_disabled', message: 'The endpoint is disabled.' }, null);
   const body = JSON.stringify({ type: input.event.type, timestamp: input.event.receivedAt, data: input.event });
   const timestamp = Math.floor(Date.now() / 1000);
-  const headers = {
+  const headers: Record<string, string> = {
     'webhook-id': input.messageId,
     'webhook-timestamp': String(timestamp),
     'webhook-signature': sign(box.open(row.sealed, `webhook_endpoint:${input.endpointId}`), input.messageId, timestamp, body),
     'user-agent': 'hosted-notes-webhooks/1',
   };
+  // W3C trace context out (docs/observability.md): the receiver may join the delivery's trace. A
+  // no-op unless the process traces.
+  propagation.inject(context.active(), headers);
   // Recorded before the request: once it may have left, there is a row for it whatever happens next.
   const executionId = await db.oneFirst(sql.type(z.object({ id: z.string() }))`
     INSERT INTO webhook_executions (endpoint_id, workspace_id, message_id, event_id, attempt, activity_attempt, outcome)
