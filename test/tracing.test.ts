@@ -30,7 +30,12 @@ import type { TestDatabase } from './support/database.ts';
 import { devClient } from './support/dev-client.ts';
 import type { DevClient } from './support/dev-client.ts';
 import { accountWithToken } from './support/fixtures.ts';
+import { generateBody, setBudget } from './support/intelligence.ts';
+import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
+import type { RuntimeClient } from './support/product-runtime.ts';
+import { useScriptedProvider } from './support/use-scripted-provider.ts';
 
+const provider = useScriptedProvider();
 const exporter = new InMemorySpanExporter();
 const taskQueue = `tracing-${process.pid}-${Date.now()}`;
 const logLines: Record<string, unknown>[] = [];
@@ -47,6 +52,7 @@ let reviewerToken: string;
 let reviewerSession: ConsoleSession;
 let workspaceId: string;
 let mappingId: string;
+let rt: RuntimeClient;
 
 beforeAll(async () => {
   tracing = startTracing({ serviceName: 'tracing-test', spanProcessor: new SimpleSpanProcessor(exporter) });
@@ -60,7 +66,7 @@ beforeAll(async () => {
       done();
     },
   });
-  app = await buildTestApp(pool, { temporal: { connection: temporal, namespace: 'default', taskQueue }, tracing: true, logger: pino({ level: 'info' }, sink) });
+  app = await buildTestApp(pool, { temporal: { connection: temporal, namespace: 'default', taskQueue }, tracing: true, logger: pino({ level: 'info' }, sink), intelligence: provider.intelligence() });
   workerConnection = await NativeConnection.connect({ address: inject('temporalAddress') });
   // No prebuilt bundle: the plugin's workflow interceptors are bundled with the workflows here.
   worker = await createPlatformWorker({ connection: workerConnection, namespace: 'default', taskQueue, deps: { db: pool }, shutdownGraceTime: '1s', tracing });
@@ -74,6 +80,9 @@ beforeAll(async () => {
   await addMember(pool, { workspaceId, accountId: reviewer.account.id, role: 'reviewer' });
   ({ mappingId } = await createMapping(pool, { vaultId: (await createVault(pool, { name: 'Traced vault', ownerWorkspaceId: workspaceId })).id }));
   reviewerSession = await consoleSignIn(app, reviewer.token);
+  const chain = await buildRuntimeChain(pool);
+  await setBudget(pool, chain.organizationId, 1_000_000);
+  rt = runtimeClient(app, chain.secret);
 }, 120_000);
 
 afterAll(async () => {
@@ -166,6 +175,37 @@ describe('traces', () => {
     for (const secret of [owner.token, reviewerToken, reviewerSession.secret, reviewerSession.csrf, 'secret-ish note body']) {
       expect(everything).not.toContain(secret);
     }
+  });
+
+  it('follows a metered generate request to its settlement in one trace, with no prompt or output text in any span', async () => {
+    const task = `A warm-up on equivalent fractions for pupil ${randomUUID()}`;
+    provider.fallback = { kind: 'chat', chunks: ['Fold a strip ', 'in half, privately.'], usage: { prompt_tokens: 60, completion_tokens: 8 } };
+    const caller = callerContext();
+    const res = await rt.request('POST', '/intelligence/education/generate', { body: generateBody(task), headers: { 'idempotency-key': randomUUID(), traceparent: caller.traceparent } });
+    expect(res.statusCode, res.body).toBe(200);
+    const requestSpan = 'POST /api/product/v1/intelligence/education/generate';
+    const spans = await waitForSpans(
+      caller.traceId,
+      (found) =>
+        found.some((s) => s.name === 'RunWorkflow:intelligenceUsage') &&
+        found.some((s) => s.name.startsWith('pg ') && ancestry(s, found)[1] === 'RunActivity:completeIntelligenceReservation') &&
+        found.every((s) => ancestry(s, found).at(-1) === requestSpan),
+      'the generate request\'s trace has no settlement SQL, or a span whose parents do not reach the request',
+    );
+    const named = (chain: string[]) => chain.filter((n) => !n.startsWith('handler - '));
+    // The metering workflow, started by the request…
+    expect(named(ancestry(spans.find((s) => s.name === 'RunWorkflow:intelligenceUsage')!, spans))).toEqual(['RunWorkflow:intelligenceUsage', 'StartWorkflow:intelligenceUsage', requestSpan]);
+    // …and the settlement: the request's update, the workflow's handler, the activity and its SQL.
+    const settlement = spans.find((s) => s.name.startsWith('pg ') && ancestry(s, spans)[1] === 'RunActivity:completeIntelligenceReservation')!;
+    expect(named(ancestry(settlement, spans)).slice(1)).toEqual([
+      'RunActivity:completeIntelligenceReservation',
+      'StartActivity:completeIntelligenceReservation',
+      'HandleUpdate:complete',
+      'StartWorkflowUpdate:complete',
+      requestSpan,
+    ]);
+    const everything = JSON.stringify(exporter.getFinishedSpans().map((s) => ({ name: s.name, attributes: s.attributes, events: s.events })));
+    for (const text of [task, 'Fold a strip', 'privately']) expect(everything).not.toContain(text);
   });
 
   it('puts the trace id beside requestId in problem+json and in every log line of the request', async () => {
