@@ -36,11 +36,18 @@ export function observeQueries(options: { registry?: Registry | null; traces?: b
         registers: [options.registry],
       })
     : null;
+  // Label children cached per operation: an observation is then a map look-up, not a label hash.
+  const byOperation = new Map<string, ReturnType<Histogram['labels']>>();
   const traces = options.traces === true;
   const started = (sandbox: Record<string, unknown>) => sandbox['observeStartedAt'] as bigint | undefined;
   const finish = (sandbox: Record<string, unknown>, sqlText: string, error: Error | null) => {
     const at = started(sandbox);
-    if (histogram && at !== undefined) histogram.observe({ operation: statementOperation(sqlText) }, Number(process.hrtime.bigint() - at) / 1e9);
+    if (histogram && at !== undefined) {
+      const operation = statementOperation(sqlText);
+      let child = byOperation.get(operation);
+      if (!child) byOperation.set(operation, (child = histogram.labels({ operation })));
+      child.observe(Number(process.hrtime.bigint() - at) / 1e9);
+    }
     const span = sandbox['observeSpan'] as Span | undefined;
     if (span) {
       if (error) span.setStatus({ code: SpanStatusCode.ERROR, message: error.name });
