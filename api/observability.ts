@@ -8,9 +8,10 @@ import type { FastifyInstance } from 'fastify';
 
 export async function registerTracing(app: FastifyInstance): Promise<void> {
   const instrumentation = new otel.FastifyOtelInstrumentation({
-    // The request span and the handler's; a span per lifecycle hook would multiply spans for little.
+    // The request's span only: a span per lifecycle hook, or for the handler (the request's span
+    // minus its hooks, named by the plugin chain), would multiply spans for little.
     instrumentHooks: false,
-    instrumentHandler: true,
+    instrumentHandler: false,
     // Exception messages can quote input (a validation message, a path); the status says enough.
     recordExceptions: false,
     requestHook: (span, request) => {

@@ -55,7 +55,7 @@ const generateBody = {
   course: { title: 'Grade 4 Mathematics', subject: 'Mathematics', gradeLevels: ['4'], locale: 'en-US' },
   sources: [{ id: 'src-1', title: 'Fraction strips lesson', excerpt: 'Students fold paper strips into halves, quarters and eighths.' }],
 };
-const generateJson = JSON.stringify(generateBody);
+export const generateJson = JSON.stringify(generateBody);
 // What the platform sends the provider for that body (domain/intelligence/provider.ts), sent straight to it.
 const messages = generateMessages(generateInputSchema.parse(generateBody));
 const directJson = JSON.stringify({ model: TEXT_MODEL, messages, max_completion_tokens: MAX_OUTPUT_TOKENS, stream: true, stream_options: { include_usage: true } });
@@ -127,14 +127,14 @@ async function timeStream(endpoint: Endpoint, format: 'ndjson' | 'sse', options:
   return { firstDeltaMs, abortedAt: null };
 }
 
-type LoadResult = { stats: Stats; perSecond: number; errors: Map<string, number> };
+export type LoadResult = { stats: Stats; perSecond: number; errors: Map<string, number> };
 
 /**
  * Closed loop: `callers` concurrent callers for `seconds`, every completed call timed, failures
  * counted by message. The rate counts the calls completed within the window only: when a call takes
  * seconds, the drain after it (fewer and fewer callers left) would otherwise understate the rate.
  */
-async function closedLoop(name: string, callers: number, seconds: number, call: () => Promise<void>): Promise<LoadResult> {
+export async function closedLoop(name: string, callers: number, seconds: number, call: () => Promise<void>): Promise<LoadResult> {
   const latencies: number[] = [];
   let completedInWindow = 0;
   const errors = new Map<string, number>();
@@ -158,7 +158,7 @@ async function closedLoop(name: string, callers: number, seconds: number, call: 
   return { stats: stats(name, latencies), perSecond: completedInWindow / seconds, errors };
 }
 
-async function startProvider(): Promise<{ child: ChildProcess; providerUrl: string; controlUrl: string }> {
+export async function startProvider(): Promise<{ child: ChildProcess; providerUrl: string; controlUrl: string }> {
   const script = fileURLToPath(new URL('./scripted-provider.ts', import.meta.url));
   const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
   const [providerUrl, controlUrl] = await new Promise<[string, string]>((resolve, reject) => {
@@ -192,7 +192,7 @@ async function clockOffset(controlUrl: string): Promise<{ offsetMs: number; roun
 }
 
 /** An organization with a budget far above what the run spends, one installation and a credential that may generate. */
-async function meteredCaller(db: DatabasePool, accountId: string, label: string) {
+export async function meteredCaller(db: DatabasePool, accountId: string, label: string) {
   const workspace = await createWorkspace(db, { name: `Bench ${label}`, ownerAccountId: accountId });
   const org = await createOrganization(db, { name: `Bench ${label}` });
   await assignWorkspace(db, { organizationId: org.id, workspaceId: workspace.id });
@@ -206,6 +206,22 @@ async function meteredCaller(db: DatabasePool, accountId: string, label: string)
 }
 
 const ledgerSchema = z.object({ state: z.string(), count: z.number() });
+
+/** The API's and the worker's environment for metered generation against the scripted provider. */
+export function generateEnv(base: NodeJS.ProcessEnv, target: { temporalAddress: string; taskQueue: string; providerUrl: string }): NodeJS.ProcessEnv {
+  return {
+    ...base,
+    TEMPORAL_ADDRESS: target.temporalAddress,
+    TEMPORAL_TASK_QUEUE: target.taskQueue,
+    LOG_LEVEL: 'warn',
+    INTELLIGENCE_PROVIDER_BASE_URL: target.providerUrl,
+    INTELLIGENCE_PROVIDER_API_KEY: PROVIDER_KEY,
+    INTELLIGENCE_TEXT_MODEL: TEXT_MODEL,
+    INTELLIGENCE_TEXT_INPUT_MICRODOLLARS_PER_MTOK: '1000000',
+    INTELLIGENCE_TEXT_OUTPUT_MICRODOLLARS_PER_MTOK: '4000000',
+    INTELLIGENCE_TEXT_MAX_OUTPUT_TOKENS: String(MAX_OUTPUT_TOKENS),
+  };
+}
 
 export type IntelligenceSuiteInput = {
   databaseUrl: string;
@@ -223,18 +239,7 @@ export async function runIntelligenceSuite(input: IntelligenceSuiteInput): Promi
   const provider = await startProvider();
   const temporal = await startTemporalDevServer({ cliPath: resolveTemporalCli(), headless: true });
   const taskQueue = `bench-intelligence-${process.pid}`;
-  const env: NodeJS.ProcessEnv = {
-    ...input.env,
-    TEMPORAL_ADDRESS: temporal.address,
-    TEMPORAL_TASK_QUEUE: taskQueue,
-    LOG_LEVEL: 'warn',
-    INTELLIGENCE_PROVIDER_BASE_URL: provider.providerUrl,
-    INTELLIGENCE_PROVIDER_API_KEY: PROVIDER_KEY,
-    INTELLIGENCE_TEXT_MODEL: TEXT_MODEL,
-    INTELLIGENCE_TEXT_INPUT_MICRODOLLARS_PER_MTOK: '1000000',
-    INTELLIGENCE_TEXT_OUTPUT_MICRODOLLARS_PER_MTOK: '4000000',
-    INTELLIGENCE_TEXT_MAX_OUTPUT_TOKENS: String(MAX_OUTPUT_TOKENS),
-  };
+  const env = generateEnv(input.env, { temporalAddress: temporal.address, taskQueue, providerUrl: provider.providerUrl });
   const worker = spawn(process.execPath, [fileURLToPath(new URL('../workers/main.ts', import.meta.url))], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   const server = await input.startServer('app', env);
   // The API's pool size (DATABASE_POOL_SIZE default), so reserve alone competes for as many connections.

@@ -9,6 +9,7 @@
 //   npm run bench -- --suite media   (bench/media.ts)
 //   npm run bench -- --suite console   (bench/console.ts)
 //   npm run bench -- --suite starts [--proposals 200]   (bench/durable-starts.ts)
+//   npm run bench -- --suite observability [--duration 10] [--rounds 2] [--only read|generate]   (bench/observability.ts)
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -46,6 +47,7 @@ import { runIntelligenceSuite } from './intelligence.ts';
 import { runEducationSuite } from './education.ts';
 import { runMediaSuite } from './media.ts';
 import { runConsoleSuite } from './console.ts';
+import { runObservabilitySuite } from './observability.ts';
 import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import type { LatencyStats } from './mcp.ts';
@@ -60,6 +62,7 @@ const { values: args } = parseArgs({
     proposals: { type: 'string', default: '200' },
     'import-sample': { type: 'string', default: '500' },
     only: { type: 'string' },
+    rounds: { type: 'string', default: '2' },
   },
 });
 const duration = Number(args.duration);
@@ -413,6 +416,13 @@ async function main() {
       },
     ];
 
+    if (args.suite === 'all' || args.suite === 'observability') {
+      const read = scenarios.find((s) => s.name.startsWith('read: '))!.request;
+      // `--only read` or `--only generate` picks one workload of this suite.
+      const workloads = args.suite === 'observability' && args.only ? new Set(args.only.split(',').filter((w): w is 'read' | 'generate' => w === 'read' || w === 'generate')) : undefined;
+      await runObservabilitySuite({ databaseUrl, env: serverEnv(databaseUrl), duration, connections, rounds: Number(args.rounds), read, printTable, ...(workloads ? { workloads } : {}) });
+    }
+    if (args.suite === 'observability') return;
     if (args.suite === 'all' || args.suite === 'automation') await runAutomationSuite(databaseUrl);
     if (args.suite === 'automation') return;
     if (args.suite === 'all' || args.suite === 'starts') await runStartsSuite(databaseUrl);

@@ -31,6 +31,105 @@ function countsOf(known: readonly string[], rows: readonly { key: string; n: num
   return counts;
 }
 
+type Series = [labels: Record<string, string>, value: number][];
+type DomainMetric = { name: string; help: string; type: 'gauge' | 'counter'; labelNames?: string[]; series: (snapshot: OperationsSnapshot) => Series };
+
+const byLabel = (label: string, counts: Map<string, number>): Series => [...counts].map(([value, n]) => [{ [label]: value }, n]);
+const perOrganization = <T extends { organizationId: string }>(rows: readonly T[], value: (row: T) => number): Series =>
+  rows.map((row) => [{ organization_id: row.organizationId }, value(row)]);
+
+/** Each metric: its name, help and type, and how its series come out of one snapshot. */
+const domainMetrics: DomainMetric[] = [
+  {
+    name: 'hnp_workflow_starts_pending',
+    help: 'Workflow starts recorded (the outbox) but not yet made in Temporal.',
+    type: 'gauge',
+    series: ({ starts }) => [[{}, starts.pending]],
+  },
+  {
+    name: 'hnp_workflow_starts_oldest_pending_age_seconds',
+    help: 'How long the oldest pending workflow start has waited, in seconds (0 when none is pending).',
+    type: 'gauge',
+    series: ({ starts }) => [[{}, starts.oldestAgeSeconds]],
+  },
+  {
+    name: 'hnp_proposals',
+    help: 'Automation action proposals by state.',
+    type: 'gauge',
+    labelNames: ['state'],
+    series: ({ proposals }) => byLabel('state', countsOf(proposalStates, proposals.map((r) => ({ key: r.state, n: r.n })))),
+  },
+  {
+    name: 'hnp_forge_executions_total',
+    help: 'Forge executions (apply and undo) that ended, by outcome.',
+    type: 'counter',
+    labelNames: ['outcome'],
+    series: ({ forgeExecutions }) => byLabel('outcome', countsOf(forgeOutcomes, forgeExecutions.map((r) => ({ key: r.outcome, n: r.n })))),
+  },
+  {
+    name: 'hnp_webhook_deliveries_total',
+    help: `Webhook delivery requests by outcome and delivery attempt (1 to ${MAX_DELIVERY_ATTEMPTS}); a request still in flight is counted when it ends, one whose worker stopped as unknown.`,
+    type: 'counter',
+    labelNames: ['outcome', 'attempt'],
+    series: ({ webhookDeliveries }) => {
+      const counts = new Map<string, number>(webhookOutcomes.flatMap((outcome) => webhookAttempts.map((attempt) => [`${outcome} ${attempt}`, 0] as const)));
+      for (const row of webhookDeliveries) counts.set(`${row.outcome} ${row.attempt}`, (counts.get(`${row.outcome} ${row.attempt}`) ?? 0) + row.n);
+      return [...counts].map(([key, n]) => {
+        const [outcome = '', attempt = ''] = key.split(' ');
+        return [{ outcome, attempt }, n];
+      });
+    },
+  },
+  {
+    name: 'hnp_intelligence_reservations',
+    help: 'Intelligence reservations by state (reserved and dispatched are in flight).',
+    type: 'gauge',
+    labelNames: ['state'],
+    series: ({ reservations }) => byLabel('state', countsOf(reservationStates, reservations.map((r) => ({ key: r.state, n: r.n })))),
+  },
+  {
+    name: 'hnp_intelligence_budget_used_ratio',
+    help: "This month's committed intelligence spend (requests in flight included at their reservation) over the organization's monthly budget, per organization with a budget and spend this month.",
+    type: 'gauge',
+    labelNames: ['organization_id'],
+    series: ({ intelligenceBudget }) => perOrganization(intelligenceBudget, (row) => row.ratio),
+  },
+  {
+    name: 'hnp_operation_quota_used_ratio',
+    help: "This month's Product Runtime operations over the organization's apiOperationsPerMonth, per organization with operations this month.",
+    type: 'gauge',
+    labelNames: ['organization_id'],
+    series: ({ operationQuota }) => perOrganization(operationQuota, (row) => row.ratio),
+  },
+  {
+    name: 'hnp_media_storage_used_bytes',
+    help: 'Media bytes the organization holds (uploads in progress included), per organization holding any.',
+    type: 'gauge',
+    labelNames: ['organization_id'],
+    series: ({ mediaStorage }) => perOrganization(mediaStorage, (row) => row.used),
+  },
+  {
+    name: 'hnp_media_storage_used_ratio',
+    help: 'Media bytes the organization holds over its mediaStorageBytes cap, per organization holding any.',
+    type: 'gauge',
+    labelNames: ['organization_id'],
+    series: ({ mediaStorage }) => perOrganization(mediaStorage, (row) => row.ratio),
+  },
+  {
+    name: 'hnp_oauth_attempts_total',
+    help: 'OAuth connection attempts that ended, by outcome (completed, failed, expired).',
+    type: 'counter',
+    labelNames: ['outcome'],
+    series: ({ oauthAttempts }) => byLabel('outcome', countsOf(oauthOutcomes, oauthAttempts.map((r) => ({ key: r.outcome, n: r.n })))),
+  },
+  {
+    name: 'hnp_console_sessions',
+    help: 'Live reviewer console sessions (not ended or expired, their token neither revoked nor expired).',
+    type: 'gauge',
+    series: ({ consoleSessions }) => [[{}, consoleSessions]],
+  },
+];
+
 export function registerDomainMetrics(registry: Registry, db: DatabasePool): void {
   // The registry collects every metric at once: they all share one snapshot (one connection, each
   // statement once) per scrape.
@@ -39,135 +138,27 @@ export function registerDomainMetrics(registry: Registry, db: DatabasePool): voi
     (scrape ??= db.connect((connection) => readOperationsSnapshot(connection)).finally(() => {
       setTimeout(() => (scrape = null), 0);
     }));
-
-  new Gauge({
-    name: 'hnp_workflow_starts_pending',
-    help: 'Workflow starts recorded (the outbox) but not yet made in Temporal.',
-    registers: [registry],
-    async collect() {
-      const { starts } = await snapshot();
-      this.reset();
-      this.set(starts.pending);
-    },
-  });
-  new Gauge({
-    name: 'hnp_workflow_starts_oldest_pending_age_seconds',
-    help: 'How long the oldest pending workflow start has waited, in seconds (0 when none is pending).',
-    registers: [registry],
-    async collect() {
-      const { starts } = await snapshot();
-      this.reset();
-      this.set(starts.oldestAgeSeconds);
-    },
-  });
-  new Gauge({
-    name: 'hnp_proposals',
-    help: 'Automation action proposals by state.',
-    labelNames: ['state'],
-    registers: [registry],
-    async collect() {
-      const { proposals } = await snapshot();
-      this.reset();
-      for (const [state, n] of countsOf(proposalStates, proposals.map((r) => ({ key: r.state, n: r.n })))) this.set({ state }, n);
-    },
-  });
-  new Counter({
-    name: 'hnp_forge_executions_total',
-    help: 'Forge executions (apply and undo) that ended, by outcome.',
-    labelNames: ['outcome'],
-    registers: [registry],
-    async collect() {
-      const { forgeExecutions } = await snapshot();
-      this.reset();
-      for (const [outcome, n] of countsOf(forgeOutcomes, forgeExecutions.map((r) => ({ key: r.outcome, n: r.n })))) this.inc({ outcome }, n);
-    },
-  });
-  new Counter({
-    name: 'hnp_webhook_deliveries_total',
-    help: `Webhook delivery requests by outcome and delivery attempt (1 to ${MAX_DELIVERY_ATTEMPTS}); a request still in flight is counted when it ends, one whose worker stopped as unknown.`,
-    labelNames: ['outcome', 'attempt'],
-    registers: [registry],
-    async collect() {
-      const { webhookDeliveries } = await snapshot();
-      this.reset();
-      for (const outcome of webhookOutcomes) for (const attempt of webhookAttempts) this.inc({ outcome, attempt }, 0);
-      for (const row of webhookDeliveries) this.inc({ outcome: row.outcome, attempt: String(row.attempt) }, row.n);
-    },
-  });
-  new Gauge({
-    name: 'hnp_intelligence_reservations',
-    help: 'Intelligence reservations by state (reserved and dispatched are in flight).',
-    labelNames: ['state'],
-    registers: [registry],
-    async collect() {
-      const { reservations } = await snapshot();
-      this.reset();
-      for (const [state, n] of countsOf(reservationStates, reservations.map((r) => ({ key: r.state, n: r.n })))) this.set({ state }, n);
-    },
-  });
-  new Gauge({
-    name: 'hnp_intelligence_budget_used_ratio',
-    help: "This month's committed intelligence spend (requests in flight included at their reservation) over the organization's monthly budget, per organization with a budget and spend this month.",
-    labelNames: ['organization_id'],
-    registers: [registry],
-    async collect() {
-      const { intelligenceBudget } = await snapshot();
-      this.reset();
-      for (const row of intelligenceBudget) this.set({ organization_id: row.organizationId }, row.ratio);
-    },
-  });
-  new Gauge({
-    name: 'hnp_operation_quota_used_ratio',
-    help: "This month's Product Runtime operations over the organization's apiOperationsPerMonth, per organization with operations this month.",
-    labelNames: ['organization_id'],
-    registers: [registry],
-    async collect() {
-      const { operationQuota } = await snapshot();
-      this.reset();
-      for (const row of operationQuota) this.set({ organization_id: row.organizationId }, row.ratio);
-    },
-  });
-  new Gauge({
-    name: 'hnp_media_storage_used_bytes',
-    help: 'Media bytes the organization holds (uploads in progress included), per organization holding any.',
-    labelNames: ['organization_id'],
-    registers: [registry],
-    async collect() {
-      const { mediaStorage } = await snapshot();
-      this.reset();
-      for (const row of mediaStorage) this.set({ organization_id: row.organizationId }, row.used);
-    },
-  });
-  new Gauge({
-    name: 'hnp_media_storage_used_ratio',
-    help: "Media bytes the organization holds over its mediaStorageBytes cap, per organization holding any.",
-    labelNames: ['organization_id'],
-    registers: [registry],
-    async collect() {
-      const { mediaStorage } = await snapshot();
-      this.reset();
-      for (const row of mediaStorage) this.set({ organization_id: row.organizationId }, row.ratio);
-    },
-  });
-  new Counter({
-    name: 'hnp_oauth_attempts_total',
-    help: 'OAuth connection attempts that ended, by outcome (completed, failed, expired).',
-    labelNames: ['outcome'],
-    registers: [registry],
-    async collect() {
-      const { oauthAttempts } = await snapshot();
-      this.reset();
-      for (const [outcome, n] of countsOf(oauthOutcomes, oauthAttempts.map((r) => ({ key: r.outcome, n: r.n })))) this.inc({ outcome }, n);
-    },
-  });
-  new Gauge({
-    name: 'hnp_console_sessions',
-    help: 'Live reviewer console sessions (not ended or expired, their token neither revoked nor expired).',
-    registers: [registry],
-    async collect() {
-      const { consoleSessions } = await snapshot();
-      this.reset();
-      this.set(consoleSessions);
-    },
-  });
+  for (const metric of domainMetrics) {
+    const options = { name: metric.name, help: metric.help, labelNames: metric.labelNames ?? [], registers: [registry] };
+    // Counters are counts of rows: reset, then set by incrementing from zero (prom-client counters have no set()).
+    if (metric.type === 'counter') {
+      new Counter({
+        ...options,
+        async collect() {
+          const series = metric.series(await snapshot());
+          this.reset();
+          for (const [labels, value] of series) this.inc(labels, value);
+        },
+      });
+    } else {
+      new Gauge({
+        ...options,
+        async collect() {
+          const series = metric.series(await snapshot());
+          this.reset();
+          for (const [labels, value] of series) this.set(labels, value);
+        },
+      });
+    }
+  }
 }

@@ -45,7 +45,8 @@ export function registerHttpMetrics(app: FastifyInstance, registry: Registry): v
   });
   type Children = { count: ReturnType<Counter['labels']>; duration: ReturnType<Histogram['labels']> };
   const children = new Map<string, Children>();
-  app.addHook('onResponse', async (request, reply) => {
+  // A callback hook, not an async one: no promise per response.
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const statusClass = `${Math.floor(reply.statusCode / 100)}xx`;
     const key = `${request.method} ${statusClass} ${route}`;
@@ -58,5 +59,6 @@ export function registerHttpMetrics(app: FastifyInstance, registry: Registry): v
     child.count.inc();
     child.duration.observe(reply.elapsedTime / 1000);
     if (reply.problemCode) problems.inc({ interface: interfaceOf(route), code: reply.problemCode });
+    done();
   });
 }
