@@ -130,6 +130,28 @@ function assertSingleValuedHeaders(rawHeaders: readonly string[]): void {
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 /** Installs the rules above on the root instance; every interface plugin inherits them. */
+/** How long a connection answered before its request body ended keeps reading (and discarding) after the answer. */
+export const LINGER_MS = 2_000;
+
+/**
+ * A lingering close (as nginx's `lingering_close`): when the answer goes out before the request's
+ * body has ended (a 413 while an upload is still arriving, a refusal before the body is read), Node
+ * half-closes the connection and destroys it as soon as the answer is flushed; bytes the client is
+ * still sending then meet a closed socket, the kernel answers them with a reset, and the client's
+ * kernel drops the answer it had not read yet: the client sees "connection reset", not the 413.
+ * So the socket ends its side and goes on reading and discarding for LINGER_MS before it is destroyed.
+ */
+function lingerOnClose(socket: Socket | null): void {
+  if (!socket || socket.destroyed || lingering.has(socket)) return;
+  lingering.add(socket);
+  socket.destroySoon = function lingeringDestroySoon(this: Socket) {
+    if (this.writable) this.end();
+    this.resume();
+    setTimeout(() => this.destroy(), LINGER_MS).unref();
+  };
+}
+const lingering = new WeakSet<Socket>();
+
 export function registerEdgeRules(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
@@ -145,6 +167,9 @@ export function registerEdgeRules(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
     assertNoNulInRecord(request.query, '/querystring');
     assertNoNulInRecord(request.params, '/params');
+  });
+  app.addHook('onSend', async (request) => {
+    if (!request.raw.complete) lingerOnClose(request.raw.socket);
   });
 
   // A shadow router of every route's method and path, so a miss can tell 404 from 405.
