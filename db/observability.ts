@@ -58,7 +58,10 @@ export function observeQueries(options: { registry?: Registry | null; traces?: b
     name: 'observe-queries',
     beforeQueryExecution: (queryContext, query) => {
       queryContext.sandbox['observeStartedAt'] = process.hrtime.bigint();
-      if (traces) {
+      // Only inside a trace (as instrumentation-pg's requireParentSpan): the relay's and the sweeps'
+      // background polls would otherwise be a one-span trace each, every few seconds.
+      const parent = traces ? trace.getSpan(context.active()) : undefined;
+      if (parent) {
         const operation = statementOperation(query.sql);
         queryContext.sandbox['observeSpan'] = tracer.startSpan(
           `pg ${operation}`,

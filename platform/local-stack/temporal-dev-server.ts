@@ -43,7 +43,10 @@ export async function startTemporalDevServer(options: {
   if (options.dbFilename) args.push('--db-filename', options.dbFilename);
   for (const [name, type] of Object.entries(searchAttributes)) args.push('--search-attribute', `${name}=${type}`);
 
-  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
+  // The server reads the OTEL_* variables too (it traces itself, and refuses exporters it does not
+  // know, such as `console`): they are our processes' settings (docs/observability.md), not its.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
+  const child = spawn(options.cliPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
   // Never outlive the parent, even when it exits without running its shutdown path.
   const killOnExit = () => child.kill('SIGTERM');
   process.once('exit', killOnExit);
