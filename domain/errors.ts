@@ -108,7 +108,7 @@ export const errorCatalog = {
   transaction_too_large: { status: 413, title: 'The transaction has too many actions or too much content.' },
   note_not_found: { status: 404, title: 'No live note at this path in this vault.' },
   trash_item_not_found: { status: 404, title: 'No trash item with this id in this vault.' },
-  revision_required: { status: 428, title: 'Replacing or deleting an existing note needs its current revision (expectedHash or If-Match).' },
+  revision_required: { status: 428, title: 'Replacing or deleting an existing note needs its current revision.' },
   revision_conflict: { status: 409, title: 'The expected revision is stale; the note changed since it was read.' },
   precondition_failed: { status: 412, title: 'An HTTP precondition (If-Match / If-None-Match) failed.' },
   path_case_conflict: { status: 409, title: 'A note whose path differs only by letter case already exists.' },

@@ -122,9 +122,15 @@ it('the API process killed mid-stream: the provider request ends and the timers 
     headers: { authorization: `Bearer ${chain.secret}`, 'content-type': 'application/json', 'idempotency-key': randomUUID(), accept: 'application/x-ndjson' },
     body: JSON.stringify(generateBody()),
   });
+  expect(res.status).toBe(200);
   const reader = res.body!.getReader();
   let seen = '';
-  while (!seen.includes('"delta"')) seen += new TextDecoder().decode((await reader.read()).value);
+  while (!seen.includes('"delta"')) {
+    const chunk = await reader.read();
+    // A stream that ends without a delta fails here with what it said (it used to spin forever).
+    if (chunk.done) throw new Error(`the stream ended before its first delta: ${seen}`);
+    seen += new TextDecoder().decode(chunk.value);
+  }
   api.kill('SIGKILL');
   await provider.waitForAborts(1);
 

@@ -88,7 +88,7 @@ describe('publishNote', () => {
     expect(unrevised.data).toMatchObject({ code: 'revision_required', currentRevision: v1, errors: [{ pointer: '/body/expectedRevision', code: 'revision_required' }] });
     // The runtime's own field, never the REST API's expectedHash or If-Match (issue 27).
     expect(unrevised.data.detail).toContain('expectedRevision');
-    expect(JSON.stringify(unrevised.data.detail)).not.toMatch(/expectedHash|If-Match/);
+    expect(JSON.stringify(unrevised.data)).not.toMatch(/expectedHash|If-Match/);
     const replaced = await client.publish(chain.vaultId, { path: 'Plan.md', content: 'v2', mode: 'apply', expectedRevision: v1 }, randomUUID());
     expect(replaced.statusCode).toBe(200);
     const stale = await client.publish(chain.vaultId, { path: 'Plan.md', content: 'v3', mode: 'apply', expectedRevision: v1 }, randomUUID());

@@ -52,9 +52,12 @@ export async function startTemporalDevServer(options: {
   process.once('exit', killOnExit);
   child.once('exit', () => process.removeListener('exit', killOnExit));
   let output = '';
+  // Its first lines and its last: a Go panic names its cause at the top, above a long stack.
+  let head = '';
   const collect = (chunk: Buffer) => {
     const text = chunk.toString('utf8');
-    output = (output + text).slice(-4_000);
+    if (head.length < 2_000) head = (head + text).slice(0, 2_000);
+    output = (output + text).slice(-2_000);
     for (const line of text.split('\n')) if (line.trim()) options.log?.(line);
   };
   child.stdout?.on('data', collect);
@@ -68,7 +71,10 @@ export async function startTemporalDevServer(options: {
   const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
   // The gRPC port opens before the namespace is registered; wait for a real answer.
   for (;;) {
-    if (exited !== undefined) throw new Error(`temporal server start-dev exited with ${exited}:\n${output}`);
+    if (exited !== undefined) {
+      const said = head.length < 2_000 ? head : `${head}\n…\n${output}`;
+      throw new Error(`temporal server start-dev exited with ${exited}:\n${said}`);
+    }
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1_000 });
       try {

@@ -42,7 +42,7 @@ const refusals = {
   note_not_found: { status: 404, title: 'No live note at this path in this vault.' },
   vault_not_granted: { status: 403, title: 'The installation holds no grant on this logical vault.' },
   vault_not_found: { status: 404, title: 'No hosted vault with this id is visible to the caller.' },
-  revision_required: { status: 428, title: 'Replacing or deleting an existing note needs its current revision (expectedHash or If-Match).' },
+  revision_required: { status: 428, title: 'Replacing or deleting an existing note needs its current revision.' },
   revision_conflict: { status: 409, title: 'The expected revision is stale; the note changed since it was read.' },
   path_case_conflict: { status: 409, title: 'A note whose path differs only by letter case already exists.' },
   conflict: { status: 409, title: 'The request conflicts with the current state.' },
