@@ -3,7 +3,10 @@
 // paths it can take, including runs still open (a review waiting days for its decision, a review
 // whose apply is in flight) — what a deployed worker finds in flight when new code arrives.
 //
-//   npx node test/workflows/histories/record.ts
+//   npx node test/workflows/histories/record.ts [name-prefix …]
+//
+// With prefixes (e.g. `intelligence-usage`), only the histories whose names start with one are
+// written: how a new workflow gets its recordings without re-recording the others.
 //
 // Re-record only for a change that may break runs in flight (with nothing deployed yet, or after
 // they drained); otherwise keep the old histories and make the change replay-safe (patched()).
@@ -20,6 +23,10 @@ import { decideUpdate } from '../../../workflows/proposal-review.ts';
 import * as searchAttributeKeys from '../../../workflows/search-attributes.ts';
 import { scheduledTriggerFire } from '../../../workflows/scheduled-trigger.ts';
 import { webhookDelivery } from '../../../workflows/webhook-delivery.ts';
+import { completeUpdate, intelligenceUsage, notReservedSignal } from '../../../workflows/intelligence-usage.ts';
+import { callbackUpdate, oauthConnection } from '../../../workflows/oauth-connection.ts';
+import type { Completion, Reservation, ReservationState } from '../../../domain/intelligence/ledger.ts';
+import type { AttemptFailureCode } from '../../../domain/connections/attempts.ts';
 import type { StubActivities, TimeSkippingRun } from '../../support/time-skipping.ts';
 import { opened, reviewInput, startReview, startUndo, stubs } from '../proposal-support.ts';
 
@@ -44,7 +51,10 @@ const workflowBundle = await bundleWorkflowCode({ workflowsPath });
 const historyToObject = (history: proto.temporal.api.history.v1.IHistory) =>
   proto.temporal.api.history.v1.History.toObject(proto.temporal.api.history.v1.History.fromObject(history), { longs: String, enums: String, bytes: String });
 
+const only = process.argv.slice(2);
+
 async function save(name: string, handle: WorkflowHandle): Promise<void> {
+  if (only.length > 0 && !only.some((prefix) => name.startsWith(prefix))) return;
   const file = new URL(`./${name}.json`, import.meta.url);
   // Failures' stack traces name this machine's paths and play no part in replay.
   const json = JSON.stringify(historyToObject(await handle.fetchHistory()), (key, value: unknown) => (key === 'stackTrace' ? undefined : value), 1);
@@ -161,6 +171,76 @@ try {
     const handle = await client.workflow.start(scheduledTriggerFire, { taskQueue, workflowId: `trigger-${proposalId(1)}-workflow-2026-01-01T09:00:00Z`, args: [{ triggerId: proposalId(1) }] });
     await handle.result();
     await save('scheduled-trigger.fired', handle);
+  });
+
+  // A metered request's life (workflows/intelligence-usage.ts) over a ledger stub that moves as the
+  // real compare-and-set does.
+  const ledger = (initial: ReservationState | null): StubActivities => {
+    let state = initial;
+    const next: Record<Completion['kind'], ReservationState> = { settle: 'settled', release: 'released', billable_failure: 'billable_failure', expire: 'expired' };
+    const allowed: Record<Completion['kind'], ReservationState[]> = { settle: ['dispatched'], release: ['reserved', 'dispatched'], billable_failure: ['dispatched'], expire: ['reserved'] };
+    return {
+      async completeIntelligenceReservation({ completion }: { workflowId: string; completion: Completion }) {
+        if (state === null) return null;
+        if (allowed[completion.kind].includes(state)) state = next[completion.kind];
+        return { id: proposalId(9), state } as unknown as Reservation;
+      },
+    };
+  };
+  const usage = { reservationTtlMs: 60_000, completionDeadlineMs: 180_000 };
+  const startUsage = ({ client, taskQueue }: TimeSkippingRun, n: number) =>
+    client.workflow.start(intelligenceUsage, { taskQueue, workflowId: `intelligence-usage-${proposalId(n)}`, args: [usage] });
+  await run(ledger('dispatched'), async (r) => {
+    const handle = await startUsage(r, 1);
+    await save('intelligence-usage.in-flight', handle);
+    await handle.terminate('recorded');
+  });
+  await run(ledger('dispatched'), async (r) => {
+    const handle = await startUsage(r, 2);
+    await handle.executeUpdate(completeUpdate, { args: [{ kind: 'settle', costMicrodollars: 10, model: 'm', inputTokens: 1, outputTokens: 1, images: null }] });
+    await handle.result();
+    await save('intelligence-usage.settled', handle);
+  });
+  await run(ledger('reserved'), async (r) => {
+    const handle = await startUsage(r, 3);
+    await handle.result();
+    await save('intelligence-usage.expired', handle);
+  });
+  await run(ledger(null), async (r) => {
+    const handle = await startUsage(r, 5);
+    await handle.signal(notReservedSignal);
+    await handle.result();
+    await save('intelligence-usage.never-reserved', handle);
+  });
+
+  // An OAuth attempt (workflows/oauth-connection.ts): open, then connected. (Its expiry and a
+  // metered request's billable failure, each a timer and then an activity after a long skip, stop
+  // this recorder's worker before the run ends on the time-skipping server; their open histories,
+  // recorded above, hold the same timers.)
+  const stateHash = 'a'.repeat(64);
+  const oauthStubs: StubActivities = {
+    async exchangeOAuthCode() {
+      return { status: 'connected', connectionId: proposalId(1) };
+    },
+    async expireOAuthAttempt() {
+      return { status: 'failed', code: 'oauth_state_expired' };
+    },
+    async failOAuthAttempt(input: { attemptId: string; code: AttemptFailureCode }) {
+      return { status: 'failed', code: input.code };
+    },
+  };
+  const startAttempt = ({ client, taskQueue }: TimeSkippingRun, n: number) =>
+    client.workflow.start(oauthConnection, { taskQueue, workflowId: `oauth-connection-${proposalId(n)}`, args: [{ attemptId: proposalId(n), stateHash, ttlMs: 600_000 }] });
+  await run(oauthStubs, async (r) => {
+    const handle = await startAttempt(r, 1);
+    await save('oauth-connection.awaiting-callback', handle);
+    await handle.terminate('recorded');
+  });
+  await run(oauthStubs, async (r) => {
+    const handle = await startAttempt(r, 2);
+    await handle.executeUpdate(callbackUpdate, { args: [{ stateHash, kind: 'code', sealedCode: 'k1:sealed-code' }] });
+    await handle.result();
+    await save('oauth-connection.connected', handle);
   });
 } finally {
   await env.teardown();
