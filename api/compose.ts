@@ -13,7 +13,6 @@ import { lazyTemporalConnection } from '../platform/temporal.ts';
 import { buildApp } from './app.ts';
 import { createMetricsRegistry, serveMetrics } from '../platform/metrics.ts';
 import type { MetricsListener } from '../platform/metrics.ts';
-import { registerIntelligenceMetrics } from './metrics/intelligence.ts';
 import { registerDomainMetrics } from './metrics/domain.ts';
 import { observeQueries, registerPoolMetrics } from '../db/observability.ts';
 import type { Tracing } from '../platform/tracing.ts';
@@ -67,7 +66,6 @@ export async function startApi(
   let metrics: MetricsListener | null = null;
   if (registry && config.METRICS_PORT !== undefined) {
     registerPoolMetrics(registry, db);
-    registerIntelligenceMetrics(registry, db);
     registerDomainMetrics(registry, db);
     metrics = await serveMetrics(registry, config.METRICS_HOST, config.METRICS_PORT);
   }

@@ -40,10 +40,10 @@ export function observeQueries(options: { registry?: Registry | null; traces?: b
   const byOperation = new Map<string, ReturnType<Histogram['labels']>>();
   const traces = options.traces === true;
   const started = (sandbox: Record<string, unknown>) => sandbox['observeStartedAt'] as bigint | undefined;
-  const finish = (sandbox: Record<string, unknown>, sqlText: string, error: Error | null) => {
+  const finish = (sandbox: Record<string, unknown>, error: Error | null) => {
     const at = started(sandbox);
     if (histogram && at !== undefined) {
-      const operation = statementOperation(sqlText);
+      const operation = sandbox['observeOperation'] as string;
       let child = byOperation.get(operation);
       if (!child) byOperation.set(operation, (child = histogram.labels({ operation })));
       child.observe(Number(process.hrtime.bigint() - at) / 1e9);
@@ -57,12 +57,13 @@ export function observeQueries(options: { registry?: Registry | null; traces?: b
   return {
     name: 'observe-queries',
     beforeQueryExecution: (queryContext, query) => {
+      const operation = statementOperation(query.sql);
+      queryContext.sandbox['observeOperation'] = operation;
       queryContext.sandbox['observeStartedAt'] = process.hrtime.bigint();
       // Only inside a trace (as instrumentation-pg's requireParentSpan): the relay's and the sweeps'
       // background polls would otherwise be a one-span trace each, every few seconds.
       const parent = traces ? trace.getSpan(context.active()) : undefined;
       if (parent) {
-        const operation = statementOperation(query.sql);
         queryContext.sandbox['observeSpan'] = tracer.startSpan(
           `pg ${operation}`,
           {
@@ -78,12 +79,12 @@ export function observeQueries(options: { registry?: Registry | null; traces?: b
       }
       return null;
     },
-    afterQueryExecution: (queryContext, query) => {
-      finish(queryContext.sandbox, query.sql, null);
+    afterQueryExecution: (queryContext) => {
+      finish(queryContext.sandbox, null);
       return null;
     },
-    queryExecutionError: (queryContext, query, error) => {
-      finish(queryContext.sandbox, query.sql, error);
+    queryExecutionError: (queryContext, _query, error) => {
+      finish(queryContext.sandbox, error);
       return null;
     },
   };

@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { MAX_DELIVERY_ATTEMPTS, SENDING_UNKNOWN_AFTER_SECONDS } from './automation/webhooks.ts';
 import { DEFAULT_API_OPERATIONS_PER_MONTH } from './product-runtime/chain.ts';
 import { DEFAULT_MEDIA_STORAGE_BYTES } from './product-runtime/entities.ts';
+import { overrunsThisMonth } from './intelligence/ledger.ts';
 
 type Db = CommonQueryMethods;
 
@@ -141,6 +142,8 @@ export type OperationsSnapshot = {
   mediaStorage: readonly z.infer<typeof ratioSchema>[];
   oauthAttempts: readonly { outcome: string; n: number }[];
   consoleSessions: number;
+  /** What providers reported beyond the reservations this month (docs/intelligence.md, "The bounded cost"). */
+  intelligenceOverruns: Awaited<ReturnType<typeof overrunsThisMonth>>;
 };
 
 /** Every figure above, one statement after another (the caller passes one connection: a scrape holds one, briefly). */
@@ -156,5 +159,6 @@ export async function readOperationsSnapshot(db: Db): Promise<OperationsSnapshot
     mediaStorage: await mediaStorageUse(db),
     oauthAttempts: await oauthAttemptsByOutcome(db),
     consoleSessions: await liveConsoleSessions(db),
+    intelligenceOverruns: await overrunsThisMonth(db),
   };
 }

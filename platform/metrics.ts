@@ -3,7 +3,6 @@
 // listener of its own, never the public API port. Names follow Prometheus conventions: the `hnp_`
 // prefix, base units (seconds, bytes, dollars), `_total` for counters, low-cardinality labels.
 import { createServer } from 'node:http';
-import { createServer as createTcpServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 
@@ -52,16 +51,4 @@ async function fetchPage(url: string): Promise<string> {
   const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
   if (!res.ok) throw new Error(`${url} answered ${res.status}`);
   return res.text();
-}
-
-/** A free TCP port on `host` for a listener we cannot ask for port 0 (Temporal Core's exporter). */
-export async function freeLocalPort(host = '127.0.0.1'): Promise<number> {
-  const server = createTcpServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }

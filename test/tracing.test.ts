@@ -19,7 +19,9 @@ import type { DatabasePool } from '../db/pool.ts';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
 import { lazyTemporalConnection } from '../platform/temporal.ts';
-import { startTracing } from '../platform/tracing.ts';
+import { startTracing, tracesExporterFrom } from '../platform/tracing.ts';
+import { sql } from 'slonik';
+import { z } from 'zod';
 import type { Tracing } from '../platform/tracing.ts';
 import { createPlatformWorker } from '../workers/worker.ts';
 import { buildTestApp } from './support/app.ts';
@@ -222,5 +224,23 @@ describe('traces', () => {
     const [span] = await waitForSpans(caller.traceId, (found) => found.some((s) => s.name.startsWith('GET ')), 'no request span');
     expect(span!.attributes['url.path']).toBe('/api/dev/notes');
     expect(span!.attributes['http.route']).toBe('/api/dev/notes');
+  });
+
+  it('makes no SQL span outside a trace (the relay\'s and the sweeps\' polls stay out of the collector)', async () => {
+    const before = exporter.getFinishedSpans().length;
+    await pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT 42 AS n`);
+    expect(exporter.getFinishedSpans().slice(before).filter((s) => String(s.attributes['db.statement']).includes('42'))).toEqual([]);
+  });
+});
+
+describe('tracing configuration', () => {
+  it('is off unless the OTEL_* variables ask, and refuses an exporter it does not have', () => {
+    expect(tracesExporterFrom({})).toBeNull();
+    expect(tracesExporterFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })).toBe('otlp');
+    expect(tracesExporterFrom({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' })).toBe('otlp');
+    expect(tracesExporterFrom({ OTEL_TRACES_EXPORTER: 'console' })).toBe('console');
+    expect(tracesExporterFrom({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x' })).toBeNull();
+    expect(tracesExporterFrom({ OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' })).toBeNull();
+    expect(() => tracesExporterFrom({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(/zipkin/);
   });
 });

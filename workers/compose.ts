@@ -16,7 +16,8 @@ import { createLogger } from '../platform/logger.ts';
 import { installTemporalLogging } from '../platform/temporal-logging.ts';
 import { createPlatformWorker } from './worker.ts';
 import { observeQueries, registerPoolMetrics } from '../db/observability.ts';
-import { createMetricsRegistry, freeLocalPort, serveMetrics } from '../platform/metrics.ts';
+import { createMetricsRegistry, serveMetrics } from '../platform/metrics.ts';
+import { freePort } from '../platform/local-stack/ports.ts';
 import type { MetricsListener } from '../platform/metrics.ts';
 import type { Tracing } from '../platform/tracing.ts';
 
@@ -28,7 +29,7 @@ export async function startWorker(config: Config, databaseUrl: string, temporalA
   // client metrics from its Prometheus exporter, which listens on a loopback port of its own and is
   // served on the same page (platform/metrics.ts), so a worker is one scrape target.
   const registry = config.METRICS_PORT !== undefined ? createMetricsRegistry({ process: 'worker' }) : null;
-  const corePort = registry ? await freeLocalPort() : null;
+  const corePort = registry ? await freePort() : null;
   installTemporalLogging(createLogger(config.LOG_LEVEL, 'temporal'), undefined, corePort ? { prometheusBindAddress: `127.0.0.1:${corePort}` } : {});
   const google = googleFrom(config);
   const tracing = options.tracing ?? null;

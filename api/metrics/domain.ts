@@ -3,7 +3,8 @@
 // state, Forge executions and webhook requests by outcome, intelligence reservations by state, and
 // per organization (its id, never a name; only organizations with activity this month, or stored
 // media) the share used of the intelligence budget, the monthly operation quota and the media storage
-// cap; then OAuth attempts by outcome and live reviewer console sessions.
+// cap, and the intelligence overrun (docs/intelligence.md); then OAuth attempts by outcome and live
+// reviewer console sessions.
 //
 // The figures are the database's, not the process's: every API process reports the same values, so
 // aggregate across processes with max() (or pick one instance), never sum(). The `_total` counters
@@ -121,6 +122,20 @@ const domainMetrics: DomainMetric[] = [
     type: 'counter',
     labelNames: ['outcome'],
     series: ({ oauthAttempts }) => byLabel('outcome', countsOf(oauthOutcomes, oauthAttempts.map((r) => ({ key: r.outcome, n: r.n })))),
+  },
+  {
+    name: 'hnp_intelligence_overrun_dollars',
+    help: 'What providers reported beyond the reservations this month, in US dollars, per organization: absorbed by the service, never charged to the budget.',
+    type: 'gauge',
+    labelNames: ['organization_id'],
+    series: ({ intelligenceOverruns }) => perOrganization(intelligenceOverruns, (row) => row.overrunMicrodollars / 1_000_000),
+  },
+  {
+    name: 'hnp_intelligence_overrun_requests',
+    help: 'Requests this month whose provider reported more usage than they reserved (charged at the reservation; the rest absorbed), per organization.',
+    type: 'gauge',
+    labelNames: ['organization_id'],
+    series: ({ intelligenceOverruns }) => perOrganization(intelligenceOverruns, (row) => row.requests),
   },
   {
     name: 'hnp_console_sessions',
