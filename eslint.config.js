@@ -104,7 +104,8 @@ const sdkBlock = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', '.tools/**', 'coverage/**'] },
+  // packages/*/dist/: the runtime SDK's build (docs/decisions.md 84), never the sources.
+  { ignores: ['node_modules/**', '.data/**', '.tools/**', 'coverage/**', 'packages/*/dist/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],

@@ -15,7 +15,7 @@ import type { SecretBox } from '../domain/secret-box.ts';
 import { isAppError } from '../domain/errors.ts';
 import type { OAuthProvider } from '../domain/connections/provider.ts';
 import { createConnectionActivities } from './connections.ts';
-import { completeReservation } from '../domain/intelligence/ledger.ts';
+import { completeReservation, overrunWarning } from '../domain/intelligence/ledger.ts';
 import type { Completion, Reservation } from '../domain/intelligence/ledger.ts';
 
 export type ActivityDeps = {
@@ -81,17 +81,8 @@ export function createActivities(deps: ActivityDeps) {
     /** One ledger transition of a metered intelligence request (a compare-and-set: repeating it changes nothing). */
     async completeIntelligenceReservation(input: { workflowId: string; completion: Completion }): Promise<Reservation | null> {
       const recorded = await completeReservation(db, input.workflowId, input.completion);
-      if (recorded && recorded.overrunMicrodollars > 0 && input.completion.kind !== 'expire') {
-        // The provider reported more than the bound allows: charged at the bound, the rest absorbed. Ids and amounts only.
-        log.warn('intelligence overrun: the provider reported more usage than the reservation allows; charged at the reservation', {
-          reservationId: recorded.id,
-          organizationId: recorded.organizationId,
-          operation: recorded.operation,
-          reservedMicrodollars: recorded.reservedMicrodollars,
-          reportedCostMicrodollars: recorded.reportedCostMicrodollars,
-          overrunMicrodollars: recorded.overrunMicrodollars,
-        });
-      }
+      const overrun = input.completion.kind === 'expire' ? null : overrunWarning(recorded);
+      if (overrun) log.warn(overrun.message, overrun.fields);
       return recorded;
     },
   };

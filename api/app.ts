@@ -32,6 +32,7 @@ import { devApi } from './routes/dev/index.ts';
 import { mcpGateway } from './routes/mcp/index.ts';
 import { automationGateway } from './routes/automation/index.ts';
 import { productRuntime } from './routes/product/index.ts';
+import { GroupCommit } from '../domain/notes/group-commit.ts';
 import { RUNTIME_MOUNT } from './routes/product/kit.ts';
 import { reviewerConsole } from './routes/console/index.ts';
 import type { WorkflowStarter } from './routes/shared/workflow-starts.ts';
@@ -155,8 +156,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     app.addHook('onClose', () => relay.stop());
   }
   const proposalExpirySeconds = deps.proposalExpirySeconds ?? 7 * 24 * 3600;
-  await app.register(devApi, { prefix: '/api/dev', db: deps.db, leases });
-  await app.register(mcpGateway, { prefix: '/api/mcp', db: deps.db, leases });
+  // Single-note writes of REST and MCP share a vault's transactions while they arrive together (decision 93).
+  const notes = new GroupCommit(deps.db);
+  await app.register(devApi, { prefix: '/api/dev', db: deps.db, leases, notes });
+  await app.register(mcpGateway, { prefix: '/api/mcp', db: deps.db, leases, notes });
   await app.register(automationGateway, {
     prefix: '/api/dev/automation',
     db: deps.db,

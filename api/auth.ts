@@ -21,7 +21,7 @@ declare module 'fastify' {
      * The handler admits the request itself, fused into its own statement (the hot single-note
      * read); the interface hook then only checks that a bearer token is present.
      */
-    authenticatesInHandler?: boolean;
+    admitsInHandler?: boolean;
   }
 }
 
@@ -70,12 +70,12 @@ export async function admitRequest(request: FastifyRequest, reply: FastifyReply,
 
 /**
  * onRequest hook of the interfaces that charge every request (REST `rest`, the automation gateway
- * `automation`). A route whose handler admits fused (`authenticatesInHandler`) is only checked for
+ * `automation`). A route whose handler admits fused (`admitsInHandler`) is only checked for
  * a bearer token here.
  */
 export function admitEveryRequest(deps: AdmissionDeps, iface: 'rest' | 'automation'): onRequestAsyncHookHandler {
   return async (request, reply) => {
-    if (request.routeOptions.config.authenticatesInHandler) {
+    if (request.routeOptions.config.admitsInHandler) {
       presentedToken(request);
       return;
     }

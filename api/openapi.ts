@@ -21,17 +21,14 @@ import type { FastifySchema } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { RUNTIME_MOUNT } from '@hosted-notes/runtime-sdk';
 import { errorCatalog } from '../domain/errors.ts';
 import type { ErrorCode } from '../domain/errors.ts';
 import { LEGACY_VERSION, MODERN_VERSION, PROTOCOL_VERSION_META_KEY } from './routes/mcp/protocol.ts';
 import { toolsByName } from './routes/mcp/tools.ts';
-import { bindingDecisionExamples, runtimeExamples, runtimeOperationDocs } from './routes/product/openapi-docs.ts';
-import { intelligenceExamples, intelligenceOperationDocs } from './routes/product/intelligence-docs.ts';
-import { educationExamples, educationOperationDocs } from './routes/product/education/index.ts';
-import { mediaExamples, mediaOperationDocs } from './routes/product/media/openapi-docs.ts';
-import { connectionExamples, connectionOperationDocs } from './routes/product/connections/openapi-docs.ts';
+import { bindingDecisionExamples } from './routes/product/openapi-docs.ts';
 import { operationExamples, parameterExamples, planRevision, problemExample } from './openapi-examples.ts';
-import type { ExampleSet } from './openapi-examples.ts';
+import type { ExampleSet, OperationExamples } from './openapi-examples.ts';
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -40,11 +37,15 @@ declare module 'fastify' {
      * (authentication, allowance, body parsing, validation: see automaticProblems in api/openapi.ts).
      */
     problems?: readonly ErrorCode[];
+    /** What the schemas do not say (success descriptions, request headers), beside the route; else api/openapi.ts's table. */
+    docs?: OperationDoc;
+    /** Realistic request and response examples, beside the route; else the tables of api/openapi-examples.ts. */
+    examples?: OperationExamples;
   }
 }
 
 const AUTOMATION_PREFIX = '/api/dev/automation';
-const RUNTIME_PREFIX = '/api/product/v1';
+const RUNTIME_PREFIX = RUNTIME_MOUNT;
 const MCP_URL = '/api/mcp';
 
 // ---- headers ---------------------------------------------------------------------------------
@@ -328,7 +329,7 @@ type ResponseDoc = {
   content?: Record<string, unknown>;
 };
 
-type OperationDoc = {
+export type OperationDoc = {
   /** Request headers, in the order they are listed. */
   headers?: readonly RequestHeader[];
   /** Every success (or 304) status the operation answers with. */
@@ -441,15 +442,10 @@ const operations: Record<string, OperationDoc> = {
   approveProposal: { responses: { 200: { description: 'Approved; the Forge execution starts.' } } },
   rejectProposal: { responses: { 200: { description: 'Rejected.' } } },
   undoProposal: { responses: { 202: { description: 'The undo has started.' } } },
-  // Product Runtime (its own table: api/routes/product/openapi-docs.ts)
-  ...(runtimeOperationDocs as Record<string, OperationDoc>),
-  ...(intelligenceOperationDocs as Record<string, OperationDoc>),
-  ...(educationOperationDocs as Record<string, OperationDoc>),
-  ...(mediaOperationDocs as Record<string, OperationDoc>),
-  ...(connectionOperationDocs as Record<string, OperationDoc>),
+  // Product Runtime operations carry their docs and examples beside their routes (schema.docs, schema.examples).
 };
 
-/** Operation ids the document publishes (for tests and the export script). */
+/** Operation ids the document publishes outside the Product Runtime, whose operations the SDK's table names (for tests and the export script). */
 export const documentedOperationIds = Object.keys(operations);
 
 // ---- problems shared by operations -----------------------------------------------------------
@@ -655,13 +651,19 @@ function transform(input: Parameters<NonNullable<FastifyDynamicSwaggerOptions['t
   const result = jsonSchemaTransform({ ...input, schema } as Parameters<typeof jsonSchemaTransform>[0]);
   const transformed = result.schema as Record<string, unknown> | undefined;
   if (!transformed || transformed['hide']) return result;
-  const { problems, ...rest } = transformed;
+  const { problems, docs, examples, ...rest } = transformed;
   // The runtime scope an operation declares (null: none), so its problems list scope_missing only where it can happen.
   const runtime = (input.route.config as { runtime?: { scope: string | null } } | undefined)?.runtime;
   // @fastify/swagger copies x- members onto the operation; completeDocument reads and removes them.
   return {
     ...result,
-    schema: { ...rest, ...(problems ? { 'x-problems': problems } : {}), ...(runtime ? { 'x-runtime-scope': runtime.scope } : {}) } as FastifySchema,
+    schema: {
+      ...rest,
+      ...(problems ? { 'x-problems': problems } : {}),
+      ...(runtime ? { 'x-runtime-scope': runtime.scope } : {}),
+      ...(docs ? { 'x-doc': docs } : {}),
+      ...(examples ? { 'x-examples': examples } : {}),
+    } as FastifySchema,
   };
 }
 
@@ -673,8 +675,10 @@ const undocumented: OperationDoc = { responses: {} };
 
 function completeOperation(path: string, operation: Operation): void {
   const id = operation.operationId ?? '';
-  const doc = operations[id] ?? undocumented;
-  const examples = operationExamples[id] ?? runtimeExamples[id] ?? intelligenceExamples[id] ?? educationExamples[id] ?? mediaExamples[id] ?? connectionExamples[id] ?? bindingDecisionExamples[id] ?? {};
+  const routeDoc = operation['x-doc'] as OperationDoc | undefined;
+  const doc = routeDoc ?? operations[id] ?? undocumented;
+  if (doc === undocumented) operation['x-undocumented'] = true;
+  const examples = (operation['x-examples'] as OperationExamples | undefined) ?? operationExamples[id] ?? bindingDecisionExamples[id] ?? {};
 
   for (const parameter of operation.parameters ?? []) {
     const name = String(parameter['name']);
@@ -684,6 +688,10 @@ function completeOperation(path: string, operation: Operation): void {
   const problems = doc.jsonRpc ? {} : problemResponses(operation, path, exampleInstance(path, id));
   delete operation['x-problems'];
   delete operation['x-runtime-scope'];
+  delete operation['x-doc'];
+  delete operation['x-examples'];
+  const undescribed = Object.keys(operation.responses).filter((status) => Number(status) < 400 && !doc.responses[status]);
+  if (undescribed.length > 0) operation['x-undescribed'] = undescribed;
   const runtime = path.startsWith(RUNTIME_PREFIX);
   const headerParams: RequestHeader[] = [...(runtime ? (['XServiceRuntimeVersion'] as const) : []), ...(doc.headers ?? [])];
   if (headerParams.length) operation.parameters = [...(operation.parameters ?? []), ...headerParams.map((h) => ({ $ref: `#/components/parameters/${h}` }))];
@@ -727,7 +735,9 @@ function completeOperation(path: string, operation: Operation): void {
  * entry in api/openapi.ts, answering a success status the entry does not describe, or sharing an
  * operationId. Empty for the application as built; the export script and the tests insist.
  */
-export function documentationGaps(document: { paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, { description?: string }> }>> }): string[] {
+export function documentationGaps(document: {
+  paths: Record<string, Record<string, { operationId?: string; 'x-undocumented'?: boolean; 'x-undescribed'?: string[] }>>;
+}): string[] {
   const gaps: string[] = [];
   const seen = new Map<string, string>();
   for (const [path, item] of Object.entries(document.paths)) {
@@ -740,14 +750,11 @@ export function documentationGaps(document: { paths: Record<string, Record<strin
       }
       if (seen.has(id)) gaps.push(`${where} repeats operationId ${id} of ${seen.get(id)}`);
       seen.set(id, where);
-      const doc = operations[id];
-      if (!doc) {
-        gaps.push(`${where} (${id}) has no entry in api/openapi.ts`);
+      if (operation['x-undocumented']) {
+        gaps.push(`${where} (${id}) has no docs beside its route nor an entry in api/openapi.ts`);
         continue;
       }
-      for (const status of Object.keys(operation.responses ?? {})) {
-        if (Number(status) < 400 && !doc.responses[status]) gaps.push(`${where} (${id}) answers ${status}, which api/openapi.ts does not describe`);
-      }
+      for (const status of operation['x-undescribed'] ?? []) gaps.push(`${where} (${id}) answers ${status}, which its docs do not describe`);
     }
   }
   for (const id of Object.keys(operations)) if (!seen.has(id)) gaps.push(`api/openapi.ts describes ${id}, which no route has`);

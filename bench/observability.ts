@@ -34,8 +34,8 @@ import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-ser
 import { closedLoop, generateEnv, generateJson, meteredCaller, startProvider } from './intelligence.ts';
 import type { LoadResult } from './intelligence.ts';
 
-export const CONFIGURATIONS = ['off', 'metrics', 'tracing'] as const;
-export type Configuration = (typeof CONFIGURATIONS)[number];
+const CONFIGURATIONS = ['off', 'metrics', 'tracing'] as const;
+type Configuration = (typeof CONFIGURATIONS)[number];
 
 export type ObservabilitySuiteInput = {
   databaseUrl: string;

@@ -44,32 +44,75 @@ export function fingerprintOf(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(canonical(value))).digest('hex');
 }
 
-const recordSchema = z.object({ fingerprint: z.string(), status: z.number(), body: z.unknown(), etag: z.string().nullable() });
+const recordSchema = z.object({ i: z.number(), fingerprint: z.string(), status: z.number(), body: z.unknown(), etag: z.string().nullable() });
+
+/** What claiming a key found: the work is this transaction's to do, a response to replay, or a refusal. */
+export type KeyClaim = { kind: 'claimed' } | { kind: 'replay'; stored: StoredResponse } | { kind: 'refused'; error: AppError };
+
+const inFlight = () => new AppError('idempotency_in_flight', undefined, { headers: { 'retry-after': '1' } });
 
 /**
  * Claims the key for this transaction. Returns a stored response to replay, or null when the
  * caller should do the work and then call `storeIdempotentResponse` in the same transaction.
  */
 export async function claimIdempotencyKey(tx: DatabaseTransactionConnection, id: IdempotencyScope): Promise<StoredResponse | null> {
-  const lockKey = JSON.stringify([id.accountId, id.route, id.scope, id.key]);
-  const locked = await tx.oneFirst(sql.type(z.object({ locked: z.boolean() }))`
-    SELECT pg_try_advisory_xact_lock(hashtextextended(${lockKey}, 0)) AS locked`);
-  if (!locked) throw new AppError('idempotency_in_flight', undefined, { headers: { 'retry-after': '1' } });
-  const record = await tx.maybeOne(sql.type(recordSchema)`
-    SELECT fingerprint, response_status AS status, response_body AS body, response_etag AS etag
-      FROM idempotency_records
-     WHERE account_id = ${id.accountId} AND route = ${id.route} AND scope = ${id.scope} AND key = ${id.key}
-       AND expires_at > now()`);
-  if (!record) return null;
-  if (record.fingerprint !== id.fingerprint) throw new AppError('idempotency_key_reused');
-  return { status: record.status, body: record.body, etag: record.etag };
+  const [claim] = await claimIdempotencyKeys(tx, [id]);
+  if (claim!.kind === 'refused') throw claim!.error;
+  return claim!.kind === 'replay' ? claim!.stored : null;
+}
+
+/**
+ * claimIdempotencyKey for several keys (a group commit's writes) in two statements, whatever their
+ * number: the locks first, then the records, so the look-up's snapshot is taken after the locks are
+ * held (one statement would read with a snapshot from before them). A key repeated in `ids` is in
+ * flight for its later occurrences, as a concurrent request with it would be.
+ */
+export async function claimIdempotencyKeys(tx: DatabaseTransactionConnection, ids: readonly IdempotencyScope[]): Promise<KeyClaim[]> {
+  const lockKeys = ids.map((id) => JSON.stringify([id.accountId, id.route, id.scope, id.key]));
+  const firstOf = new Map<string, number>();
+  lockKeys.forEach((k, i) => firstOf.has(k) || firstOf.set(k, i));
+  const unique = [...firstOf.keys()];
+  const locked = await tx.any(sql.type(z.object({ i: z.number(), locked: z.boolean() }))`
+    SELECT (k.i - 1)::int AS i, pg_try_advisory_xact_lock(hashtextextended(k.lock, 0)) AS locked
+      FROM unnest(${sql.array(unique, 'text')}::text[]) WITH ORDINALITY AS k(lock, i)`);
+  const held = new Set(locked.filter((l) => l.locked).map((l) => firstOf.get(unique[l.i]!)!));
+  const wanted = [...held].map((i) => ({ i, account_id: ids[i]!.accountId, route: ids[i]!.route, scope: ids[i]!.scope, key: ids[i]!.key }));
+  const records = wanted.length === 0 ? [] : await tx.any(sql.type(recordSchema)`
+    SELECT w.i, r.fingerprint, r.response_status AS status, r.response_body AS body, r.response_etag AS etag
+      FROM jsonb_to_recordset(${sql.jsonb(wanted as never)}) AS w(i integer, account_id uuid, route text, scope text, key text)
+      JOIN idempotency_records r ON r.account_id = w.account_id AND r.route = w.route AND r.scope = w.scope AND r.key = w.key
+     WHERE r.expires_at > now()`);
+  const recordOf = new Map(records.map((r) => [r.i, r]));
+  return ids.map((id, i): KeyClaim => {
+    if (!held.has(i)) return { kind: 'refused', error: inFlight() };
+    const record = recordOf.get(i);
+    if (!record) return { kind: 'claimed' };
+    if (record.fingerprint !== id.fingerprint) return { kind: 'refused', error: new AppError('idempotency_key_reused') };
+    return { kind: 'replay', stored: { status: record.status, body: record.body, etag: record.etag } };
+  });
 }
 
 export async function storeIdempotentResponse(tx: DatabaseTransactionConnection, id: IdempotencyScope, response: StoredResponse): Promise<void> {
+  await storeIdempotentResponses(tx, [{ id, response }]);
+}
+
+/** Stores several keys' responses in one statement (their keys are distinct: claimIdempotencyKeys held each once). */
+export async function storeIdempotentResponses(tx: DatabaseTransactionConnection, entries: ReadonlyArray<{ id: IdempotencyScope; response: StoredResponse }>): Promise<void> {
+  if (entries.length === 0) return;
+  const rows = entries.map(({ id, response }) => ({
+    account_id: id.accountId,
+    route: id.route,
+    scope: id.scope,
+    key: id.key,
+    fingerprint: id.fingerprint,
+    status: response.status,
+    body: response.body,
+    etag: response.etag,
+  }));
   await tx.query(sql.type(emptyRow)`
     INSERT INTO idempotency_records (account_id, route, scope, key, fingerprint, response_status, response_body, response_etag, expires_at)
-    VALUES (${id.accountId}, ${id.route}, ${id.scope}, ${id.key}, ${id.fingerprint}, ${response.status}, ${sql.jsonb(response.body as never)},
-            ${response.etag}, now() + make_interval(hours => ${IDEMPOTENCY_RETENTION_HOURS}))
+    SELECT r.account_id, r.route, r.scope, r.key, r.fingerprint, r.status, r.body, r.etag, now() + make_interval(hours => ${IDEMPOTENCY_RETENTION_HOURS})
+      FROM jsonb_to_recordset(${sql.jsonb(rows as never)}) AS r(account_id uuid, route text, scope text, key text, fingerprint text, status integer, body jsonb, etag text)
     ON CONFLICT (account_id, route, scope, key) DO UPDATE
       SET fingerprint = excluded.fingerprint, response_status = excluded.response_status, response_body = excluded.response_body,
           response_etag = excluded.response_etag, created_at = now(), expires_at = excluded.expires_at`);

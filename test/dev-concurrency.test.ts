@@ -123,6 +123,47 @@ describe('racing revisions', () => {
     expect(await count('notes', vaultId)).toBe(1);
   });
 
+  it('20 parallel creates of two paths that differ only by case: one note; the rest need a revision or are refused for the case', async () => {
+    const { mappingId, vaultId } = await personalMapping(db.pool, accountId);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => api.apply({ mappingId, path: i % 2 === 0 ? 'Race/Case.md' : 'race/CASE.md', content: `creator ${i}` })),
+    );
+    expect(results.filter((r) => r.statusCode === 201)).toHaveLength(1);
+    for (const r of results.filter((r) => r.statusCode !== 201)) expect(['revision_required', 'path_case_conflict']).toContain(r.data.code);
+    expect(await count('notes', vaultId)).toBe(1);
+    expect(await count('note_events', vaultId)).toBe(1);
+  });
+
+  it('single writes race transactions over the same notes: no deadlock, no lost update, every path\'s events chain', async () => {
+    // Single-note writes share group-committed transactions (domain/notes/group-commit.ts); a
+    // transaction of many notes holds the whole vault from its start. Both take the vault lock.
+    const { mappingId } = await personalMapping(db.pool, accountId);
+    const paths = ['Mix/A.md', 'Mix/B.md', 'Mix/C.md'];
+    for (const path of paths) await api.apply({ mappingId, path, content: `${path} base` });
+    const singles = Array.from({ length: 30 }, (_, i) => api.apply({ mappingId, path: paths[i % 3]!, content: `single ${i}` }, { 'if-match': '*' }));
+    const transactions = Array.from({ length: 10 }, async (_, i) => {
+      const current = await Promise.all(paths.map((path) => api.read(mappingId, path)));
+      const actions = paths.map((path, j) => ({ type: 'write-note', path, content: `transaction ${i} ${path}`, expectedHash: current[j]!.data.revision as string }));
+      return api.transaction({ mappingId, dryRun: false, actions }, `mix-${i}-${mappingId}`);
+    });
+    const singleAnswers = await Promise.all(singles);
+    const transactionAnswers = await Promise.all(transactions);
+    expect(singleAnswers.map((r) => r.statusCode)).toEqual(Array(30).fill(200));
+    // A transaction whose read went stale is refused whole; none fails any other way.
+    for (const r of transactionAnswers) {
+      if (r.statusCode !== 200) expect(r.data.code, JSON.stringify(r.data)).toBe('revision_conflict');
+    }
+    const applied = transactionAnswers.filter((r) => r.statusCode === 200).length;
+    const events = (await api.events(mappingId, '&limit=1000')).data.events as Array<{ id: string; path: string; beforeRevision: string | null; afterRevision: string }>;
+    expect(events).toHaveLength(3 + 30 + 3 * applied);
+    expect(events.map((e) => Number(e.id))).toEqual(events.map((_, i) => i + 1));
+    for (const path of paths) {
+      const chain = events.filter((e) => e.path === path);
+      for (let i = 1; i < chain.length; i++) expect(chain[i]!.beforeRevision).toBe(chain[i - 1]!.afterRevision);
+      expect((await api.read(mappingId, path)).data.revision).toBe(chain.at(-1)!.afterRevision);
+    }
+  });
+
   it('never lets a since-cursor skip an event while parallel writers commit', async () => {
     const { mappingId } = await personalMapping(db.pool, accountId);
     const seen: string[] = [];

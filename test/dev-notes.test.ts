@@ -2,7 +2,9 @@
 import { sql } from 'slonik';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { inventoryResponse } from '../api/routes/dev/schemas.ts';
 import { revisionOf } from '../domain/notes/markdown.ts';
+import { listNoteSummaries } from '../domain/notes/store.ts';
 import type { TestDatabase } from './support/database.ts';
 import { useCaller } from './support/harness.ts';
 import type { DevClient } from './support/dev-client.ts';
@@ -250,6 +252,30 @@ describe('inventory', () => {
     expect((await api.inventory(bigMapping, '&limit=1001')).statusCode).toBe(400);
     expect((await api.inventory(bigMapping, '&limit=0')).statusCode).toBe(400);
     expect((await api.inventory(bigMapping, '&cursor=not-a-cursor')).data).toMatchObject({ code: 'invalid_request', errors: [{ pointer: '/querystring/cursor' }] });
+  });
+});
+
+describe('the inventory page sent as text', () => {
+  it('is the page the rows give, as the schema says: every field, escaped titles, ISO timestamps; an empty vault is an empty page', async () => {
+    const { mappingId: pageMapping, vaultId } = await personalMapping(db.pool, accountId);
+    const empty = await api.inventory(pageMapping);
+    expect(empty.data).toEqual({ mappingId: pageMapping, notes: [], nextCursor: null, hasMore: false });
+    for (const [path, title] of [
+      ['A/Quote.md', 'He said "fractions" \\ then left'],
+      ['A/Ünïcødé 🚀.md', 'Équivalent fractions — 分数 🚀'],
+      ['B/Tab.md', 'tab\there'],
+    ]) {
+      expect((await api.apply({ mappingId: pageMapping, path, content: `# ${title}\n\nbody` })).statusCode, path).toBe(201);
+    }
+    const first = await api.inventory(pageMapping, '&limit=2');
+    expect(first.headers['content-type']).toBe('application/json; charset=utf-8');
+    const parsed = inventoryResponse.strict().parse(first.data);
+    const rows = await listNoteSummaries(db.pool, vaultId, { limit: 3 });
+    expect(parsed.notes).toEqual(rows.slice(0, 2));
+    expect(parsed.hasMore).toBe(true);
+    for (const note of parsed.notes) expect(note.updatedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    const rest = await api.inventory(pageMapping, `&limit=2&cursor=${parsed.nextCursor}`);
+    expect(rest.data).toEqual({ mappingId: pageMapping, notes: rows.slice(2), nextCursor: null, hasMore: false });
   });
 });
 

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { acceptAssessmentDraft } from '../domain/education/assessment-draft.ts';
 import { assessmentDraftInputSchema, assessmentDraftSchema } from '../packages/runtime-sdk/src/dto/education/assessment-draft.ts';
-import { assessmentDraftExamples } from '../api/routes/product/education/assessment-draft-routes.ts';
+import { educationExamples } from '../api/routes/product/education/index.ts';
 import { buildTestApp } from './support/app.ts';
 import { useMeteredRuntime } from './support/metered-runtime.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
@@ -67,7 +67,7 @@ const turn = (output: unknown) => ({ kind: 'chat' as const, chunks: [typeof outp
 
 describe('the check of the model answer (no app)', () => {
   it('the OpenAPI examples are a valid request and a valid answer', () => {
-    const example = assessmentDraftExamples['educationAssessmentDraft']!;
+    const example = educationExamples['assessmentDraft']!;
     expect(assessmentDraftInputSchema.safeParse((example.request as { value: unknown }).value).success).toBe(true);
     const answer = (example.responses![200] as { value: { data: unknown } }).value;
     expect(assessmentDraftSchema.safeParse(answer.data).error).toBeUndefined();

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { envelopeSchema } from '@hosted-notes/runtime-sdk';
-import { qualityReviewExamples } from '../api/routes/product/education/quality-review-routes.ts';
+import { educationExamples } from '../api/routes/product/education/index.ts';
 import { acceptQualityReview, evaluationProblem } from '../domain/education/quality-review.ts';
 import { qualityEvaluationSchema, qualityReviewInputSchema, qualityReviewSchema } from '@hosted-notes/runtime-sdk';
 import type { QualityEvaluation } from '@hosted-notes/runtime-sdk';
@@ -215,7 +215,7 @@ describe('the accept check (no app)', () => {
   });
 
   it('the OpenAPI example request and answer are valid by the published schemas, and the answer passes the check', () => {
-    const example = qualityReviewExamples['educationQualityReview'] as { request: { value: unknown }; responses: { 200: { value: unknown } } };
+    const example = educationExamples['educationQualityReview'] as { request: { value: unknown }; responses: { 200: { value: unknown } } };
     const request = qualityReviewInputSchema.parse(example.request.value);
     const response = envelopeSchema('service.education-quality-review', qualityReviewSchema).parse(example.responses[200].value);
     expect(evaluationProblem(response.data!.evaluation, request)).toBeNull();

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { acceptRubricDraft } from '../domain/education/rubric-draft.ts';
 import { RUBRIC_WEIGHT_TOLERANCE, rubricDraftInputSchema, rubricDraftSchema } from '../packages/runtime-sdk/src/dto/education/rubric-draft.ts';
-import { rubricDraftExamples } from '../api/routes/product/education/rubric-draft-routes.ts';
+import { educationExamples } from '../api/routes/product/education/index.ts';
 import { buildTestApp } from './support/app.ts';
 import { useMeteredRuntime } from './support/metered-runtime.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
@@ -47,7 +47,7 @@ const turn = (output: unknown) => ({ kind: 'chat' as const, chunks: [typeof outp
 
 describe('the check of the model answer (no app)', () => {
   it('the OpenAPI examples are a valid request and a valid answer', () => {
-    const example = rubricDraftExamples['educationRubricDraft']!;
+    const example = educationExamples['rubricDraft']!;
     expect(rubricDraftInputSchema.safeParse((example.request as { value: unknown }).value).success).toBe(true);
     const answer = (example.responses![200] as { value: { data: unknown } }).value;
     expect(rubricDraftSchema.safeParse(answer.data).error).toBeUndefined();

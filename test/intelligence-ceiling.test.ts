@@ -18,7 +18,7 @@ import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
 import type { RuntimeChain, RuntimeClient } from './support/product-runtime.ts';
 import type { ScriptedProvider} from './support/scripted-provider.ts';
 import { tinyImages } from './support/scripted-provider.ts';
-import { generateBody, imageBody, installationCommitted, orgLedger, setBudget, setSublimit } from './support/intelligence.ts';
+import { generateBody, imageBody, installationCommitted, orgLedger, reservations, setBudget, setSublimit } from './support/intelligence.ts';
 import type { Json } from './support/dev-client.ts';
 import { useScriptedProvider } from './support/use-scripted-provider.ts';
 
@@ -262,8 +262,11 @@ describe('intelligence_budget_exhausted says whether the shortfall is held by re
     const held = new Promise<void>((resolve) => (answer = resolve));
     // The first request's provider holds its headers: its bound stays held, in flight.
     provider.script({ kind: 'chat', chunks: ['slow'], holdUntil: held, usage: { prompt_tokens: 1_000_000, completion_tokens: 1 } });
+    // Wait for this request's own provider call (the probe's already counts), so the next one is
+    // refused while this one holds its bound rather than racing it for the held turn.
+    const callsBefore = provider.calls.length;
     const first = post(rt, '/intelligence/education/generate', { ...generateBody(), maxOutputTokens: 200 });
-    await provider.waitForCalls(1);
+    await provider.waitForCalls(callsBefore + 1);
 
     const refusedHeld = await post(rt, '/intelligence/education/generate', { ...generateBody(), maxOutputTokens: 200 });
     expect(refusedHeld.statusCode).toBe(429);
@@ -292,6 +295,43 @@ describe('intelligence_budget_exhausted says whether the shortfall is held by re
     const res = await post(rt, '/intelligence/education/generate', generateBody());
     expect(res.statusCode).toBe(429);
     expect(res.data).toMatchObject({ code: 'intelligence_sublimit_exhausted', shortfall: 'request_exceeds_limit', limitMicrodollars: 100 });
+  });
+});
+
+// ---- a dispatch the database drops ---------------------------------------------------------------
+
+describe('a dispatch the database drops', () => {
+  it('is released through the workflow (nothing reached the provider), not left to be charged at the completion deadline; the same key then runs', async () => {
+    const { chain, rt } = await newChain(1_000_000);
+    // The connection dies under the dispatch's UPDATE (as when the proxy of the outage drill cuts it).
+    await ctx.db.pool.query(sql.type(z.object({}))`
+      CREATE FUNCTION test_drop_dispatch() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.state = 'dispatched' AND NEW.installation_id = ${sql.literalValue(chain.installationId)}::uuid THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF;
+        RETURN NEW;
+      END $$`);
+    await ctx.db.pool.query(sql.type(z.object({}))`CREATE TRIGGER test_drop_dispatch BEFORE UPDATE ON intelligence_reservations FOR EACH ROW EXECUTE FUNCTION test_drop_dispatch()`);
+    const key = randomUUID();
+    let dropped;
+    try {
+      dropped = await post(rt, '/intelligence/education/generate', generateBody(), key);
+    } finally {
+      await ctx.db.pool.query(sql.type(z.object({}))`DROP TRIGGER test_drop_dispatch ON intelligence_reservations`);
+      await ctx.db.pool.query(sql.type(z.object({}))`DROP FUNCTION test_drop_dispatch()`);
+    }
+    expect(dropped.statusCode, dropped.body).toBe(503);
+    expect(provider.calls).toHaveLength(0);
+    // Released by the workflow's ledger step (the reservation's TTL is far off), nothing charged.
+    const until = Date.now() + 15_000;
+    let rows = await reservations(ctx.db.pool, chain.installationId);
+    while (rows[0]?.state !== 'released' && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 100));
+      rows = await reservations(ctx.db.pool, chain.installationId);
+    }
+    expect(rows).toMatchObject([{ state: 'released', charged: 0, outcomeCode: 'database_unavailable' }]);
+    const again = await post(rt, '/intelligence/education/generate', generateBody(), key);
+    expect(again.statusCode, again.body).toBe(200);
+    expect(provider.calls).toHaveLength(1);
   });
 });
 

@@ -1,6 +1,6 @@
 // Processes dying mid-request leave nothing held forever and nothing charged twice:
-// - the worker killed while a request is dispatched: the API's completion report waits for the
-//   next worker, which records it once (settled, one model call);
+// - the worker killed while a request is dispatched: the API settles the request itself and answers;
+//   the next worker ends the workflow as settled, charging nothing again (one model call);
 // - the API process killed mid-stream: the provider sees its request end, and the workflow's
 //   timers record the dispatched request as a billable failure at its bound, once.
 import { spawn } from 'node:child_process';
@@ -68,7 +68,7 @@ async function inProcessWorker(): Promise<void> {
   workers.push({ worker, running: worker.run(), connection });
 }
 
-it('a worker killed while a request is dispatched: the next worker records its completion once', { timeout: 90_000 }, async () => {
+it('a worker killed while a request is dispatched: the API settles it once, and the next worker ends the workflow as settled', { timeout: 90_000 }, async () => {
   const chain = await buildRuntimeChain(db.pool);
   await setBudget(db.pool, chain.organizationId, 10_000_000);
   const child = spawn(process.execPath, ['test/support/crashable-worker.ts'], {
@@ -84,11 +84,9 @@ it('a worker killed while a request is dispatched: the next worker records its c
   await provider.waitForCalls(1);
   child.kill('SIGKILL');
   await new Promise((resolve) => child.once('exit', resolve));
-  // The provider answers with no worker alive: the API stores the answer and waits to report it.
+  // The provider answers with no worker alive: the API settles the reservation itself and answers;
+  // its `recorded` signal waits in Temporal for the next worker.
   release();
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  expect((await reservations(db.pool, chain.installationId)).map((r) => r.state)).toEqual(['dispatched']);
-  await inProcessWorker();
   const res = await answer;
   expect(res.statusCode, res.body).toBe(200);
   expect((res.data as { data: { receipt: { outcome: string; costMicrodollars: number } } }).data.receipt).toMatchObject({ outcome: 'settled', costMicrodollars: 30 });
@@ -96,6 +94,10 @@ it('a worker killed while a request is dispatched: the next worker records its c
   const rows = await reservations(db.pool, chain.installationId);
   expect(rows).toHaveLength(1);
   expect(rows[0]).toMatchObject({ state: 'settled', charged: 30 });
+  // The next worker ends the workflow as settled, charging nothing again.
+  await inProcessWorker();
+  const client = new Client({ connection: lazyTemporalConnection(inject('temporalAddress')), namespace: 'default' });
+  expect(await client.workflow.getHandle(rows[0]!.workflowId).result()).toBe('settled');
   expect(await orgLedger(db.pool, chain.organizationId)).toEqual({ committed: 30, inFlight: 0 });
 });
 

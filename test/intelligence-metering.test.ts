@@ -6,8 +6,10 @@ import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { setProductRuntimeSettings } from '../domain/product-runtime/entities.ts';
-import { MeteredRuns } from '../api/routes/product/metered-runs.ts';
-import { markDispatched, reserve } from '../domain/intelligence/ledger.ts';
+import { temporalMeteringWorkflows } from '../api/routes/product/metering-workflows.ts';
+import { meter } from '../domain/intelligence/metering.ts';
+import type { HeldRequest, MeteringDeps } from '../domain/intelligence/metering.ts';
+import { IN_FLIGHT_RETRY_AFTER_SECONDS, markDispatched, reserve } from '../domain/intelligence/ledger.ts';
 import { buildTestApp } from './support/app.ts';
 import { useTestAppWithWorker } from './support/harness.ts';
 import { buildRuntimeChain, runtimeClient } from './support/product-runtime.ts';
@@ -129,6 +131,9 @@ describe('same settled request retried with the same key: stored result replayed
     const codes = answers.map((a) => (a.statusCode === 200 ? 'ok' : (a.data as { code: string }).code));
     expect(codes.filter((c) => c === 'ok').length).toBeGreaterThanOrEqual(1);
     expect(codes.every((c) => c === 'ok' || c === 'idempotency_in_flight')).toBe(true);
+    // A key still in flight (the model takes 100 ms here, the seven others arrive at once) says when to come back.
+    expect(codes).toContain('idempotency_in_flight');
+    for (const a of answers.filter((r) => r.statusCode === 409)) expect(a.headers['retry-after']).toBe(String(IN_FLIGHT_RETRY_AFTER_SECONDS));
     expect((await reservations(ctx.db.pool, chain.installationId)).filter((r) => r.state === 'reserved' || r.state === 'dispatched')).toHaveLength(0);
   });
 });
@@ -199,35 +204,46 @@ describe('accepted request with interrupted or ambiguous completion: billable fa
   });
 });
 
+/** The metering lifecycle as the API builds it, with this test's timings. */
+function meteringDeps(client: Client, timing: MeteringDeps['timing']): MeteringDeps {
+  return { db: ctx.db.pool, workflows: temporalMeteringWorkflows(client, ctx.taskQueue), timing, log: { warn: () => undefined, error: () => undefined } };
+}
+
+async function heldRequest(deps: MeteringDeps, request: Parameters<typeof meter>[3]): Promise<HeldRequest> {
+  const opened = await meter(deps, callerOf(chain), randomUUID(), request);
+  if (opened.kind !== 'held') throw new Error(`expected a held request, got ${opened.kind}`);
+  return opened.held;
+}
+
 describe('undispatched reservation expires: capacity released', () => {
   it('a reservation the API never dispatched (it died) is released by the workflow timer; no model call', async () => {
     const client = new Client({ connection: ctx.temporal, namespace: 'default' });
-    const runs = new MeteredRuns(ctx.db.pool, client, ctx.taskQueue, { reservationTtlMs: 800, completionDeadlineMs: 1_500 });
+    const deps = meteringDeps(client, { reservationTtlMs: 800, completionDeadlineMs: 1_500 });
     const before = await orgLedger(ctx.db.pool, chain.organizationId);
-    const caller = { ...callerOf(chain), requestId: 'test' };
-    const run = await runs.open(caller, { operation: 'generate', idempotencyKey: randomUUID(), fingerprint: 'a'.repeat(64), costMicrodollars: 5_000 });
-    expect(run.kind).toBe('reserved');
+    const run = await heldRequest(deps, { operation: 'generate', body: { case: 'expires' }, costMicrodollars: 5_000 });
     expect(await orgLedger(ctx.db.pool, chain.organizationId)).toEqual({ committed: before.committed + 5_000, inFlight: 1 });
     const outcome = await client.workflow.getHandle(run.workflowId).result();
     expect(outcome).toBe('expired');
     expect(await orgLedger(ctx.db.pool, chain.organizationId)).toEqual({ committed: before.committed, inFlight: 0 });
     // Too late to dispatch now.
-    await expect(markDispatched(ctx.db.pool, run.workflowId)).rejects.toMatchObject({ code: 'intelligence_reservation_expired' });
+    // Nothing was held or charged: the same key may be sent again (Retry-After, docs/runtime-sdk.md).
+    await expect(markDispatched(ctx.db.pool, run.workflowId)).rejects.toMatchObject({ code: 'intelligence_reservation_expired', headers: { 'retry-after': '1' } });
     expect(provider.calls).toHaveLength(0);
   });
 
   it('a dispatched request nobody reports (the API died mid-request) is recorded a billable failure at its bound, once', async () => {
     const client = new Client({ connection: ctx.temporal, namespace: 'default' });
-    const runs = new MeteredRuns(ctx.db.pool, client, ctx.taskQueue, { reservationTtlMs: 500, completionDeadlineMs: 800 });
+    const deps = meteringDeps(client, { reservationTtlMs: 500, completionDeadlineMs: 800 });
     const before = await orgLedger(ctx.db.pool, chain.organizationId);
-    const run = await runs.open({ ...callerOf(chain), requestId: 'test' }, { operation: 'generate', idempotencyKey: randomUUID(), fingerprint: 'b'.repeat(64), costMicrodollars: 7_000 });
-    await runs.dispatch(run);
+    const run = await heldRequest(deps, { operation: 'generate', body: { case: 'unreported' }, costMicrodollars: 7_000 });
+    // Dispatched (the provider "accepted"), then nothing is ever reported.
+    await run.accept(async () => undefined);
     expect(await client.workflow.getHandle(run.workflowId).result()).toBe('billable_failure');
     const row = (await reservations(ctx.db.pool, chain.installationId)).find((r) => r.workflowId === run.workflowId)!;
     expect(row).toMatchObject({ state: 'billable_failure', charged: 7_000, outcomeCode: 'completion_lost' });
     expect(await orgLedger(ctx.db.pool, chain.organizationId)).toEqual({ committed: before.committed + 7_000, inFlight: 0 });
     // A late report changes nothing: the first record stands.
-    await expect(runs.complete(run, { kind: 'settle', costMicrodollars: 10, model: 'm', inputTokens: 1, outputTokens: 1, images: null })).rejects.toThrow();
+    await expect(deps.workflows.complete(run.workflowId, { kind: 'settle', costMicrodollars: 10, model: 'm', inputTokens: 1, outputTokens: 1, images: null })).rejects.toThrow();
     expect(await orgLedger(ctx.db.pool, chain.organizationId)).toEqual({ committed: before.committed + 7_000, inFlight: 0 });
   });
 });
@@ -336,7 +352,7 @@ describe('claims the docs make, each with a test that fails if it breaks', () =>
         ttlMs: 60_000,
         reserveBy,
       }),
-    ).rejects.toMatchObject({ code: 'intelligence_reservation_expired' });
+    ).rejects.toMatchObject({ code: 'intelligence_reservation_expired', headers: { 'retry-after': '1' } });
     expect((await reservations(ctx.db.pool, chain.installationId)).some((r) => r.reserved === 1)).toBe(false);
   });
 });

@@ -37,7 +37,9 @@ describe('operations', () => {
   it('are all named, described and known, with stable camelCase operationIds', () => {
     expect(documentationGaps(doc as never)).toEqual([]);
     const ids = operationsOf(doc).map((o) => o.op['operationId'] as string);
-    expect(ids.sort()).toEqual([...documentedOperationIds].sort());
+    // The Product Runtime's operations are documented beside their routes, from the SDK's table (test/runtime-operations.test.ts).
+    const outsideRuntime = operationsOf(doc).filter((o) => !o.path.startsWith('/api/product/v1/')).map((o) => o.op['operationId'] as string);
+    expect(outsideRuntime.sort()).toEqual([...documentedOperationIds].sort());
     for (const id of ids) expect(id).toMatch(/^[a-z][a-zA-Z]+$/);
     for (const id of ['listNotes', 'readNote', 'writeNote', 'deleteNote', 'applyTransaction', 'listEvents', 'createProposal', 'listWorkspaces', 'callMcp', 'ingestEvent']) {
       expect(ids).toContain(id);

@@ -72,20 +72,33 @@ describe('npm run ops', () => {
   });
 
   it('builds a Product Runtime chain and checks it', async () => {
-    const owner = (await ops('account', 'create', '--email', 'chain@example.test', '--name', 'Chain', '--plan', 'team')).json();
-    const ws = (await ops('workspace', 'create', '--name', 'District', '--owner', owner.id)).json();
-    const org = (await ops('org', 'create', '--name', 'District Org')).json();
+    // Each ops call is a process of its own (~1.5 s): what does not depend on another runs beside it.
+    const [owner, org, product] = (
+      await Promise.all([
+        ops('account', 'create', '--email', 'chain@example.test', '--name', 'Chain', '--plan', 'team'),
+        ops('org', 'create', '--name', 'District Org'),
+        ops('product', 'create', '--slug', 'lesson-studio', '--name', 'Lesson Studio', '--redirect-uri', 'https://studio.example.test/return'),
+      ])
+    ).map((run) => run.json());
+    const [wsRun, settingsRun] = await Promise.all([
+      ops('workspace', 'create', '--name', 'District', '--owner', owner.id),
+      ops('org', 'set-runtime', '--id', org.id, '--intelligence-budget-microdollars-monthly', '2000000', '--max-concurrent-intelligence', '3'),
+    ]);
+    const ws = wsRun.json();
+    expect(settingsRun.json().settings).toEqual({ productRuntime: { intelligenceBudgetMicrodollarsMonthly: 2_000_000, maxConcurrentIntelligence: 3 } });
     expect((await ops('org', 'assign-workspace', '--id', org.id, '--workspace', ws.id)).code).toBe(0);
-    const settings = (await ops('org', 'set-runtime', '--id', org.id, '--intelligence-budget-microdollars-monthly', '2000000', '--max-concurrent-intelligence', '3')).json();
-    expect(settings.settings).toEqual({ productRuntime: { intelligenceBudgetMicrodollarsMonthly: 2_000_000, maxConcurrentIntelligence: 3 } });
-    const product = (await ops('product', 'create', '--slug', 'lesson-studio', '--name', 'Lesson Studio', '--redirect-uri', 'https://studio.example.test/return')).json();
     const inst = (await ops('installation', 'create', '--org', org.id, '--product', product.id, '--workspace', ws.id)).json();
-    const sub = (await ops('installation', 'set-sublimit', '--id', inst.id, '--intelligence-budget-microdollars-monthly', '500000')).json();
-    expect(sub.configuration).toEqual({ productRuntime: { intelligenceBudgetMicrodollarsMonthly: 500_000 } });
-    const tooHigh = await ops('installation', 'set-sublimit', '--id', inst.id, '--intelligence-budget-microdollars-monthly', '9000000');
+    const [subRun, tooHigh, principalRun, vaultRun] = await Promise.all([
+      ops('installation', 'set-sublimit', '--id', inst.id, '--intelligence-budget-microdollars-monthly', '500000'),
+      ops('installation', 'set-sublimit', '--id', inst.id, '--intelligence-budget-microdollars-monthly', '9000000'),
+      ops('principal', 'create', '--installation', inst.id, '--name', 'backend'),
+      ops('vault', 'create', '--name', 'Curriculum', '--owner-workspace', ws.id),
+    ]);
+    expect(subRun.json().configuration).toEqual({ productRuntime: { intelligenceBudgetMicrodollarsMonthly: 500_000 } });
     expect(tooHigh.code).toBe(1);
     expect(JSON.parse(tooHigh.stderr)).toMatchObject({ error: 'invalid_request' });
-    const principal = (await ops('principal', 'create', '--installation', inst.id, '--name', 'backend')).json();
+    const principal = principalRun.json();
+    const vault = vaultRun.json();
     const cred = (await ops('credential', 'create', '--principal', principal.id, '--scope', 'intelligence.execute')).json();
     expect(cred.secret).toMatch(/^hnp_svc_/);
 
@@ -98,29 +111,38 @@ describe('npm run ops', () => {
         child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
         child.on('close', (code) => resolve({ code, stdout, stderr: '', json: () => JSON.parse(stdout) }));
       });
-    expect((await checkChain('intelligence.execute')).json()).toMatchObject({ ok: true });
-    expect((await checkChain('media.write')).json()).toMatchObject({ ok: false, link: 'credential_scope' });
+    const bad = ['http://studio.example.test', 'https://studio.example.test/#x', 'https://user:pw@studio.example.test', 'studio.example.test'];
+    const [allowed, lacking, creds, principals, installations, noOrg, targets, grantRun, ...refusals] = await Promise.all([
+      checkChain('intelligence.execute'),
+      checkChain('media.write'),
+      ops('credential', 'list', '--principal', principal.id),
+      ops('principal', 'list', '--installation', inst.id),
+      ops('installation', 'list', '--org', org.id),
+      ops('installation', 'list'),
+      ops('product', 'set-return-targets', '--id', product.id, '--redirect-uri', 'https://studio.example.test', '--redirect-uri', 'https://app.example.test/oauth/done'),
+      ops('grant', 'create', '--installation', inst.id, '--vault', vault.id, '--access', 'read'),
+      ...bad.map((uri) => ops('product', 'set-return-targets', '--id', product.id, '--redirect-uri', uri)),
+    ]);
+    expect(allowed!.json()).toMatchObject({ ok: true });
+    expect(lacking!.json()).toMatchObject({ ok: false, link: 'credential_scope' });
 
     // Listings never carry a secret; return targets are https origins or exact URIs.
-    const creds = (await ops('credential', 'list', '--principal', principal.id)).json();
-    expect(creds).toEqual([expect.objectContaining({ id: cred.record.id, displayPrefix: cred.record.displayPrefix, scopes: ['intelligence.execute'] })]);
-    expect(JSON.stringify(creds)).not.toContain(cred.secret);
-    expect((await ops('principal', 'list', '--installation', inst.id)).json()).toEqual([expect.objectContaining({ id: principal.id })]);
-    expect((await ops('installation', 'list', '--org', org.id)).json()).toEqual([expect.objectContaining({ id: inst.id, workspaceId: ws.id })]);
-    expect((await ops('installation', 'list')).code).toBe(2);
-    const targets = await ops('product', 'set-return-targets', '--id', product.id, '--redirect-uri', 'https://studio.example.test', '--redirect-uri', 'https://app.example.test/oauth/done');
-    expect(targets.json().redirectUris).toEqual(['https://studio.example.test', 'https://app.example.test/oauth/done']);
-    for (const bad of ['http://studio.example.test', 'https://studio.example.test/#x', 'https://user:pw@studio.example.test', 'studio.example.test']) {
-      const refused = await ops('product', 'set-return-targets', '--id', product.id, '--redirect-uri', bad);
-      expect(refused.code, bad).toBe(1);
+    expect(creds!.json()).toEqual([expect.objectContaining({ id: cred.record.id, displayPrefix: cred.record.displayPrefix, scopes: ['intelligence.execute'] })]);
+    expect(creds!.stdout).not.toContain(cred.secret);
+    expect(principals!.json()).toEqual([expect.objectContaining({ id: principal.id })]);
+    expect(installations!.json()).toEqual([expect.objectContaining({ id: inst.id, workspaceId: ws.id })]);
+    expect(noOrg!.code).toBe(2);
+    expect(targets!.json().redirectUris).toEqual(['https://studio.example.test', 'https://app.example.test/oauth/done']);
+    refusals.forEach((refused, i) => {
+      expect(refused.code, bad[i]).toBe(1);
       expect(JSON.parse(refused.stderr)).toMatchObject({ error: 'invalid_request' });
-    }
-    const vault = (await ops('vault', 'create', '--name', 'Curriculum', '--owner-workspace', ws.id)).json();
-    const grant = (await ops('grant', 'create', '--installation', inst.id, '--vault', vault.id, '--access', 'read')).json();
+    });
+    const grant = grantRun!.json();
     expect((await ops('grant', 'list', '--installation', inst.id)).json()).toEqual([expect.objectContaining({ id: grant.id, access: 'read', revokedAt: null })]);
     await ops('grant', 'revoke', '--id', grant.id);
-    expect((await ops('grant', 'list', '--installation', inst.id)).json()).toEqual([]);
-    expect((await ops('grant', 'list', '--installation', inst.id, '--all')).json()).toHaveLength(1);
+    const [active, all] = await Promise.all([ops('grant', 'list', '--installation', inst.id), ops('grant', 'list', '--installation', inst.id, '--all')]);
+    expect(active.json()).toEqual([]);
+    expect(all.json()).toHaveLength(1);
   });
 
   it('prints help at every level and fails clearly on bad input', async () => {

@@ -1,12 +1,19 @@
 // The outage drill (issue 25), as production runs the platform: two API processes and two workers
 // (the real entry points, api/main.ts and workers/main.ts) on one Postgres and one Temporal server.
-// Events, proposals and approvals flow through both APIs while Temporal is stopped and restarted
+// Events, proposals, approvals and single-note writes (four at a time, so the APIs group-commit them)
+// flow through both APIs while Temporal is stopped and restarted
 // (the dev server on the same port and SQLite file) and then Postgres is cut for 5 s (a loopback
 // proxy between every process and the test database refuses and resets connections). Clients behave
 // like bridges: they retry what was not acknowledged with the same Idempotency-Key after Retry-After.
+// Beside them, a partner's backend asks for metered generations (Product Runtime, JSON answers) as
+// its SDK would: one Idempotency-Key per logical request, the same key again after a 503 or a network
+// error and on the other API, and sometimes again after a 200 (an answer it lost); the model provider
+// is a scripted OpenAI-compatible server on loopback.
 // Afterwards every acknowledged event reached every subscribed endpoint, every proposal was reviewed
-// and executed once with one receipt, nothing is left pending, and every refusal was a 503 with
-// Retry-After, never a 500.
+// and executed once with one receipt, every acknowledged write is there once (one event), every
+// generation settled once (one reservation, one model call,
+// replays for the rest) and the organization's committed spend is exactly its receipts, nothing is
+// left pending or running, and every refusal was a 503 with Retry-After, never a 500.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -16,11 +23,13 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'slonik';
+import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { deliveryMessageId } from '../domain/automation/webhooks.ts';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
+import { hashSecret } from '../domain/secrets.ts';
 import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import type { DevServer } from '../platform/local-stack/temporal-dev-server.ts';
@@ -28,6 +37,10 @@ import { freePort } from '../platform/local-stack/ports.ts';
 import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
 import { accountWithToken } from './support/fixtures.ts';
+import { generateBody, orgLedger, setBudget } from './support/intelligence.ts';
+import { buildRuntimeChain } from './support/product-runtime.ts';
+import type { RuntimeChain } from './support/product-runtime.ts';
+import { SCRIPTED_API_KEY, ScriptedProvider } from './support/scripted-provider.ts';
 import { TcpProxy } from './support/tcp-proxy.ts';
 
 const TEMPORAL_OUTAGE_MS = 10_000;
@@ -49,6 +62,8 @@ let reviewerToken: string;
 let workspaceId: string;
 let mappingId: string;
 let endpointId: string;
+const provider = new ScriptedProvider();
+let runtime: RuntimeChain;
 
 function spawnEntry(name: string, entry: string, env: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, [entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -86,6 +101,9 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/drill`;
+  // Each answer streams in three chunks over ~120 ms, so some generations are in flight when an outage begins.
+  await provider.start();
+  provider.fallback = { kind: 'chat', chunks: ['Fold ', 'a strip ', 'in half.'], chunkDelayMs: 40 };
 
   const env = {
     DATABASE_URL: pg.urlThrough(db.url),
@@ -100,6 +118,18 @@ beforeAll(async () => {
     WEBHOOK_RETRY_BASE_MS: '200',
     SHUTDOWN_GRACE_MS: '1000',
     REST_REQUESTS_PER_MINUTE: '100000',
+    // The metered model: the scripted provider, priced as its tests price it (1 µ$ per input token, 4 per output token).
+    INTELLIGENCE_PROVIDER_BASE_URL: provider.url,
+    INTELLIGENCE_PROVIDER_API_KEY: SCRIPTED_API_KEY,
+    INTELLIGENCE_TEXT_MODEL: 'scripted-model',
+    INTELLIGENCE_TEXT_INPUT_MICRODOLLARS_PER_MTOK: '1000000',
+    INTELLIGENCE_TEXT_OUTPUT_MICRODOLLARS_PER_MTOK: '4000000',
+    INTELLIGENCE_TEXT_MAX_OUTPUT_TOKENS: '1000',
+    // Short timers, so that whatever an outage left behind is recorded within the drill: an
+    // undispatched reservation (or a workflow that never reserved) ends after 15 s, an unreported
+    // dispatched one after 10 s + 60 s (the production defaults are 60 s and 120 s + 60 s).
+    INTELLIGENCE_RESERVATION_TTL_MS: '15000',
+    INTELLIGENCE_PROVIDER_TIMEOUT_MS: '10000',
   };
   for (const i of [1, 2]) {
     const port = await freePort();
@@ -124,6 +154,11 @@ beforeAll(async () => {
   });
   expect(endpoint.status).toBe(201);
   endpointId = ((await endpoint.json()) as { id: string }).id;
+
+  // The partner: an installation with a service credential, its organization's budget far above the
+  // drill's requests (~5,000 µ$ reserved each) and room for every one of them in flight at once.
+  runtime = await buildRuntimeChain(db.pool);
+  await setBudget(db.pool, runtime.organizationId, 1_000_000_000, 1_000);
 }, 120_000);
 
 afterAll(async () => {
@@ -138,6 +173,7 @@ afterAll(async () => {
   await temporal?.stop();
   await pg?.close();
   await new Promise((r) => receiver?.close(r));
+  await provider.close();
   await db?.drop();
   if (temporalDir) rmSync(temporalDir, { recursive: true, force: true });
 }, 60_000);
@@ -180,7 +216,7 @@ async function untilAcknowledged(token: string, method: string, path: string, bo
       throw new Error(`${method} ${path} answered ${res.status} ${JSON.stringify(res.json)}`);
     }
     if (Date.now() > deadline) throw new Error(`${method} ${path} never acknowledged (last ${res.status})`);
-    await new Promise((r) => setTimeout(r, Math.min(2_000, 1_000 * Number(res.retryAfter ?? 1))));
+    await new Promise((r) => setTimeout(r, Math.min(2_000, 1_000 * (Number(res.retryAfter) || 1))));
   }
 }
 
@@ -203,6 +239,132 @@ async function proposeAndApprove(n: number) {
   await untilAcknowledged(reviewerToken, 'POST', `/api/dev/automation/proposals/${id}/approve`, {}, undefined, (s, json) => (s >= 200 && s < 300) || json['code'] === 'proposal_not_pending');
 }
 
+/** Single-note writes acknowledged (their paths): four at a time, so the API group-commits them. */
+const writtenPaths: string[] = [];
+
+async function writeNotes(n: number) {
+  await Promise.all(
+    Array.from({ length: 4 }, async (_, j) => {
+      const path = `Group/Tick ${n}-${j}.md`;
+      await untilAcknowledged(proposerToken, 'POST', '/api/dev/notes', { mappingId, path, content: `# Tick ${n}-${j}\n`, dryRun: false }, `drill-write-${n}-${j}-${randomUUID()}`);
+      writtenPaths.push(path);
+    }),
+  );
+}
+
+// ---- clients that behave like a partner SDK (metered generations) -------------------------------
+
+type GenerateAnswer = Answer & { key: string; replayed: boolean | null; generationId: string | null; outcome: string | null; cost: number | null };
+const generateAnswers: GenerateAnswer[] = [];
+const generateKeys: string[] = [];
+/** Keys sent once more after their 200 (a partner that lost the answer): each must replay. */
+type Generated = { generationId: string; replayed: boolean; receipt: { outcome: string; costMicrodollars: number } };
+
+/** One generate to the API `attempt` points at (the next attempt goes to the other one); a network error is status 0. */
+async function callGenerate(key: string, n: number, attempt: number): Promise<{ status: number; json: Record<string, unknown>; retryAfter: string | null }> {
+  const api = apis[(n + attempt) % apis.length]!;
+  const record = (status: number, json: Record<string, unknown>, retryAfter: string | null) => {
+    const g = (json['data'] ?? null) as Generated | null;
+    generateAnswers.push({
+      key,
+      status,
+      code: typeof json['code'] === 'string' ? json['code'] : null,
+      retryAfter,
+      phase,
+      replayed: status === 200 ? (g?.replayed ?? null) : null,
+      generationId: status === 200 ? (g?.generationId ?? null) : null,
+      outcome: status === 200 ? (g?.receipt.outcome ?? null) : null,
+      cost: status === 200 ? (g?.receipt.costMicrodollars ?? null) : null,
+    });
+    return { status, json, retryAfter };
+  };
+  try {
+    const res = await fetch(`${api}/api/product/v1/intelligence/education/generate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${runtime.secret}`, 'x-service-runtime-version': '1', 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify(generateBody(`Drill warm-up ${n}: equivalent fractions with strips.`)),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await res.text();
+    return record(res.status, (text ? JSON.parse(text) : {}) as Record<string, unknown>, res.headers.get('retry-after'));
+  } catch {
+    return record(0, {}, null);
+  }
+}
+
+/** Sends the key until it is answered 200: again after a 503 (Retry-After, capped at 2 s), a network error or a retryable 409, on the other API. */
+async function untilGenerated(key: string, n: number, firstAttempt: number): Promise<{ attempts: number; generation: Generated }> {
+  const deadline = Date.now() + 120_000;
+  for (let attempt = firstAttempt; ; attempt++) {
+    const res = await callGenerate(key, n, attempt);
+    if (res.status === 200) return { attempts: attempt + 1, generation: res.json['data'] as Generated };
+    // What the runtime's docs say to send again: a 503, an in-flight key, a reservation that expired before dispatch.
+    const retryable = res.status === 0 || res.status === 503 || ['idempotency_in_flight', 'intelligence_reservation_expired'].includes(String(res.json['code']));
+    if (!retryable) throw new Error(`generate ${key} answered ${res.status} ${JSON.stringify(res.json)}; its answers: ${answersOf(n)}`);
+    if (Date.now() > deadline) throw new Error(`generate ${key} never answered 200; its answers: ${answersOf(n)}`);
+    await new Promise((r) => setTimeout(r, Math.min(2_000, 1_000 * (Number(res.retryAfter) || 1))));
+  }
+}
+
+let nextGenerate = 0;
+const generations: Promise<void>[] = [];
+/** Logical requests that did not end in a 200 (each with its answers), asserted empty after the drill. */
+const generateFailures: string[] = [];
+
+async function generateOnce(n: number) {
+  const key = `drill-generate-${n}-${randomUUID()}`;
+  generateKeys.push(key);
+  try {
+    const { attempts } = await untilGenerated(key, n, 0);
+    // Every other partner lost the answer and sends the request again, to the other API: a replay
+    // (checked below: every 200 after a key's first is one).
+    if (n % 2 === 0) {
+      await untilGenerated(key, n, attempts);
+    }
+  } catch (error) {
+    generateFailures.push((error as Error).message);
+  }
+}
+
+/** The answers to logical request `n`, in order, repeats counted ("recovered 409 idempotency_in_flight ×12"). */
+function answersOf(n: number): string {
+  const runs: { what: string; times: number }[] = [];
+  for (const a of generateAnswers.filter((a) => a.key.startsWith(`drill-generate-${n}-`))) {
+    const what = `${a.phase} ${a.status} ${a.code ?? (a.replayed ? 'replayed' : '')}`.trim();
+    if (runs.at(-1)?.what === what) runs.at(-1)!.times++;
+    else runs.push({ what, times: 1 });
+  }
+  return runs.map((r) => (r.times > 1 ? `${r.what} ×${r.times}` : r.what)).join(', ');
+}
+
+/**
+ * One generation the provider holds across the start of an outage: once it is dispatched (the
+ * provider has it), the outage begins; the provider answers once it has (`release`), so the request
+ * settles, or fails to, during the outage.
+ */
+function generationAcrossOutage(): { dispatched: Promise<{ n: number; answered: number }>; release: () => void } {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const index = provider.calls.length;
+  // Answers the logical request the provider holds (its task names it), and how many answers were
+  // recorded when it got there: that request's next answer is the held attempt's (a logical
+  // request's attempts are sequential). It may be a retry of a request begun earlier, even one
+  // refused during the previous outage; its earlier answers say nothing about this one.
+  const dispatched = Promise.race([
+    provider.waitForCalls(index + 1).then(() => ({
+      n: Number(/Drill warm-up (\d+):/.exec(JSON.stringify(provider.calls[index]!.body))?.[1]),
+      answered: generateAnswers.length,
+    })),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the held generation never reached the provider in 30 s')), 30_000).unref()),
+  ]);
+  // The next provider call takes this turn, whichever request it is.
+  provider.script({ kind: 'chat', chunks: ['Held ', 'across ', 'the outage.'], holdUntil: held });
+  generations.push(generateOnce(nextGenerate++));
+  return { dispatched, release };
+}
+
+const reservationByKey = z.object({ keyHash: z.string(), id: z.uuid(), state: z.string(), charged: z.coerce.number().nullable(), workflowId: z.string() });
+
 describe('the outage drill: two APIs, two workers, Temporal and then Postgres stopped under load', () => {
   it('loses nothing acknowledged, duplicates no execution, and refuses only with 503 + Retry-After', async () => {
     let n = 0;
@@ -211,22 +373,35 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
       const work: Promise<void>[] = [];
       while (loading) {
         const i = n++;
-        work.push(i % 3 === 0 ? proposeAndApprove(i) : ingestEvent(i));
+        work.push(i % 3 === 0 ? proposeAndApprove(i) : ingestEvent(i), writeNotes(i));
         await new Promise((r) => setTimeout(r, 250));
       }
       await Promise.all(work);
     };
-    const running = load();
+    const generating = async () => {
+      while (loading) {
+        generations.push(generateOnce(nextGenerate++));
+        await new Promise((r) => setTimeout(r, 600));
+      }
+      await Promise.all(generations);
+    };
+    const running = Promise.all([load(), generating()]);
 
     await new Promise((r) => setTimeout(r, 3_000));
+    const acrossTemporal = generationAcrossOutage();
+    const heldAcrossTemporal = await acrossTemporal.dispatched;
     phase = 'temporal-down';
     await temporal.stop();
+    acrossTemporal.release();
     await new Promise((r) => setTimeout(r, TEMPORAL_OUTAGE_MS));
     temporal = await startTemporalDevServer({ cliPath: resolveTemporalCli(), port: temporalPort, dbFilename: join(temporalDir, 'temporal.sqlite'), headless: true });
     phase = 'healthy-again';
     await new Promise((r) => setTimeout(r, 3_000));
+    const acrossPostgres = generationAcrossOutage();
+    const heldAcrossPostgres = await acrossPostgres.dispatched;
     phase = 'postgres-down';
     await pg.stop('reset');
+    acrossPostgres.release();
     await new Promise((r) => setTimeout(r, POSTGRES_OUTAGE_MS));
     await pg.start();
     phase = 'recovered';
@@ -237,6 +412,7 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
     // Drain budgets are generous: on a loaded 2-core machine (other test files beside it) the backlog
     // after the outages took well over a minute once; the drill measures loss, not speed.
     // Every acknowledged event is delivered to the subscribed endpoint (at least once, by webhook-id).
+    const drained = Date.now();
     const expected = eventIds.map((id) => deliveryMessageId(id, endpointId));
     await waitUntil('every delivery', async () => expected.every((id) => receivedIds.includes(id)), 150_000);
     // Every proposal is executed, once, with one receipt.
@@ -250,6 +426,13 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
     await waitUntil('every proposal executed', async () => (await readProposals()).every((p) => p.state === 'executed'), 150_000);
     for (const p of await readProposals()) expect(p, p.id).toMatchObject({ state: 'executed', applies: 1, receipts: 1 });
     expect((await readProposals()).length).toBe(proposalIds.length);
+    // Every acknowledged single-note write is there, written once (one event), whatever transaction it shared.
+    const writes = await db.pool.any(sql.type(z.object({ path: z.string(), events: z.coerce.number(), content: z.string().nullable() }))`
+      SELECT e.path, count(*) AS events, (SELECT n.content FROM notes n WHERE n.vault_id = e.vault_id AND n.path = e.path) AS content
+        FROM note_events e WHERE e.path LIKE 'Group/%' GROUP BY e.vault_id, e.path`);
+    expect(writes.map((w) => w.path).sort()).toEqual([...writtenPaths].sort());
+    for (const w of writes) expect(w, w.path).toMatchObject({ events: 1, content: `# ${w.path.slice('Group/'.length, -'.md'.length)}\n` });
+    expect(writtenPaths.length).toBeGreaterThan(40);
     // Nothing is left for the relay.
     await waitUntil('no pending start', async () => (await db.pool.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM workflow_start_intents WHERE started_at IS NULL`)) === 0, 30_000);
 
@@ -265,6 +448,87 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
       expect(a, JSON.stringify(a)).toMatchObject({ status: expect.toSatisfy((s: number) => s === 503 || s === 409) });
       expect(a.retryAfter, JSON.stringify(a)).not.toBeNull();
     }
+
+    // Metered generations: every logical request was answered 200 with a settled generation, under
+    // exactly one reservation of its key, settled; the model was called once per logical request.
+    const metered = Date.now();
+    // The figures, before the checks (a failing run shows them too).
+    const answered = new Map<string, number>();
+    for (const a of generateAnswers) {
+      const what = `${a.status}${a.code ? ` ${a.code}` : a.replayed ? ' replayed' : ''}`;
+      answered.set(what, (answered.get(what) ?? 0) + 1);
+    }
+    // What the generate traffic met, said by any failure below.
+    const summary = (
+      `drill generations: ${generateKeys.length} logical, ${generateAnswers.length} answers (${[...answered].map(([what, count]) => `${what}: ${count}`).join(', ')}), ` +
+        `${provider.calls.length} provider calls, ledger ${JSON.stringify(await orgLedger(db.pool, runtime.organizationId))}; ` +
+        `from the end of the load to the other checks done ${metered - drained} ms.\n` +
+        `Held across the Temporal stop, #${heldAcrossTemporal.n}: ${answersOf(heldAcrossTemporal.n)}.\nHeld across the Postgres cut, #${heldAcrossPostgres.n}: ${answersOf(heldAcrossPostgres.n)}.`
+    );
+    expect(generateFailures, summary).toEqual([]);
+    expect(generateKeys.length).toBeGreaterThan(20);
+    const ok = generateAnswers.filter((a) => a.status === 200);
+    for (const key of generateKeys) {
+      const mine = ok.filter((a) => a.key === key);
+      expect(mine.length, key).toBeGreaterThan(0);
+      for (const a of mine) expect(a, JSON.stringify(a)).toMatchObject({ outcome: 'settled', generationId: mine[0]!.generationId });
+      // The first 200 may be a replay (an earlier try settled but its answer was a refusal); every later one is.
+      expect(mine.slice(1).every((a) => a.replayed === true), key).toBe(true);
+    }
+    // The two held at the provider were in flight when their outage began: the held attempt's answer
+    // came during it or after, and they settled (every key did, above).
+    for (const [{ n, answered }, outage, after] of [
+      [heldAcrossTemporal, 'temporal-down', ['temporal-down', 'healthy-again', 'postgres-down', 'recovered']],
+      [heldAcrossPostgres, 'postgres-down', ['postgres-down', 'recovered']],
+    ] as const) {
+      const held = generateAnswers.slice(answered).find((a) => a.key.startsWith(`drill-generate-${n}-`));
+      expect(held?.phase, `#${n} held across ${outage}: ${answersOf(n)}`).toBeOneOf([...after]);
+    }
+    const rows = await db.pool.any(sql.type(reservationByKey)`
+      SELECT idempotency_key_hash AS "keyHash", id, state, charged_microdollars AS charged, workflow_id AS "workflowId"
+        FROM intelligence_reservations WHERE organization_id = ${runtime.organizationId}`);
+    expect(rows.length).toBe(generateKeys.length);
+    for (const key of generateKeys) {
+      const mine = rows.filter((r) => r.keyHash === hashSecret(key));
+      expect(mine, key).toHaveLength(1);
+      expect(mine[0], key).toMatchObject({ state: 'settled', id: ok.find((a) => a.key === key)!.generationId });
+    }
+    // Replays made no second model call.
+    expect(provider.calls.length).toBe(generateKeys.length);
+    // The organization's committed spend is exactly its settled receipts, nothing is held.
+    const receipts = new Map(ok.map((a) => [a.generationId!, a.cost!]));
+    expect(receipts.size).toBe(generateKeys.length);
+    const receiptTotal = [...receipts.values()].reduce((sum, cost) => sum + cost, 0);
+    expect(receiptTotal).toBeGreaterThan(0);
+    expect(rows.reduce((sum, r) => sum + (r.charged ?? 0), 0)).toBe(receiptTotal);
+    expect(await orgLedger(db.pool, runtime.organizationId)).toEqual({ committed: receiptTotal, inFlight: 0 });
+    // No metering workflow is left running once the drill settles (attempts refused before they
+    // reserved end at their 15 s timer at the latest), and every settled one completed as settled.
+    const connection = await Connection.connect({ address: temporal.address });
+    try {
+      const client = new Client({ connection, namespace: 'default' });
+      const listed = async (query: string) => {
+        const ids: string[] = [];
+        for await (const wf of client.workflow.list({ query: `WorkflowType = 'intelligenceUsage'${query}` })) ids.push(wf.workflowId);
+        return ids;
+      };
+      await waitUntil('no metering workflow running', async () => (await listed(` AND ExecutionStatus = 'Running'`)).length === 0, 60_000);
+      // The listing sees them (one per attempt that got as far as Temporal, so at least one per key).
+      expect((await listed('')).length).toBeGreaterThanOrEqual(generateKeys.length);
+      for (const r of rows) expect(await client.workflow.getHandle(r.workflowId).result(), r.workflowId).toBe('settled');
+    } finally {
+      await connection.close();
+    }
+    // The outages were met by this traffic too, and every refusal was retryable with Retry-After: a
+    // 503, or an in-flight 409 for a retry that arrived while its first attempt was still settling;
+    // never a 500 or a failed request.
+    expect(generateAnswers.filter((a) => a.phase === 'temporal-down' && a.code === 'workflow_service_unavailable').length).toBeGreaterThan(0);
+    expect(generateAnswers.filter((a) => a.phase === 'postgres-down' && a.status === 503).length).toBeGreaterThan(0);
+    for (const a of generateAnswers.filter((a) => a.status !== 200)) {
+      expect(a.status === 503 || (a.status === 409 && ['idempotency_in_flight', 'intelligence_reservation_expired'].includes(a.code ?? '')), JSON.stringify(a)).toBe(true);
+      expect(a.retryAfter, JSON.stringify(a)).not.toBeNull();
+    }
+
     // The processes logged JSON only.
     for (const p of processes) for (const line of p.output) expect(() => JSON.parse(line), `${p.name}: ${line}`).not.toThrow();
   }, 420_000);

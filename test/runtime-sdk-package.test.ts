@@ -50,8 +50,34 @@ describe('runtime-sdk package boundaries', () => {
   });
 
   it('declares zod as its only dependency and exports its entry points', async () => {
-    const manifest = JSON.parse(await readFile(join(packageRoot, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; exports: Record<string, string> };
+    const manifest = JSON.parse(await readFile(join(packageRoot, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; exports: Record<string, unknown> };
     expect(Object.keys(manifest.dependencies)).toEqual(['zod']);
     expect(Object.keys(manifest.exports)).toEqual(expect.arrayContaining(['.', './hosted', './local', './envelope', './ndjson']));
+  });
+
+  // What a partner installs (test/runtime-sdk-install.test.ts packs and installs it): the build in
+  // dist/, each entry point's sources under the repository's own condition first (docs/decisions.md 84).
+  it('is publishable: ESM, semver, Node >= 20, only dist/ README CHANGELOG in the tarball', async () => {
+    const manifest = JSON.parse(await readFile(join(packageRoot, 'package.json'), 'utf8')) as Record<string, unknown>;
+    expect(manifest['private']).toBeUndefined();
+    expect(manifest['type']).toBe('module');
+    expect(manifest['version']).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(manifest['engines']).toEqual({ node: '>=20' });
+    expect(manifest['files']).toEqual(['dist', 'README.md', 'CHANGELOG.md']);
+    const changelog = await readFile(join(packageRoot, 'CHANGELOG.md'), 'utf8');
+    expect(changelog).toContain(`## ${String(manifest['version'])}`);
+  });
+
+  it('maps each entry point to its source (repository condition), then its declarations and JavaScript in dist/; ./local only under node', async () => {
+    const manifest = JSON.parse(await readFile(join(packageRoot, 'package.json'), 'utf8')) as { exports: Record<string, Record<string, unknown>> };
+    const entries = { '.': 'index', './hosted': 'hosted', './envelope': 'envelope', './ndjson': 'ndjson', './local': 'local' };
+    for (const [entry, file] of Object.entries(entries)) {
+      const conditions = entry === './local' ? manifest.exports[entry]!['node'] : manifest.exports[entry];
+      if (entry === './local') expect(Object.keys(manifest.exports[entry]!)).toEqual(['node']);
+      expect(conditions, entry).toEqual({ '@hosted-notes/source': `./src/${file}.ts`, types: `./dist/${file}.d.ts`, default: `./dist/${file}.js` });
+      expect(Object.keys(conditions as object), entry).toEqual(['@hosted-notes/source', 'types', 'default']);
+      await expect(readFile(join(packageRoot, `src/${file}.ts`), 'utf8')).resolves.toBeTruthy();
+    }
+    expect(Object.keys(manifest.exports).filter((entry) => !(entry in entries))).toEqual(['./package.json']);
   });
 });

@@ -186,26 +186,27 @@ describe('traces', () => {
     const res = await rt.request('POST', '/intelligence/education/generate', { body: generateBody(task), headers: { 'idempotency-key': randomUUID(), traceparent: caller.traceparent } });
     expect(res.statusCode, res.body).toBe(200);
     const requestSpan = 'POST /api/product/v1/intelligence/education/generate';
+    // The settlement (decision 91): the request's own compare-and-set on the reservation, then the
+    // `recorded` signal, which the workflow handles and ends on.
+    const settles = (s: ReadableSpan) => s.name.startsWith('pg ') && /finished_at = now\(\)/.test(String(s.attributes['db.statement']));
     const spans = await waitForSpans(
       caller.traceId,
       (found) =>
         found.some((s) => s.name === 'RunWorkflow:intelligenceUsage') &&
-        found.some((s) => s.name.startsWith('pg ') && ancestry(s, found)[1] === 'RunActivity:completeIntelligenceReservation') &&
+        found.some((s) => s.name === 'HandleSignal:recorded') &&
+        found.some(settles) &&
         found.every((s) => ancestry(s, found).at(-1) === requestSpan),
-      'the generate request\'s trace has no settlement SQL, or a span whose parents do not reach the request',
+      'the generate request\'s trace has no settlement SQL or signal, or a span whose parents do not reach the request',
     );
     const named = (chain: string[]) => chain.filter((n) => !n.startsWith('handler - '));
     // The metering workflow, started by the request…
     expect(named(ancestry(spans.find((s) => s.name === 'RunWorkflow:intelligenceUsage')!, spans))).toEqual(['RunWorkflow:intelligenceUsage', 'StartWorkflow:intelligenceUsage', requestSpan]);
-    // …and the settlement: the request's update, the workflow's handler, the activity and its SQL.
-    const settlement = spans.find((s) => s.name.startsWith('pg ') && ancestry(s, spans)[1] === 'RunActivity:completeIntelligenceReservation')!;
-    expect(named(ancestry(settlement, spans)).slice(1)).toEqual([
-      'RunActivity:completeIntelligenceReservation',
-      'StartActivity:completeIntelligenceReservation',
-      'HandleUpdate:complete',
-      'StartWorkflowUpdate:complete',
-      requestSpan,
-    ]);
+    // …the settlement, in the request itself…
+    expect(named(ancestry(spans.find(settles)!, spans)).slice(1)).toEqual([requestSpan]);
+    // …and the signal that tells the workflow, handled in the request's trace.
+    expect(named(ancestry(spans.find((s) => s.name === 'HandleSignal:recorded')!, spans))).toEqual(['HandleSignal:recorded', 'SignalWorkflow:recorded', requestSpan]);
+    // The workflow records nothing itself: no ledger activity ran for this request.
+    expect(spans.some((s) => s.name === 'RunActivity:completeIntelligenceReservation')).toBe(false);
     const everything = JSON.stringify(exporter.getFinishedSpans().map((s) => ({ name: s.name, attributes: s.attributes, events: s.events })));
     for (const text of [task, 'Fold a strip', 'privately']) expect(everything).not.toContain(text);
   });

@@ -1,8 +1,13 @@
 // The life of one metered intelligence request after the API started it (docs/intelligence.md).
 // The API process starts this workflow before it reserves anything, reserves in Postgres, dispatches
-// and streams; from then on this workflow owns the ledger's transitions:
-//   - the API reports how the request ended through the `complete` update (settle, release or
-//     billable failure), which the workflow records with a compare-and-set;
+// and streams; from then on this workflow owns the ledger's transitions, but for a settlement the API
+// commits itself (the same compare-and-set, so no transition can happen twice):
+//   - the API reports how the request ended through the `complete` update (release or billable
+//     failure, and a settlement the API could not commit itself), which the workflow records with a
+//     compare-and-set;
+//   - a completed request is settled by the API itself, with the same compare-and-set in Postgres,
+//     then announced with the `recorded` signal: nothing is left to record, the workflow just ends
+//     (a lost signal costs nothing: the timer's step finds the row no longer held);
 //   - if nothing was dispatched when the reservation's timer fires, the reservation expires and its
 //     capacity is released;
 //   - if a dispatched request is never reported (the API process died mid-request), the completion
@@ -27,6 +32,16 @@ export type CompletionReport = Exclude<Completion, { kind: 'expire' }>;
 
 /** Reports the end of the request; answers the recorded reservation (null: the attempt never reserved). */
 export const completeUpdate = defineUpdate<Reservation | null, [CompletionReport]>('complete');
+/** What the API committed itself: the reservation's final state (only ever sent after the commit). */
+export type RecordedEnd = { state: 'settled' };
+/**
+ * The API recorded the request's end itself (ledger.completeReservation, the compare-and-set the
+ * `complete` update runs): nothing is held any more, so the workflow ends without a ledger step.
+ * Added after histories were recorded: a handler produces no command, so runs that never received
+ * it replay unchanged (test/workflows/replay.test.ts), and an older worker that receives it ends at
+ * its timer, whose step finds the row settled.
+ */
+export const recordedSignal = defineSignal<[RecordedEnd]>('recorded');
 /** The API's reservation was refused (nothing held): end without waiting for the timer. */
 export const notReservedSignal = defineSignal('notReserved');
 export const stageQuery = defineQuery<string>('stage');
@@ -35,12 +50,19 @@ export async function intelligenceUsage(input: IntelligenceUsageInput): Promise<
   const { workflowId } = workflowInfo();
   let stage = 'awaiting_dispatch';
   let recorded: Reservation | null | undefined;
+  /** The end the API recorded and signalled (null: none was signalled). */
+  let recordedByApi: RecordedEnd['state'] | null = null;
   let refused = false;
   // The first report wins; a repeated one (a retried update) is answered with what was recorded.
   let reporting: Promise<Reservation | null> | null = null;
   setHandler(stageQuery, () => stage);
   setHandler(notReservedSignal, () => {
     refused = true;
+  });
+  setHandler(recordedSignal, ({ state }) => {
+    if (recordedByApi !== null || recorded !== undefined) return;
+    recordedByApi = state;
+    stage = state;
   });
   setHandler(completeUpdate, (report) => {
     reporting ??= ledger.completeIntelligenceReservation({ workflowId, completion: report }).then((r) => {
@@ -51,7 +73,7 @@ export async function intelligenceUsage(input: IntelligenceUsageInput): Promise<
     return reporting;
   });
 
-  const ended = () => recorded !== undefined;
+  const ended = () => recorded !== undefined || recordedByApi !== null;
   if (!(await condition(() => ended() || refused, input.reservationTtlMs))) {
     // The timer: release an undispatched reservation; a dispatched one keeps running.
     const found = await ledger.completeIntelligenceReservation({ workflowId, completion: { kind: 'expire' } });

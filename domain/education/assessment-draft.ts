@@ -12,12 +12,12 @@
 // Anything else is null: asked again once, then refused (intelligence_output_invalid, paid).
 // Item ids are assigned here in order (item-1…), never taken from the model.
 import { z } from 'zod';
-import { ASSESSMENT_DRAFT_LIMITS as L, assessmentItemTypes, dokLevels } from '@hosted-notes/runtime-sdk';
+import { ASSESSMENT_DRAFT_LIMITS as L, assessmentDraftContentSchema, assessmentItemTypes, dokLevels } from '@hosted-notes/runtime-sdk';
 import type { AssessmentDraftContent, AssessmentDraftRequest, AssessmentItem, AssessmentItemType } from '@hosted-notes/runtime-sdk';
 import type { ChatMessage } from '../intelligence/provider.ts';
+import type { StructuredOperation } from '../intelligence/generation.ts';
 import { reviewedDraftMessages } from './reviewed-draft.ts';
 
-export const ASSESSMENT_DRAFT_OPERATION = 'education-assessment-draft';
 
 const ROLE = 'You draft assessment items for an educator, who reviews the draft before any learner sees it.';
 
@@ -199,3 +199,15 @@ export function acceptAssessmentDraft(raw: string, input: AssessmentDraftRequest
     ),
   };
 }
+
+/** The metered operation (domain/intelligence/generation.ts runStructured): its prompt, schema, check and output bound. */
+export const assessmentDraftOperation: StructuredOperation<AssessmentDraftRequest, AssessmentDraftContent> = {
+  messages: assessmentDraftMessages,
+  jsonSchema: { name: 'assessment_draft', schema: assessmentDraftJsonSchema },
+  resultSchema: assessmentDraftContentSchema,
+  accept: acceptAssessmentDraft,
+  // An item of ordinary length (a stem, its choices or sample answer, a rationale, DOK and standard)
+  // is ~300 tokens; 400 leave room for constructed responses, plus the title and notes: 30 items
+  // reserve ~12,000 tokens, 5 items ~2,300 (the model's maximum still caps it).
+  maxOutputTokens: (input) => 256 + input.itemCount * 400,
+};

@@ -18,6 +18,7 @@ import { practiceKinds, practicePlanSchema, PRACTICE_REVIEW_LIMITS } from '@host
 import type { PracticePlan, PracticeProposal, practiceReviewInputSchema } from '@hosted-notes/runtime-sdk';
 import { AppError } from '../errors.ts';
 import type { ChatMessage } from '../intelligence/provider.ts';
+import type { StructuredOperation } from '../intelligence/generation.ts';
 import { learnerRecordRule } from './context.ts';
 
 export type PracticeReviewRequest = z.output<typeof practiceReviewInputSchema>;
@@ -161,3 +162,15 @@ export function acceptPracticeReview(raw: string, input: PracticeReviewRequest):
   if (!parsed.success) return null;
   return planProblem(parsed.data, input) === null ? parsed.data : null;
 }
+
+/** The metered operation (domain/intelligence/generation.ts runStructured): its prompt, schema, check and output bound. */
+export const practiceReviewOperation: StructuredOperation<PracticeReviewRequest, PracticePlan> = {
+  messages: practiceReviewMessages,
+  jsonSchema: { name: 'education_practice_review', schema: practiceReviewJsonSchema },
+  resultSchema: practicePlanSchema,
+  accept: acceptPracticeReview,
+  // A proposal of ordinary length (prompt, a few choices, a guide, a rationale) is ~300 tokens;
+  // 350 per proposal asked for, plus the checklist and cautions: 5 sessions × 4 reserve 7,400 tokens,
+  // the default 3 × 3 reserve 3,550 (the model's maximum still caps it).
+  maxOutputTokens: (input) => 400 + input.cadence.sessions * input.cadence.proposalsPerSession * 350,
+};

@@ -13,6 +13,7 @@ import type { z } from 'zod';
 import { qualityDimensions, qualityEvaluationSchema, qualityRatings, riskDimensions, riskRatings } from '@hosted-notes/runtime-sdk';
 import type { QualityEvaluation, qualityReviewInputSchema } from '@hosted-notes/runtime-sdk';
 import type { ChatMessage } from '../intelligence/provider.ts';
+import type { StructuredOperation } from '../intelligence/generation.ts';
 
 export type QualityReviewRequest = z.output<typeof qualityReviewInputSchema>;
 
@@ -118,3 +119,15 @@ export function acceptQualityReview(raw: string, input: QualityReviewRequest): Q
   if (!parsed.success) return null;
   return evaluationProblem(parsed.data, input) === null ? parsed.data : null;
 }
+
+/** The metered operation (domain/intelligence/generation.ts runStructured): its prompt, schema, check and output bound. */
+export const qualityReviewOperation: StructuredOperation<QualityReviewRequest, QualityEvaluation> = {
+  messages: qualityReviewMessages,
+  jsonSchema: { name: 'education_quality_review', schema: qualityReviewJsonSchema },
+  resultSchema: qualityEvaluationSchema,
+  accept: acceptQualityReview,
+  // Eight dimensions of at most five 500-character findings and a summary: ~22,000 characters at
+  // the maxima; 6,000 tokens cover that with the JSON around it (the model's maximum still caps it).
+  // The shape is fixed (eight dimensions), so the cap is too.
+  maxOutputTokens: () => 6_000,
+};

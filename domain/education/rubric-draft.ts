@@ -10,12 +10,12 @@
 // Anything else is null: asked again once, then refused (intelligence_output_invalid, paid).
 // Criterion ids are assigned here in order (criterion-1…), never taken from the model.
 import { z } from 'zod';
-import { RUBRIC_DRAFT_LIMITS as L, RUBRIC_WEIGHT_TOLERANCE } from '@hosted-notes/runtime-sdk';
+import { RUBRIC_DRAFT_LIMITS as L, RUBRIC_WEIGHT_TOLERANCE, rubricDraftContentSchema } from '@hosted-notes/runtime-sdk';
 import type { RubricDraftContent, RubricDraftRequest } from '@hosted-notes/runtime-sdk';
 import type { ChatMessage } from '../intelligence/provider.ts';
+import type { StructuredOperation } from '../intelligence/generation.ts';
 import { reviewedDraftMessages } from './reviewed-draft.ts';
 
-export const RUBRIC_DRAFT_OPERATION = 'education-rubric-draft';
 
 const ROLE = 'You draft analytic rubrics for an educator, who reviews the rubric before it is used with learners.';
 
@@ -110,3 +110,15 @@ export function acceptRubricDraft(raw: string, input: RubricDraftRequest): Rubri
     })),
   };
 }
+
+/** The metered operation (domain/intelligence/generation.ts runStructured): its prompt, schema, check and output bound. */
+export const rubricDraftOperation: StructuredOperation<RubricDraftRequest, RubricDraftContent> = {
+  messages: rubricDraftMessages,
+  jsonSchema: { name: 'rubric_draft', schema: rubricDraftJsonSchema },
+  resultSchema: rubricDraftContentSchema,
+  accept: acceptRubricDraft,
+  // A descriptor of at most 600 characters is ≤ ~150 tokens (160 with its JSON), a criterion's name,
+  // weight and ids ~64, the title ~200: 10 criteria × 6 levels reserve 10,400 tokens, 4 × 4 reserve
+  // 2,960 (the model's maximum still caps it).
+  maxOutputTokens: (input) => 200 + input.criterionCount * (64 + input.levelLabels.length * 160),
+};

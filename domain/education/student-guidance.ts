@@ -21,9 +21,10 @@
 //   a number by value (3/4 ⇔ 6/8 ⇔ 0.75 ⇔ 75% ⇔ "three fourths"), except a number the activity's own
 //   instructions already state; a text by its letters across spacing and separators.
 import { z } from 'zod';
-import { guidanceModes, STUDENT_GUIDANCE_LIMITS, STUDENT_GUIDANCE_POLICY_VERSION } from '@hosted-notes/runtime-sdk';
+import { guidanceModes, STUDENT_GUIDANCE_LIMITS, STUDENT_GUIDANCE_POLICY_VERSION, studentGuidanceSchema } from '@hosted-notes/runtime-sdk';
 import type { SafetyReceipt, studentGuidanceInputSchema } from '@hosted-notes/runtime-sdk';
 import type { ChatMessage } from '../intelligence/provider.ts';
+import type { StructuredOperation } from '../intelligence/generation.ts';
 import { revealsAnswer } from './safety-answer.ts';
 import { findContactRequest } from './safety-contact.ts';
 import { findLink } from './safety-links.ts';
@@ -124,3 +125,22 @@ export function checkGuidance(raw: string, input: StudentGuidanceRequest): Check
   const passed = checks.every((c) => c.passed);
   return { mode, text: passed ? text : '', locale: parsed.data.locale, safety: { policyVersion: STUDENT_GUIDANCE_POLICY_VERSION, passed, checks } };
 }
+
+/** The checked guidance as stored for a replay. */
+const checkedSchema = z.object({
+  mode: studentGuidanceSchema.shape.mode,
+  text: z.string(),
+  locale: z.string().nullable(),
+  safety: studentGuidanceSchema.shape.safety,
+}) as z.ZodType<CheckedGuidance>;
+
+/** The metered operation (domain/intelligence/generation.ts runStructured): its prompt, schema, check and output bound. */
+export const guidanceOperation: StructuredOperation<StudentGuidanceRequest, CheckedGuidance> = {
+  messages: guidanceMessages,
+  jsonSchema: { name: 'student_guidance', schema: guidanceJsonSchema },
+  resultSchema: checkedSchema,
+  accept: checkGuidance,
+  // The mode's character bound at two characters a token (English runs ~4; scripts without spaces
+  // fewer), plus the JSON around it: 214 tokens for a short hint, 664 for the 1,200-character modes.
+  maxOutputTokens: (input) => Math.ceil(STUDENT_GUIDANCE_LIMITS.outputChars[input.supportPreferences.mode] / 2) + 64,
+};

@@ -96,7 +96,8 @@ const budgetRowSchema = z.object({
   resetsAt: isoTimestamp,
 });
 
-const committedRow = z.object({ committed: z.coerce.number() });
+/** Nothing is held or charged, and the same key may be sent again at once: the service was slow, not the request wrong. */
+const reservationExpired = (detail?: string) => new AppError('intelligence_reservation_expired', detail, { headers: { 'retry-after': '1' } });
 
 /**
  * Reserves the maximum bounded cost of one request, atomically against the organization's monthly
@@ -106,7 +107,7 @@ const committedRow = z.object({ committed: z.coerce.number() });
  */
 export async function reserve(db: Db & { transaction: DatabaseTransactionConnection['transaction'] }, r: ReserveRequest): Promise<ReserveOutcome> {
   return db.transaction(async (tx) => {
-    if (Date.now() > r.reserveBy) throw new AppError('intelligence_reservation_expired', 'The reservation could not be made before its workflow timer; retry.');
+    if (Date.now() > r.reserveBy) throw reservationExpired('The reservation could not be made before its workflow timer; retry with the same key.');
     const claimed = await tx.maybeOne(sql.type(reservationRowSchema)`
       INSERT INTO intelligence_reservations AS r
         (id, organization_id, installation_id, operation, idempotency_key_hash, request_fingerprint, workflow_id, month_start, reserved_microdollars, expires_at)
@@ -121,7 +122,9 @@ export async function reserve(db: Db & { transaction: DatabaseTransactionConnect
          WHERE r.installation_id = ${r.installationId} AND r.idempotency_key_hash = ${r.keyHash}
          FOR UPDATE`);
       if (existing.operation !== r.operation || existing.requestFingerprint !== r.fingerprint) throw new AppError('idempotency_key_reused');
-      if (existing.state === 'reserved' || existing.state === 'dispatched') throw new AppError('idempotency_in_flight');
+      if (existing.state === 'reserved' || existing.state === 'dispatched') {
+        throw new AppError('idempotency_in_flight', undefined, { headers: { 'retry-after': String(IN_FLIGHT_RETRY_AFTER_SECONDS) } });
+      }
       if (existing.state === 'settled') return { kind: 'settled', reservation: existing };
       if (existing.state === 'billable_failure') {
         throw new AppError('intelligence_request_failed', undefined, { extensions: { receiptId: existing.id, outcomeCode: existing.outcomeCode } });
@@ -142,60 +145,80 @@ export async function reserve(db: Db & { transaction: DatabaseTransactionConnect
   });
 }
 
+const heldRowSchema = budgetRowSchema.extend({
+  org: z.coerce.number().nullable(),
+  inFlight: z.number().nullable(),
+  installation: z.coerce.number().nullable(),
+});
+
+/**
+ * Holds the request's cost on the organization's month, a concurrency slot and the installation's
+ * month, in one statement: the three counters are the organization's hot rows, and each round trip
+ * while their locks are held serializes every caller of the organization (three statements held
+ * them for three round trips and the commit's). Each counter moves only within its limit; a counter
+ * that cannot is refused in the order organization budget, concurrency, installation sublimit, and
+ * the transaction rolls the others back.
+ */
 async function holdCapacity(tx: DatabaseTransactionConnection, reservation: Reservation): Promise<void> {
-  const settings = await tx.one(sql.type(budgetRowSchema)`
-    SELECT (o.settings #>> '{productRuntime,intelligenceBudgetMicrodollarsMonthly}')::bigint AS budget,
-           (o.settings #>> '{productRuntime,maxConcurrentIntelligence}')::bigint AS "maxConcurrent",
-           (i.configuration #>> '{productRuntime,intelligenceBudgetMicrodollarsMonthly}')::bigint AS sublimit,
-           ${reservation.monthStart}::timestamptz + interval '1 month' AS "resetsAt"
-      FROM product_installations i JOIN organizations o ON o.id = i.organization_id
-     WHERE i.id = ${reservation.installationId}`);
   const cost = reservation.reservedMicrodollars;
-  if (!settings.budget) {
+  const held = await tx.one(sql.type(heldRowSchema)`
+    WITH settings AS (
+      SELECT (o.settings #>> '{productRuntime,intelligenceBudgetMicrodollarsMonthly}')::bigint AS budget,
+             coalesce((o.settings #>> '{productRuntime,maxConcurrentIntelligence}')::integer, ${DEFAULT_MAX_CONCURRENT_INTELLIGENCE}::integer) AS max_concurrent,
+             (o.settings #>> '{productRuntime,maxConcurrentIntelligence}')::bigint AS "maxConcurrent",
+             (i.configuration #>> '{productRuntime,intelligenceBudgetMicrodollarsMonthly}')::bigint AS sublimit,
+             ${reservation.monthStart}::timestamptz + interval '1 month' AS "resetsAt"
+        FROM product_installations i JOIN organizations o ON o.id = i.organization_id
+       WHERE i.id = ${reservation.installationId}
+    ), org AS (
+      INSERT INTO organization_intelligence_spend AS s (organization_id, month_start, committed_microdollars)
+      SELECT ${reservation.organizationId}::uuid, ${reservation.monthStart}::timestamptz, ${cost}::bigint FROM settings WHERE ${cost}::bigint <= settings.budget
+      ON CONFLICT (organization_id, month_start) DO UPDATE SET committed_microdollars = s.committed_microdollars + EXCLUDED.committed_microdollars
+       WHERE s.committed_microdollars + EXCLUDED.committed_microdollars <= (SELECT budget FROM settings)
+      RETURNING s.committed_microdollars AS committed
+    ), slot AS (
+      INSERT INTO organization_intelligence_slots AS s (organization_id, in_flight)
+      SELECT ${reservation.organizationId}::uuid, 1 FROM settings WHERE 1 <= settings.max_concurrent
+      ON CONFLICT (organization_id) DO UPDATE SET in_flight = s.in_flight + 1 WHERE s.in_flight + 1 <= (SELECT max_concurrent FROM settings)
+      RETURNING s.in_flight
+    ), installation AS (
+      -- The installation's row always counts (so a sublimit set later sees this month's spend); it only refuses under a sublimit.
+      INSERT INTO installation_intelligence_spend AS s (installation_id, month_start, committed_microdollars)
+      SELECT ${reservation.installationId}::uuid, ${reservation.monthStart}::timestamptz, ${cost}::bigint FROM settings WHERE settings.sublimit IS NULL OR ${cost}::bigint <= settings.sublimit
+      ON CONFLICT (installation_id, month_start) DO UPDATE SET committed_microdollars = s.committed_microdollars + EXCLUDED.committed_microdollars
+       WHERE (SELECT sublimit FROM settings) IS NULL OR s.committed_microdollars + EXCLUDED.committed_microdollars <= (SELECT sublimit FROM settings)
+      RETURNING s.committed_microdollars AS committed
+    )
+    -- Read in this order, the CTEs run in this order: the organization's month, its slot, the
+    -- installation's month, the order completeReservation locks them in (data-modifying CTEs nothing
+    -- reads run in no stated order, and two orders deadlock).
+    SELECT settings.budget, settings."maxConcurrent", settings.sublimit, settings."resetsAt",
+           (SELECT committed FROM org) AS org, (SELECT in_flight FROM slot) AS "inFlight", (SELECT committed FROM installation) AS installation
+      FROM settings`);
+  if (!held.budget) {
     throw new AppError('intelligence_budget_missing', 'The organization has no intelligence budget (settings.productRuntime.intelligenceBudgetMicrodollarsMonthly); missing or zero fails closed.');
   }
   const refusal = async (code: 'intelligence_budget_exhausted' | 'intelligence_sublimit_exhausted', level: 'organization' | 'installation', limit: number) => {
-    const { committed, held } = await commitmentOf(tx, level, reservation);
-    const shortfall = shortfallOf({ limit, committed, held, required: cost });
+    const { committed, held: inFlight } = await commitmentOf(tx, level, reservation);
+    const shortfall = shortfallOf({ limit, committed, held: inFlight, required: cost });
     const retryAfter =
-      shortfall === 'held' ? IN_FLIGHT_RETRY_AFTER_SECONDS : shortfall === 'spent' ? Math.max(1, Math.ceil((Date.parse(settings.resetsAt) - Date.now()) / 1000)) : null;
+      shortfall === 'held' ? IN_FLIGHT_RETRY_AFTER_SECONDS : shortfall === 'spent' ? Math.max(1, Math.ceil((Date.parse(held.resetsAt) - Date.now()) / 1000)) : null;
     const what = level === 'organization' ? "the organization's monthly budget" : "the installation's monthly sublimit";
     return new AppError(code, shortfallDetail[shortfall](what), {
-      extensions: { limitMicrodollars: limit, committedMicrodollars: committed, heldMicrodollars: held, requiredMicrodollars: cost, shortfall, resetsAt: settings.resetsAt },
+      extensions: { limitMicrodollars: limit, committedMicrodollars: committed, heldMicrodollars: inFlight, requiredMicrodollars: cost, shortfall, resetsAt: held.resetsAt },
       ...(retryAfter === null ? {} : { headers: { 'retry-after': String(retryAfter) } }),
     });
   };
-
-  const org = await tx.maybeOne(sql.type(committedRow)`
-    INSERT INTO organization_intelligence_spend AS s (organization_id, month_start, committed_microdollars)
-    SELECT ${reservation.organizationId}::uuid, ${reservation.monthStart}::timestamptz, ${cost}::bigint WHERE ${cost}::bigint <= ${settings.budget}::bigint
-    ON CONFLICT (organization_id, month_start) DO UPDATE SET committed_microdollars = s.committed_microdollars + EXCLUDED.committed_microdollars
-     WHERE s.committed_microdollars + EXCLUDED.committed_microdollars <= ${settings.budget}::bigint
-    RETURNING s.committed_microdollars AS committed`);
-  if (!org) throw await refusal('intelligence_budget_exhausted', 'organization', settings.budget);
-
-  const maxConcurrent = settings.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_INTELLIGENCE;
-  const slot = await tx.maybeOne(sql.type(z.object({ inFlight: z.number() }))`
-    INSERT INTO organization_intelligence_slots AS s (organization_id, in_flight)
-    SELECT ${reservation.organizationId}::uuid, 1 WHERE 1 <= ${maxConcurrent}::integer
-    ON CONFLICT (organization_id) DO UPDATE SET in_flight = s.in_flight + 1 WHERE s.in_flight + 1 <= ${maxConcurrent}::integer
-    RETURNING s.in_flight AS "inFlight"`);
-  if (!slot) {
+  // Refused in order; the transaction is rolled back, so the counters that moved move back.
+  if (held.org === null) throw await refusal('intelligence_budget_exhausted', 'organization', held.budget);
+  if (held.inFlight === null) {
+    const maxConcurrent = held.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_INTELLIGENCE;
     throw new AppError('intelligence_concurrency_exhausted', `At most ${maxConcurrent} intelligence executions run at once for this organization.`, {
       extensions: { maxConcurrent },
       headers: { 'retry-after': '1' },
     });
   }
-
-  // The installation's row always counts (so a sublimit set later sees this month's spend); it only refuses under a sublimit.
-  const limit = settings.sublimit;
-  const installation = await tx.maybeOne(sql.type(committedRow)`
-    INSERT INTO installation_intelligence_spend AS s (installation_id, month_start, committed_microdollars)
-    SELECT ${reservation.installationId}::uuid, ${reservation.monthStart}::timestamptz, ${cost}::bigint WHERE ${limit}::bigint IS NULL OR ${cost}::bigint <= ${limit}::bigint
-    ON CONFLICT (installation_id, month_start) DO UPDATE SET committed_microdollars = s.committed_microdollars + EXCLUDED.committed_microdollars
-     WHERE ${limit}::bigint IS NULL OR s.committed_microdollars + EXCLUDED.committed_microdollars <= ${limit}::bigint
-    RETURNING s.committed_microdollars AS committed`);
-  if (!installation) throw await refusal('intelligence_sublimit_exhausted', 'installation', limit ?? 0);
+  if (held.installation === null) throw await refusal('intelligence_sublimit_exhausted', 'installation', held.sublimit ?? 0);
 }
 
 /**
@@ -246,7 +269,7 @@ export async function markDispatched(db: Db, workflowId: string): Promise<Reserv
     UPDATE intelligence_reservations r SET state = 'dispatched', dispatched_at = now()
      WHERE r.workflow_id = ${workflowId} AND r.state = 'reserved'
     RETURNING ${columns}`);
-  if (!row) throw new AppError('intelligence_reservation_expired');
+  if (!row) throw reservationExpired();
   return row;
 }
 
@@ -263,6 +286,26 @@ export type Completion =
   | { kind: 'billable_failure'; code: string; costMicrodollars: number | null; model: string | null; inputTokens: number | null; outputTokens: number | null }
   /** Reserved but never dispatched, and the workflow's timer fired: released. */
   | { kind: 'expire' };
+
+/**
+ * What a recorded end with an overrun logs (at warn): the provider reported more usage than the
+ * reservation allows, charged at the reservation, the rest absorbed. Ids and amounts only; null
+ * without an overrun. Whoever records the end logs it (the API's settlement, the workflow's step).
+ */
+export function overrunWarning(recorded: Reservation | null): { message: string; fields: Record<string, unknown> } | null {
+  if (!recorded || recorded.overrunMicrodollars <= 0) return null;
+  return {
+    message: 'intelligence overrun: the provider reported more usage than the reservation allows; charged at the reservation',
+    fields: {
+      reservationId: recorded.id,
+      organizationId: recorded.organizationId,
+      operation: recorded.operation,
+      reservedMicrodollars: recorded.reservedMicrodollars,
+      reportedCostMicrodollars: recorded.reportedCostMicrodollars,
+      overrunMicrodollars: recorded.overrunMicrodollars,
+    },
+  };
+}
 
 const transitions: Record<Completion['kind'], { from: ReservationState[]; to: ReservationState }> = {
   settle: { from: ['dispatched'], to: 'settled' },

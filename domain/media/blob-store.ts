@@ -15,6 +15,7 @@
 //   up on then, not after every retry has used its own timeout. The Postgres store has no
 //   `timeoutMs` and ignores the signal: the pool's statement timeout bounds its queries.
 import type { Readable } from 'node:stream';
+import type { DatabasePool, FragmentSqlToken } from 'slonik';
 
 /** An inclusive byte range, as HTTP Range speaks it: bytes start..end of the object. */
 export type BlobRange = { start: number; end: number };
@@ -24,6 +25,23 @@ export type BlobStoreKind = 'postgres' | 's3';
 /** A caller's bound on one operation: aborting it ends the operation with a BlobStoreError. */
 export type BlobOperationOptions = { signal?: AbortSignal | undefined };
 
+/**
+ * A store whose bytes live in the database of the media records (the Postgres store) offers its put
+ * as part of a statement, so the library claims the upload, writes its bytes and records it `stored`
+ * in one statement: one round trip and one commit, all or nothing. Used only when `db` is the
+ * library's own pool.
+ */
+export type SameDatabasePut = {
+  readonly db: DatabasePool;
+  /**
+   * The put as a data-modifying statement for a CTE of the caller's statement: the bytes under the
+   * `blob_key` of each row of `keys` (a relation of that statement; none for none), RETURNING blob_key.
+   */
+  statement(keys: FragmentSqlToken, bytes: Uint8Array): FragmentSqlToken;
+  /** A failure of the caller's statement as this store's put would have reported it. */
+  failure(error: unknown): BlobStoreError;
+};
+
 export interface BlobStore {
   readonly kind: BlobStoreKind;
   /**
@@ -32,6 +50,8 @@ export interface BlobStore {
    * (the confirming delete) from it, so one upload ends within one deadline plus a short slice.
    */
   readonly timeoutMs?: number | undefined;
+  /** Only the Postgres store: see SameDatabasePut. A store without it is written with `put`. */
+  readonly sameDatabasePut?: SameDatabasePut | undefined;
   /**
    * Stores the bytes under the key, replacing any object there. Resolves once the bytes are
    * durable; rejects with BlobStoreError (nothing is left behind that a later `delete` cannot remove).

@@ -4,11 +4,16 @@
 //
 // An upload is three short steps, so no transaction is held open while bytes travel:
 //   1. claim: insert the record (`storing`) under (installation, Idempotency-Key) and add its size
-//      to the organization's storage with one conditional upsert, in one transaction. A concurrent
+//      to the organization's storage with one conditional upsert, in one statement (one round trip
+//      and one commit: the storage row is locked from the upsert to that commit only). A concurrent
 //      upload with the same key waits on the unique index, then sees ours; a concurrent upload of
 //      the same organization can never take the storage past `mediaStorageBytes`.
 //   2. put the bytes in the BlobStore.
 //   3. mark the record `stored`.
+// With the Postgres store (same database), the three are one statement: the claim's statement
+// writes the bytes and inserts the record `stored`, all or nothing; the bytes arrive with the
+// statement, before it runs. A failed statement stored nothing (503 media_storage_unavailable), and
+// such an upload never leaves a `storing` row for the sweep. What follows is the S3 store's path.
 // A refused claim leaves nothing. A failed put is taken back by what the store can confirm:
 //   - no request reached the store (every attempt was refused before connecting), or the store
 //     confirms the key is empty (a DELETE it answered: S3's DELETE is idempotent): the claim ends at
@@ -28,9 +33,10 @@
 // (the media exists, its bytes cannot be read now), a deletion is 503 media_deletion_pending (the
 // media is already deleted for readers; its bytes' removal, and so its size, awaits confirmation).
 import { createHash, randomUUID } from 'node:crypto';
-import { sql } from 'slonik';
+import { CheckIntegrityConstraintViolationError, sql } from 'slonik';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { z } from 'zod';
+import { DatabaseUnavailableError } from '../../db/availability.ts';
 import { emptyRow, isoTimestamp } from '../../db/row-schemas.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { AppError } from '../errors.ts';
@@ -38,7 +44,7 @@ import { DEFAULT_MEDIA_STORAGE_BYTES } from '../product-runtime/entities.ts';
 import { inspectAudio } from './audio-inspection.ts';
 import { checkDuration } from './upload-rules.ts';
 import { BlobStoreError } from './blob-store.ts';
-import type { BlobOperationOptions, BlobRange, BlobStore } from './blob-store.ts';
+import type { BlobOperationOptions, BlobRange, BlobStore, SameDatabasePut } from './blob-store.ts';
 
 /** Who acts: the admitted runtime caller. */
 export type MediaCaller = { organizationId: string; installationId: string; servicePrincipalId: string; requestId: string };
@@ -133,7 +139,7 @@ export async function getMediaStorage(db: CommonQueryMethods, organizationId: st
   return { ...row, availableBytes: Math.max(0, row.limitBytes - row.usedBytes) };
 }
 
-const claimedRow = z.object({ id: z.uuid(), blobKey: z.string() });
+const storedRow = mediaRow.extend(storageRow.shape);
 const existingRow = z.object({ id: z.uuid(), state: z.string(), fingerprint: z.string(), everStored: z.boolean(), blobKey: z.string(), size: z.number() });
 
 /**
@@ -158,10 +164,13 @@ export async function uploadAudio(
   const containerMs = inspection.containerDurationSeconds === null ? null : Math.round(inspection.containerDurationSeconds * 1000);
 
   const deadline = storageDeadline(store);
+  // A store in this database (Postgres) writes the bytes in the claim's own statement.
+  const sameDatabase = store.sameDatabasePut?.db === db ? store.sameDatabasePut : undefined;
+  const input: ClaimInput = { keyHash, fingerprint, sha256, size, inspection, containerMs, backend: store.kind, put: sameDatabase };
 
   // 1. claim the key and the storage, or find what the key already did. At most twice: a key whose
   // earlier upload is unconfirmed is re-checked, and once the store confirms, claimed afresh.
-  let claimed = await claim(db, caller, upload, { keyHash, fingerprint, sha256, size, inspection, containerMs, backend: store.kind });
+  let claimed = await claim(db, caller, upload, input);
   if (claimed.kind === 'existing' && claimed.existing.fingerprint === fingerprint && isUnconfirmed(claimed.existing)) {
     const { existing } = claimed;
     const confirmed = await store.delete(existing.blobKey, deadline.main()).then(
@@ -170,7 +179,7 @@ export async function uploadAudio(
     );
     if (confirmed !== true) throw outcomeUnknown(confirmed, existing.size);
     await releaseClaim(db, existing.id);
-    claimed = await claim(db, caller, upload, { keyHash, fingerprint, sha256, size, inspection, containerMs, backend: store.kind });
+    claimed = await claim(db, caller, upload, input);
   }
 
   if (claimed.kind === 'existing') {
@@ -183,16 +192,33 @@ export async function uploadAudio(
     const media = await getAudio(db, caller, existing.id);
     return { media, replayed: true, storage: await getMediaStorage(db, caller.organizationId) };
   }
+  if (claimed.kind === 'stored') {
+    const { row } = claimed;
+    const media = toRecord({
+      mediaId: row.id,
+      reference: upload.reference,
+      mediaType: inspection.mediaType,
+      container: inspection.container,
+      codec: inspection.codec,
+      sizeBytes: size,
+      sha256,
+      declaredDurationMs: upload.declaredDurationMs,
+      containerDurationMs: containerMs,
+      durationSource: inspection.durationSource,
+      createdAt: row.createdAt,
+    });
+    return { media, replayed: false, storage: { limitBytes: row.limitBytes, usedBytes: row.usedBytes, availableBytes: Math.max(0, row.limitBytes - row.usedBytes) } };
+  }
 
-  // 2. the bytes; 3. stored.
+  // 2. the bytes; 3. stored. The organization's storage figures come back with the commit: one
+  // round trip fewer per upload.
   const { id, blobKey } = claimed.row;
   try {
     await store.put(blobKey, upload.bytes, { contentType: inspection.mediaType, sha256 }, deadline.main());
   } catch (error) {
     throw answerTakeBack(await takeBackUpload(db, store, id, blobKey, error, deadline.confirm()), error, size);
   }
-  // The organization's storage figures come back with the commit: one round trip fewer per upload.
-  const stored = await db.maybeOne(sql.type(mediaRow.extend(storageRow.shape))`
+  const stored = await db.maybeOne(sql.type(storedRow)`
     UPDATE media_objects m SET state = 'stored', stored_at = now() WHERE m.id = ${id} AND m.state = 'storing'
     RETURNING ${mediaColumns}, ${storageLimit(caller.organizationId)} AS "limitBytes",
               (SELECT s.used_bytes FROM organization_media_storage s WHERE s.organization_id = m.organization_id) AS "usedBytes"`);
@@ -213,42 +239,104 @@ type ClaimInput = {
   inspection: Awaited<ReturnType<typeof inspectAudio>>;
   containerMs: number | null;
   backend: BlobStore['kind'];
+  /** The store's put, when it runs in this database: the claim's statement writes the bytes too. */
+  put: SameDatabasePut | undefined;
 };
 
-/** Step 1: the record and its size against the quota in one transaction, or what the key already did. */
+const claimRow = existingRow.extend({
+  claimed: z.boolean(),
+  // Only of a record the statement inserted (null for one the key already had).
+  createdAt: isoTimestamp.nullable(),
+  limitBytes: z.number().nullable(),
+  usedBytes: z.number().nullable(),
+});
+
+/** The constraint a refused reservation trips (used_bytes >= 0), which undoes the whole claim statement. */
+const STORAGE_COUNTER_CHECK = 'organization_media_storage_used_bytes_check';
+
+/**
+ * Step 1, one statement (one snapshot, one round trip, one commit: the organization's storage row
+ * stays locked only from its upsert to that commit, never across a round trip): the record is
+ * inserted under its key, or the key's earlier record is found. Only an inserted record reserves its
+ * size: the reservation reads the rows the insert returned, so it runs after it. A reservation past
+ * the limit writes -1, which the counter's CHECK (used_bytes >= 0) refuses: the statement fails as a
+ * whole and leaves nothing, the record included (no other part of the statement could see the
+ * inserted row to delete it). A record of the key committed after the statement's snapshot (a
+ * concurrent upload with the same key, whose commit our insert waited for) is not in the snapshot: a
+ * second statement reads it.
+ *
+ * With a store in this database (`put`), the same statement writes the bytes (for the inserted record
+ * only, before the reservation takes the storage row) and the record is inserted `stored`: steps 2
+ * and 3 are part of step 1, all or nothing. No transaction waits on bytes in flight: they arrive
+ * with the statement, before it runs.
+ */
 async function claim(db: DatabasePool, caller: MediaCaller, upload: AudioUploadRequest, c: ClaimInput) {
-  return db.transaction(async (tx) => {
-    const row = await tx.maybeOne(sql.type(claimedRow)`
-      INSERT INTO media_objects (organization_id, installation_id, idempotency_key_hash, request_fingerprint, reference, storage_backend, blob_key,
-                                 media_type, container, codec, size_bytes, sha256, declared_duration_ms, container_duration_ms, duration_source,
-                                 created_by_principal_id, created_request_id)
-      VALUES (${caller.organizationId}, ${caller.installationId}, ${c.keyHash}, ${c.fingerprint}, ${upload.reference}, ${c.backend}, ${randomUUID()},
-              ${c.inspection.mediaType}, ${c.inspection.container}, ${c.inspection.codec}, ${c.size}, ${c.sha256}, ${upload.declaredDurationMs}, ${c.containerMs},
-              ${c.inspection.durationSource}, ${caller.servicePrincipalId}, ${caller.requestId})
-      ON CONFLICT (installation_id, idempotency_key_hash) DO NOTHING
-      RETURNING id, blob_key AS "blobKey"`);
-    if (!row) {
-      const existing = await tx.one(sql.type(existingRow)`
-        SELECT id, state, request_fingerprint AS fingerprint, stored_at IS NOT NULL AS "everStored", blob_key AS "blobKey", size_bytes AS size
+  const limit = storageLimit(caller.organizationId);
+  const stored = c.put !== undefined;
+  // The bytes' write runs before the reservation: the reservation reads its result.
+  const putStep = c.put ? sql.fragment`put AS (${c.put.statement(sql.fragment`claimed`, upload.bytes)}),` : sql.fragment``;
+  const afterPut = c.put ? sql.fragment`JOIN put ON put.blob_key = claimed.blob_key` : sql.fragment``;
+  for (let attempt = 0; ; attempt++) {
+    // Prepared (one name per shape): planning this statement costs more than running it.
+    const rows = await db
+      .any(sql.prepared(stored ? 'media_claim_stored' : 'media_claim', claimRow)`
+        WITH claimed AS (
+          INSERT INTO media_objects (organization_id, installation_id, idempotency_key_hash, request_fingerprint, reference, storage_backend, blob_key,
+                                     media_type, container, codec, size_bytes, sha256, declared_duration_ms, container_duration_ms, duration_source,
+                                     created_by_principal_id, created_request_id, state, stored_at)
+          VALUES (${caller.organizationId}, ${caller.installationId}, ${c.keyHash}, ${c.fingerprint}, ${upload.reference}, ${c.backend}, ${randomUUID()},
+                  ${c.inspection.mediaType}, ${c.inspection.container}, ${c.inspection.codec}, ${c.size}, ${c.sha256}, ${upload.declaredDurationMs}, ${c.containerMs},
+                  ${c.inspection.durationSource}, ${caller.servicePrincipalId}, ${caller.requestId},
+                  ${stored ? 'stored' : 'storing'}, ${stored ? sql.fragment`now()` : sql.fragment`NULL`})
+          ON CONFLICT (installation_id, idempotency_key_hash) DO NOTHING
+          RETURNING id, state, blob_key, size_bytes, created_at
+        ), ${putStep} reserved AS (
+          INSERT INTO organization_media_storage AS s (organization_id, used_bytes)
+          SELECT ${caller.organizationId}, CASE WHEN claimed.size_bytes <= ${limit} THEN claimed.size_bytes ELSE -1 END FROM claimed ${afterPut}
+          ON CONFLICT (organization_id) DO UPDATE
+            SET used_bytes = CASE WHEN s.used_bytes + ${c.size} <= ${limit} THEN s.used_bytes + ${c.size} ELSE -1 END
+          RETURNING used_bytes
+        )
+        SELECT true AS claimed, id, state, ${c.fingerprint} AS fingerprint, ${stored ? sql.fragment`true` : sql.fragment`false`} AS "everStored", blob_key AS "blobKey", size_bytes AS size,
+               created_at AS "createdAt", ${limit} AS "limitBytes", (SELECT used_bytes FROM reserved) AS "usedBytes"
+          FROM claimed
+        UNION ALL
+        SELECT false, id, state, request_fingerprint, stored_at IS NOT NULL, blob_key, size_bytes, NULL, NULL, NULL
           FROM media_objects
-         WHERE installation_id = ${caller.installationId} AND idempotency_key_hash = ${c.keyHash}`);
+         WHERE installation_id = ${caller.installationId} AND idempotency_key_hash = ${c.keyHash}`)
+      .catch(async (error: unknown) => {
+        if (error instanceof CheckIntegrityConstraintViolationError && error.constraint === STORAGE_COUNTER_CHECK) {
+          const storage = await getMediaStorage(db, caller.organizationId);
+          throw new AppError('media_storage_exhausted', `This upload needs ${c.size} bytes; the organization has ${storage.availableBytes} of ${storage.limitBytes} left.`, {
+            extensions: { limitBytes: storage.limitBytes, usedBytes: storage.usedBytes, requiredBytes: c.size },
+          });
+        }
+        // A statement Postgres failed stored nothing: it is the put that failed. Only a lost
+        // connection leaves it unknown whether the statement committed (a retry of the key tells).
+        if (c.put && !(error instanceof DatabaseUnavailableError)) throw nothingStored(c.put.failure(error));
+        throw error;
+      });
+    const claimed = rows.find((r) => r.claimed);
+    if (claimed) {
+      const { id, blobKey, createdAt, limitBytes, usedBytes } = claimed;
+      if (!stored) return { kind: 'claimed' as const, row: { id, blobKey } };
+      if (createdAt === null || limitBytes === null || usedBytes === null) throw new Error('a stored claim returns its figures');
+      return { kind: 'stored' as const, row: { id, createdAt, limitBytes, usedBytes } };
+    }
+    const [seen] = rows;
+    if (seen) {
+      const { claimed: _inserted, createdAt: _c, limitBytes: _l, usedBytes: _u, ...existing } = seen;
       return { kind: 'existing' as const, existing };
     }
-    const reserved = await tx.maybeOne(sql.type(z.object({ usedBytes: z.number() }))`
-      INSERT INTO organization_media_storage AS s (organization_id, used_bytes)
-      SELECT ${caller.organizationId}, ${c.size} WHERE ${c.size} <= ${storageLimit(caller.organizationId)}
-      ON CONFLICT (organization_id) DO UPDATE SET used_bytes = s.used_bytes + excluded.used_bytes
-        WHERE s.used_bytes + excluded.used_bytes <= ${storageLimit(caller.organizationId)}
-      RETURNING used_bytes AS "usedBytes"`);
-    if (!reserved) {
-      const storage = await getMediaStorage(tx, caller.organizationId);
-      // Thrown inside the transaction: the record goes with it, nothing was reserved.
-      throw new AppError('media_storage_exhausted', `This upload needs ${c.size} bytes; the organization has ${storage.availableBytes} of ${storage.limitBytes} left.`, {
-        extensions: { limitBytes: storage.limitBytes, usedBytes: storage.usedBytes, requiredBytes: c.size },
-      });
-    }
-    return { kind: 'claimed' as const, row };
-  });
+    // The key's record was committed after our snapshot: read it now. Gone again (its claim ended
+    // meanwhile): the key is free, claim again.
+    const existing = await db.maybeOne(sql.type(existingRow)`
+      SELECT id, state, request_fingerprint AS fingerprint, stored_at IS NOT NULL AS "everStored", blob_key AS "blobKey", size_bytes AS size
+        FROM media_objects
+       WHERE installation_id = ${caller.installationId} AND idempotency_key_hash = ${c.keyHash}`);
+    if (existing) return { kind: 'existing' as const, existing };
+    if (attempt >= 2) throw new AppError('idempotency_in_flight', 'An upload with this Idempotency-Key is still being stored.', { headers: { 'retry-after': '1' } });
+  }
 }
 
 /** An upload whose put failed and whose bytes' absence the store has not confirmed yet. */

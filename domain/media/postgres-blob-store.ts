@@ -8,9 +8,10 @@ import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { emptyRow } from '../../db/row-schemas.ts';
 import { BlobStoreError } from './blob-store.ts';
-import type { BlobRange, BlobStore } from './blob-store.ts';
+import type { BlobRange, BlobStore, SameDatabasePut } from './blob-store.ts';
 
 const bytesRow = z.object({ bytes: z.instanceof(Buffer) });
+const keyRow = z.object({ blob_key: z.string() });
 
 /** A storage failure without the database's own message (it could quote the key). */
 function failure(operation: 'put' | 'read' | 'delete', error: unknown): BlobStoreError {
@@ -19,17 +20,23 @@ function failure(operation: 'put' | 'read' | 'delete', error: unknown): BlobStor
   return new BlobStoreError('postgres', operation, typeof code === 'string' ? `${name} ${code}` : name);
 }
 
+const binary = (bytes: Uint8Array) => sql.binary(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+/** Replacing an object gives it the new bytes (a retried put of the same key). */
+const replace = sql.fragment`ON CONFLICT (blob_key) DO UPDATE SET bytes = excluded.bytes, created_at = now() RETURNING blob_key`;
+
 export function createPostgresBlobStore(db: DatabasePool): BlobStore {
+  const sameDatabasePut: SameDatabasePut = {
+    db,
+    statement: (keys, bytes) => sql.fragment`INSERT INTO media_blobs (blob_key, bytes) SELECT blob_key, ${binary(bytes)} FROM ${keys} ${replace}`,
+    failure: (error) => failure('put', error),
+  };
   return {
     kind: 'postgres',
+    sameDatabasePut,
     async put(key, bytes) {
-      await db
-        .query(sql.type(emptyRow)`
-          INSERT INTO media_blobs (blob_key, bytes) VALUES (${key}, ${sql.binary(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))})
-          ON CONFLICT (blob_key) DO UPDATE SET bytes = excluded.bytes, created_at = now()`)
-        .catch((error: unknown) => {
-          throw failure('put', error);
-        });
+      await db.query(sql.type(keyRow)`INSERT INTO media_blobs (blob_key, bytes) VALUES (${key}, ${binary(bytes)}) ${replace}`).catch((error: unknown) => {
+        throw failure('put', error);
+      });
     },
     async read(key, range?: BlobRange) {
       // substring() on bytea is 1-based; an EXTERNAL value is sliced without reading all of it.

@@ -3,7 +3,9 @@
 // only in the Provenance they pass. Rules that hold for every caller:
 // - a preview writes nothing and needs no idempotency key;
 // - an apply is one Postgres transaction holding the vault lock, claims its idempotency key in that
-//   transaction, writes the notes, records one event per change, and stores the response;
+//   transaction, writes the notes, records one event per change, and stores the response; single-note
+//   writes that arrive together share such a transaction (applyWriteBatch, group-commit.ts), each
+//   judged and answered as if it ran alone after the ones before it;
 // - replacing or deleting an existing note needs its current revision; a stale one is refused,
 //   never silently overwritten.
 // System Operations' vault import (applyImportBatch, at the end) writes through the same batched
@@ -13,24 +15,24 @@ import { randomUUID } from 'node:crypto';
 import type { CommonQueryMethods, DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { AppError } from '../errors.ts';
 import type { ErrorCode, ErrorPointer } from '../errors.ts';
-import { claimIdempotencyKey, storeIdempotentResponse } from '../idempotency.ts';
-import type { IdempotencyScope } from '../idempotency.ts';
+import { claimIdempotencyKey, claimIdempotencyKeys, storeIdempotentResponse, storeIdempotentResponses } from '../idempotency.ts';
+import type { IdempotencyScope, StoredResponse } from '../idempotency.ts';
 import { deriveNote, unifiedDiff } from './markdown.ts';
 import type { DerivedNote } from './markdown.ts';
 import { assertContentSize, contentBytes, noteLimits, pathKey, validateNotePath } from './paths.ts';
 import {
   deferIndexMerges,
-  findCaseCollisions,
   findNote,
-  findNotes,
   findPathStates,
   findTrashItem,
   lockVault,
   markTrashRestored,
   mergeDeferredIndexEntries,
   moveNoteToTrash,
+  findNotesByKey,
   recordEvent,
   recordEvents,
+  recordEventsOf,
   upsertNote,
   upsertNotes,
 } from './store.ts';
@@ -51,11 +53,11 @@ export type WriteOperation = 'create' | 'replace' | 'noop';
 
 export type ApplyResult<T> = { status: number; body: T; etag: string | null; replayed: boolean };
 
-type PlannedWrite = {
+type PlannedWrite<Current extends { revision: string } = NoteRow> = {
   path: string;
   content: string;
   derived: DerivedNote;
-  current: NoteRow | null;
+  current: Current | null;
   operation: WriteOperation;
 };
 
@@ -70,12 +72,12 @@ const conflict = (pointer: string, currentRevision: string | null, expected: str
  * Decides what a write would do and checks its preconditions against the current note.
  * `requireRevision` is true for applies: replacing without a revision is then 428.
  */
-function judgeWrite(
+function judgeWrite<Current extends { revision: string } = NoteRow>(
   input: { path: string; content: string } & Preconditions,
-  current: NoteRow | null,
+  current: Current | null,
   caseCollision: string | undefined,
   options: { requireRevision: boolean; pointer: string },
-): PlannedWrite {
+): PlannedWrite<Current> {
   const { pointer } = options;
   if (!current && caseCollision !== undefined) {
     throw new AppError('path_case_conflict', `"${caseCollision}" already exists; paths may not differ only by case.`, {
@@ -112,13 +114,22 @@ function validateWriteInput<T extends { path: string; content: string }>(input: 
   return { ...input, path };
 }
 
+/**
+ * What a path's key holds in `live` (notes by path key, findNotesByKey): the note at the path itself,
+ * or, when there is none, the live path that differs from it only by case.
+ */
+function atPath<Row extends { path: string }>(live: ReadonlyMap<string, Row>, path: string): { current: Row | null; collision: string | undefined } {
+  const held = live.get(pathKey(path));
+  if (!held) return { current: null, collision: undefined };
+  return held.path === path ? { current: held, collision: undefined } : { current: null, collision: held.path };
+}
+
 async function planWrite(db: Db, target: Target, input: { path: string; content: string } & Preconditions, requireRevision: boolean): Promise<PlannedWrite> {
-  const current = await findNote(db, target.vaultId, input.path);
-  const collision = current ? undefined : (await findCaseCollisions(db, target.vaultId, [input.path])).get(input.path);
+  const { current, collision } = atPath(await findNotesByKey(db, target.vaultId, [input.path]), input.path);
   return judgeWrite(input, current, collision, { requireRevision, pointer: '' });
 }
 
-function describeWrite(target: Target, plan: PlannedWrite) {
+function describeWrite(target: Target, plan: PlannedWrite<{ revision: string }>) {
   return {
     operation: plan.operation,
     mappingId: target.mappingId,
@@ -160,7 +171,7 @@ async function idempotentApply<T>(db: DatabasePool, idempotency: IdempotencyScop
 type NoteWrite = { path: string; content: string; derived: DerivedNote; operation: WriteOperation | 'unchanged'; beforeRevision: string | null };
 
 /**
- * The batched form of writePlanned: one statement for the notes, one for their events (numbered in
+ * The batched writer: one statement for the notes, one for their events (numbered in
  * the order given, all with `transactionId`). Returns each write's event id, null where nothing
  * changed. The caller holds the vault lock.
  */
@@ -177,25 +188,11 @@ async function writeMany(tx: Db, target: Target, writes: readonly NoteWrite[], p
   return writes.map((w) => idOf.get(w) ?? null);
 }
 
-async function writePlanned(tx: Db, target: Target, plan: PlannedWrite, provenance: Provenance, transactionId: string | null): Promise<string | null> {
-  if (plan.operation === 'noop') return null;
-  await upsertNote(tx, target.vaultId, plan.path, plan.content, plan.derived);
-  return recordEvent(
-    tx,
-    {
-      vaultId: target.vaultId,
-      mappingId: target.mappingId,
-      type: plan.operation === 'create' ? 'note.created' : 'note.replaced',
-      path: plan.path,
-      beforeRevision: plan.current?.revision ?? null,
-      afterRevision: plan.derived.revision,
-      transactionId,
-    },
-    provenance,
-  );
-}
-
-/** Applies one note write. A no-op (identical content) writes nothing and records no event. */
+/**
+ * Applies one note write in a transaction of its own. A no-op (identical content) writes nothing and
+ * records no event. The API's interfaces write through a GroupCommit instead (group-commit.ts), which
+ * shares a vault's transaction among concurrent writes; applyWriteBatch decides both.
+ */
 export async function applyWrite(
   db: DatabasePool,
   target: Target,
@@ -203,16 +200,89 @@ export async function applyWrite(
   provenance: Provenance,
   idempotency: IdempotencyScope,
 ): Promise<ApplyResult<WriteApplied>> {
-  const input = validateWriteInput(rawInput);
-  return idempotentApply<WriteApplied>(db, idempotency, async (tx) => {
-    await lockVault(tx, target.vaultId);
-    const plan = await planWrite(tx, target, input, true);
-    const eventId = await writePlanned(tx, target, plan, provenance, null);
-    return {
-      status: plan.operation === 'create' ? 201 : 200,
-      body: { applied: true, dryRun: false, ...describeWrite(target, plan), eventId },
-      etag: plan.derived.revision,
-    };
+  const [outcome] = await applyWriteBatch(db, target.vaultId, [writeJob(target, rawInput, provenance, idempotency)]);
+  if (!outcome!.ok) throw outcome!.error;
+  return outcome!.result;
+}
+
+/** A write validated (path, size) before it waits for any transaction. */
+export function writeJob(target: Target, rawInput: { path: string; content: string } & Preconditions, provenance: Provenance, idempotency: IdempotencyScope): WriteJob {
+  return { target, input: validateWriteInput(rawInput), provenance, idempotency };
+}
+
+/** One single-note write of a group commit (group-commit.ts); its input is already validated. */
+export type WriteJob = {
+  target: Target;
+  input: { path: string; content: string } & Preconditions;
+  provenance: Provenance;
+  idempotency: IdempotencyScope;
+};
+export type WriteJobOutcome = { ok: true; result: ApplyResult<WriteApplied> } | { ok: false; error: unknown };
+
+/**
+ * Applies single-note writes to one vault in one transaction (a group commit), each with the outcome
+ * it would have had alone, run after the ones before it in the list: its own idempotency key (a
+ * replay, a refusal, or claimed), its own preconditions judged against the vault as the earlier
+ * writes left it, its own event (numbered in list order) and stored response. A write refused by its
+ * preconditions fails alone, with nothing of it stored, as applyWrite's would. The statements are
+ * the same whatever the number of writes: two for the keys, the vault lock, one read of the notes,
+ * one upsert, one insert of the events, one of the responses.
+ */
+export async function applyWriteBatch(db: DatabasePool, vaultId: string, jobs: readonly WriteJob[]): Promise<WriteJobOutcome[]> {
+  return db.transaction(async (tx) => {
+    const outcomes: WriteJobOutcome[] = [];
+    const claims = await claimIdempotencyKeys(tx, jobs.map((j) => j.idempotency));
+    await lockVault(tx, vaultId);
+    const live = await findNotesByKey(tx, vaultId, jobs.filter((_, i) => claims[i]!.kind === 'claimed').map((j) => j.input.path));
+    // What each path key holds as the writes before this one left it.
+    const state = new Map<string, { path: string; revision: string }>([...live].map(([key, row]) => [key, { path: row.path, revision: row.revision }]));
+    const planned: Array<{ index: number; plan: PlannedWrite<{ revision: string }> }> = [];
+    jobs.forEach((job, index) => {
+      const claim = claims[index]!;
+      if (claim.kind === 'refused') return void (outcomes[index] = { ok: false, error: claim.error });
+      if (claim.kind === 'replay') {
+        const { status, body, etag } = claim.stored;
+        return void (outcomes[index] = { ok: true, result: { status, body: body as WriteApplied, etag, replayed: true } });
+      }
+      const { current, collision } = atPath(state, job.input.path);
+      try {
+        const plan = judgeWrite(job.input, current, collision, { requireRevision: true, pointer: '' });
+        if (plan.operation !== 'noop') state.set(pathKey(plan.path), { path: plan.path, revision: plan.derived.revision });
+        planned.push({ index, plan });
+      } catch (error) {
+        outcomes[index] = { ok: false, error };
+      }
+    });
+    const changes = planned.filter(({ plan }) => plan.operation !== 'noop');
+    // The notes as the last write of each path left them; every write keeps its own event.
+    const finalOf = new Map(changes.map(({ plan }) => [plan.path, plan]));
+    await upsertNotes(tx, vaultId, [...finalOf.values()]);
+    const eventIds = await recordEventsOf(
+      tx,
+      vaultId,
+      changes.map(({ index, plan }) => ({
+        mappingId: jobs[index]!.target.mappingId,
+        type: plan.operation === 'create' ? ('note.created' as const) : ('note.replaced' as const),
+        path: plan.path,
+        beforeRevision: plan.current?.revision ?? null,
+        afterRevision: plan.derived.revision,
+        transactionId: null,
+        provenance: jobs[index]!.provenance,
+      })),
+    );
+    const eventOf = new Map(changes.map(({ index }, i) => [index, eventIds[i]!]));
+    const stored: Array<{ id: IdempotencyScope; response: StoredResponse }> = [];
+    for (const { index, plan } of planned) {
+      const result = {
+        status: plan.operation === 'create' ? 201 : 200,
+        body: { applied: true as const, dryRun: false as const, ...describeWrite(jobs[index]!.target, plan), eventId: eventOf.get(index) ?? null },
+        etag: plan.derived.revision,
+      };
+      stored.push({ id: jobs[index]!.idempotency, response: result });
+      outcomes[index] = { ok: true, result: { ...result, replayed: false } };
+    }
+    await storeIdempotentResponses(tx, stored);
+    return outcomes;
   });
 }
 
@@ -285,8 +355,8 @@ async function planRestore(db: Db, target: Target, trashId: string) {
   const item = await findTrashItem(db, target.vaultId, trashId);
   if (!item) throw new AppError('trash_item_not_found');
   if (item.restoredAt) throw new AppError('trash_item_restored', `Restored at ${item.restoredAt}.`);
-  if (await findNote(db, target.vaultId, item.path)) throw new AppError('note_exists', `A live note exists at ${item.path}; delete or rename it first.`);
-  const collision = (await findCaseCollisions(db, target.vaultId, [item.path])).get(item.path);
+  const { current, collision } = atPath(await findNotesByKey(db, target.vaultId, [item.path]), item.path);
+  if (current) throw new AppError('note_exists', `A live note exists at ${item.path}; delete or rename it first.`);
   if (collision !== undefined) throw new AppError('path_case_conflict', `"${collision}" already exists.`, { extensions: { existingPath: collision } });
   return item;
 }
@@ -383,14 +453,13 @@ function validateActions(actions: readonly TransactionAction[], allowEmpty = fal
 
 /** Judges every action against the current notes; collects every failure before refusing. */
 async function planTransaction(db: Db, target: Target, actions: TransactionAction[], requireRevision: boolean): Promise<PlannedWrite[]> {
-  const paths = actions.map((a) => a.path);
-  const current = new Map((await findNotes(db, target.vaultId, paths)).map((n) => [n.path, n]));
-  const collisions = await findCaseCollisions(db, target.vaultId, paths.filter((p) => !current.has(p)));
+  const live = await findNotesByKey(db, target.vaultId, actions.map((a) => a.path));
   const plans: PlannedWrite[] = [];
   const failures: AppError[] = [];
   actions.forEach((action, index) => {
     try {
-      plans.push(judgeWrite(action, current.get(action.path) ?? null, collisions.get(action.path), { requireRevision, pointer: `/actions/${index}` }));
+      const { current, collision } = atPath(live, action.path);
+      plans.push(judgeWrite(action, current, collision, { requireRevision, pointer: `/actions/${index}` }));
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       failures.push(error);

@@ -50,11 +50,16 @@ export async function findNote(db: Db, vaultId: string, path: string): Promise<N
 // planner picks the path trigram index (pg_trgm answers equality too), and a trigram look-up reads
 // the GIN pending list and posting lists shared by every path — ~3 ms per path in a 10,000-note vault.
 export async function findNotes(db: Db, vaultId: string, paths: readonly string[]): Promise<readonly NoteRow[]> {
-  if (paths.length === 0) return [];
   const wanted = new Set(paths);
+  return [...(await findNotesByKey(db, vaultId, paths)).values()].filter((row) => wanted.has(row.path));
+}
+
+/** The live notes at the path keys of `paths`, by key: the note itself, or the one whose path differs only by case. */
+export async function findNotesByKey(db: Db, vaultId: string, paths: readonly string[]): Promise<Map<string, NoteRow>> {
+  if (paths.length === 0) return new Map();
   const rows = await db.any(sql.type(noteRowSchema)`
     SELECT ${noteColumns} FROM notes n WHERE n.vault_id = ${vaultId} AND n.path_key = ANY (${sql.array([...new Set(paths.map(pathKey))], 'text')})`);
-  return rows.filter((row) => wanted.has(row.path));
+  return new Map(rows.map((row) => [pathKey(row.path), row]));
 }
 
 const pathStateSchema = z.object({ key: z.string(), path: z.string(), revision: z.string() });
@@ -71,21 +76,6 @@ export async function findPathStates(db: Db, vaultId: string, paths: readonly st
     SELECT n.path_key AS key, n.path, n.revision FROM notes n
      WHERE n.vault_id = ${vaultId} AND n.path_key = ANY (${sql.array([...new Set(paths.map(pathKey))], 'text')})`);
   return new Map(rows.map((r) => [r.key, { path: r.path, revision: r.revision }]));
-}
-
-/** Live notes whose path differs from one of `paths` only by case (same key, other spelling). */
-export async function findCaseCollisions(db: Db, vaultId: string, paths: readonly string[]): Promise<Map<string, string>> {
-  if (paths.length === 0) return new Map();
-  const rows = await db.any(sql.type(z.object({ key: z.string(), path: z.string() }))`
-    SELECT n.path_key AS key, n.path FROM notes n
-     WHERE n.vault_id = ${vaultId} AND n.path_key = ANY (${sql.array(paths.map(pathKey), 'text')})`);
-  const existing = new Map(rows.map((r) => [r.key, r.path]));
-  const collisions = new Map<string, string>();
-  for (const path of paths) {
-    const other = existing.get(pathKey(path));
-    if (other !== undefined && other !== path) collisions.set(path, other);
-  }
-  return collisions;
 }
 
 export async function upsertNote(tx: Db, vaultId: string, path: string, content: string, derived: DerivedNote, createdAt?: string): Promise<void> {
@@ -288,16 +278,8 @@ export async function recordEvent(
   provenance: Provenance,
 ): Promise<string> {
   // The caller holds the vault lock (lockVault), so the per-vault number is taken in commit order.
-  const id = await tx.oneFirst(sql.type(z.object({ id: z.number() }))`
-    WITH seq AS (UPDATE vaults SET last_event_seq = last_event_seq + 1 WHERE id = ${event.vaultId} RETURNING last_event_seq)
-    INSERT INTO note_events (vault_id, vault_seq, mapping_id, type, actor_type, actor_id, path, before_revision, after_revision,
-                             transaction_id, idempotency_key, request_id, source, trash_id)
-    SELECT ${event.vaultId}, seq.last_event_seq, ${event.mappingId}, ${event.type}, ${provenance.actor.type}, ${provenance.actor.id}, ${event.path},
-           ${event.beforeRevision}, ${event.afterRevision}, ${event.transactionId}, ${provenance.idempotencyKey}, ${provenance.requestId},
-           ${provenance.source}, ${event.trashId ?? null}
-      FROM seq
-    RETURNING vault_seq AS id`);
-  return String(id);
+  const [id] = await recordEventsOf(tx, event.vaultId, [{ ...event, provenance }]);
+  return id!;
 }
 
 export type EventRecord = {
@@ -318,18 +300,46 @@ export async function recordEvents(
   events: readonly EventRecord[],
   provenance: Provenance,
 ): Promise<string[]> {
+  return recordEventsOf(tx, target.vaultId, events.map((e) => ({ ...e, mappingId: target.mappingId, transactionId: target.transactionId, provenance })));
+}
+
+/**
+ * Records events of one vault in one statement, numbered in the order given, each with its own
+ * mapping, transaction and provenance (a group commit's writes come from different callers). The
+ * caller holds the vault lock. Returns their ids.
+ */
+export async function recordEventsOf(
+  tx: Db,
+  vaultId: string,
+  events: ReadonlyArray<EventRecord & { mappingId: string; transactionId: string | null; provenance: Provenance }>,
+): Promise<string[]> {
   if (events.length === 0) return [];
-  const rows = events.map((e, i) => ({ i: i + 1, type: e.type, path: e.path, before_revision: e.beforeRevision, after_revision: e.afterRevision, trash_id: e.trashId ?? null }));
+  const rows = events.map((e, i) => ({
+    i: i + 1,
+    mapping_id: e.mappingId,
+    type: e.type,
+    actor_type: e.provenance.actor.type,
+    actor_id: e.provenance.actor.id,
+    path: e.path,
+    before_revision: e.beforeRevision,
+    after_revision: e.afterRevision,
+    transaction_id: e.transactionId,
+    idempotency_key: e.provenance.idempotencyKey,
+    request_id: e.provenance.requestId,
+    source: e.provenance.source,
+    trash_id: e.trashId ?? null,
+  }));
   // Data-modifying CTEs run to completion whether or not the outer query reads them.
   const first = await tx.oneFirst(sql.type(z.object({ first: z.number() }))`
-    WITH seq AS (UPDATE vaults SET last_event_seq = last_event_seq + ${events.length} WHERE id = ${target.vaultId} RETURNING last_event_seq - ${events.length} AS base),
+    WITH seq AS (UPDATE vaults SET last_event_seq = last_event_seq + ${events.length} WHERE id = ${vaultId} RETURNING last_event_seq - ${events.length} AS base),
     inserted AS (
       INSERT INTO note_events (vault_id, vault_seq, mapping_id, type, actor_type, actor_id, path, before_revision, after_revision,
                                transaction_id, idempotency_key, request_id, source, trash_id)
-      SELECT ${target.vaultId}, seq.base + e.i, ${target.mappingId}, e.type, ${provenance.actor.type}, ${provenance.actor.id}, e.path,
-             e.before_revision, e.after_revision, ${target.transactionId}, ${provenance.idempotencyKey}, ${provenance.requestId},
-             ${provenance.source}, e.trash_id
-        FROM seq, jsonb_to_recordset(${sql.jsonb(rows as never)}) AS e(i integer, type text, path text, before_revision text, after_revision text, trash_id uuid)
+      SELECT ${vaultId}, seq.base + e.i, e.mapping_id, e.type, e.actor_type, e.actor_id, e.path,
+             e.before_revision, e.after_revision, e.transaction_id, e.idempotency_key, e.request_id, e.source, e.trash_id
+        FROM seq, jsonb_to_recordset(${sql.jsonb(rows as never)})
+             AS e(i integer, mapping_id uuid, type text, actor_type text, actor_id uuid, path text, before_revision text, after_revision text,
+                  transaction_id uuid, idempotency_key text, request_id text, source text, trash_id uuid)
     )
     SELECT base + 1 AS first FROM seq`);
   return events.map((_, i) => String(first + i));

@@ -2,30 +2,15 @@
 import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { runtimeScopes } from '@hosted-notes/runtime-sdk';
 import { AppError } from '../errors.ts';
 import { displayPrefix, generateSecret, hashSecret, secretPrefixes } from '../secrets.ts';
 import { emptyRow, isoTimestamp } from '../../db/row-schemas.ts';
 
 type Db = CommonQueryMethods;
 
-/**
- * Credential scopes. The spec names the first five; the rest are the core runtime operations' own
- * (docs/product-runtime.md, "Scopes"). getRuntimeContext and getCapabilities need none: they
- * describe the credential itself, including what it lacks.
- */
-export const scopes = [
-  'intelligence.execute',
-  'media.write',
-  'media.read',
-  'connections.manage',
-  'connections.execute',
-  'runtime.read', // getWorkspace, getDomainComposition
-  'notes.read', // listNotes, readNote (with a read or write grant on the vault)
-  'notes.write', // publishNote (with a write grant on the vault)
-  'vaults.bind', // bindHostedVault: ask a person for a grant, read binding status
-  'scopes.read', // listAvailableScopes, getScopeContext, getEffectiveScopePolicy, getScopeIntelligence, getScopeMemory
-  'memory.propose', // createSharedMemoryCandidate
-] as const;
+/** Credential scopes: the SDK's operation table states them (runtimeScopes), with the operation each serves. */
+export const scopes = runtimeScopes;
 export const scopeSchema = z.enum(scopes);
 export type Scope = z.infer<typeof scopeSchema>;
 

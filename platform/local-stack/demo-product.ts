@@ -7,6 +7,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
+import { runtimeScopes } from '@hosted-notes/runtime-sdk';
 import { checkProductRuntimeChain } from '../../domain/product-runtime/chain.ts';
 import {
   assignWorkspace,
@@ -25,20 +26,8 @@ import { createScope, grantScope } from '../../domain/context-scopes/scopes.ts';
 const stateSchema = z.object({ organizationId: z.uuid(), installationId: z.uuid(), vaultId: z.uuid(), credential: z.string() });
 export type DemoProduct = z.infer<typeof stateSchema>;
 
-/** The scopes of the demo credential: every operation's (connections answer unavailable until a Google client is configured). */
-const demoScopes: Scope[] = [
-  'runtime.read',
-  'notes.read',
-  'notes.write',
-  'vaults.bind',
-  'scopes.read',
-  'memory.propose',
-  'intelligence.execute',
-  'media.write',
-  'media.read',
-  'connections.manage',
-  'connections.execute',
-];
+/** The scopes of the demo credential: every scope (connections answer unavailable until a Google client is configured). */
+const demoScopes: Scope[] = [...runtimeScopes];
 /** The newest scope above: a credential kept from an older start without it is replaced. */
 const newestScope: Scope = 'connections.execute';
 

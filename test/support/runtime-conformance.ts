@@ -279,9 +279,9 @@ export const conformanceCases: ConformanceCase[] = [
 /** Every operation of the interface, called with plausible inputs: each answers an envelope or a typed refusal. */
 /** The request body of an operation's OpenAPI example (api/routes/product/education). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the examples are untyped JSON; the adapters validate them on the way out
-function exampleRequest(operationId: string): any {
-  const request = educationExamples[operationId]?.request;
-  if (!request || !('value' in request)) throw new Error(`no request example for ${operationId}`);
+function exampleRequest(operation: string): any {
+  const request = educationExamples[operation]?.request;
+  if (!request || !('value' in request)) throw new Error(`no request example for ${operation}`);
   return request.value;
 }
 
@@ -314,11 +314,11 @@ export const everyOperation = (target: ConformanceTarget): Array<[string, () => 
     ['educationProjection', () => runtime.educationProjection(exampleRequest('educationProjection'))],
     ['recommendArtifacts', () => runtime.recommendArtifacts(exampleRequest('recommendArtifacts'))],
     ['crosswalkStandards', () => runtime.crosswalkStandards(exampleRequest('crosswalkStandards'))],
-    ['studentGuidance', () => runtime.studentGuidance(exampleRequest('educationStudentGuidance'))],
+    ['studentGuidance', () => runtime.studentGuidance(exampleRequest('studentGuidance'))],
     ['educationQualityReview', () => runtime.educationQualityReview(exampleRequest('educationQualityReview'))],
     ['educationPracticeReview', () => runtime.educationPracticeReview(exampleRequest('educationPracticeReview'))],
-    ['assessmentDraft', () => runtime.assessmentDraft(exampleRequest('educationAssessmentDraft'))],
-    ['rubricDraft', () => runtime.rubricDraft(exampleRequest('educationRubricDraft'))],
+    ['assessmentDraft', () => runtime.assessmentDraft(exampleRequest('assessmentDraft'))],
+    ['rubricDraft', () => runtime.rubricDraft(exampleRequest('rubricDraft'))],
     // readAudio answers bytes, not an envelope: the media case below covers it.
     ['uploadAudio', () => runtime.uploadAudio(fixtureUpload('tone-3s.webm', 'conformance/every'))],
     ['listAudio', () => runtime.listAudio()],

@@ -1,12 +1,13 @@
 // The life of one metered request (workflows/intelligence-usage.ts) on the time-skipping server with
 // a stubbed ledger: the reservation timer, the completion deadline, a report before either, a
-// repeated report and the API's "not reserved" signal. Each ends with exactly the ledger
+// repeated report, the API's "not reserved" signal and its "recorded" signal (a settlement it
+// committed itself). Each ends with exactly the ledger
 // transitions the spec's table asks for, and no other.
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import type { Completion, Reservation, ReservationState } from '../../domain/intelligence/ledger.ts';
-import { completeUpdate, intelligenceUsage, notReservedSignal, stageQuery } from '../../workflows/intelligence-usage.ts';
+import { completeUpdate, intelligenceUsage, notReservedSignal, recordedSignal, stageQuery } from '../../workflows/intelligence-usage.ts';
 import { useTimeSkipping } from '../support/time-skipping.ts';
 
 const temporal = useTimeSkipping();
@@ -89,5 +90,35 @@ describe('intelligenceUsage', () => {
       expect(await handle.result()).toBe('billable_failure');
     });
     expect(calls).toEqual(['expire', 'billable_failure']);
+  });
+
+  it('a settlement the API committed and signalled ends the workflow at once, with no ledger step of its own', async () => {
+    const { activities, calls } = ledger('settled');
+    await temporal.run(activities, async ({ client, taskQueue }) => {
+      const handle = await start(client, taskQueue);
+      await handle.signal(recordedSignal, { state: 'settled' });
+      expect(await handle.result()).toBe('settled');
+      expect(await handle.query(stageQuery)).toBe('settled');
+    });
+    expect(calls).toEqual([]);
+  });
+
+  it('a settlement signalled while the completion deadline runs ends the workflow before it', async () => {
+    const { activities, calls } = ledger('dispatched');
+    await temporal.run(activities, async ({ client, taskQueue, env }) => {
+      const handle = await start(client, taskQueue);
+      await env.sleep(input.reservationTtlMs + 1_000);
+      await handle.signal(recordedSignal, { state: 'settled' });
+      expect(await handle.result()).toBe('settled');
+    });
+    // The timer's step found it dispatched; nothing after the signal (no completion_lost).
+    expect(calls).toEqual(['expire']);
+  });
+
+  it('a lost signal leaves the timer to find the settled row: nothing is charged twice', async () => {
+    const { activities, calls } = ledger('settled');
+    const result = await temporal.run(activities, async ({ client, taskQueue }) => (await start(client, taskQueue)).result());
+    expect(result).toBe('settled');
+    expect(calls).toEqual(['expire']);
   });
 });

@@ -3,6 +3,7 @@
 // request of the REST allowance), then served.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
+import type { GroupCommit } from '../../../domain/notes/group-commit.ts';
 import { z } from 'zod';
 import { accountSchema } from '../../../domain/identity/accounts.ts';
 import { planIncludes } from '../../../domain/identity/plans.ts';
@@ -21,7 +22,7 @@ const meSchema = z
   })
   .meta({ id: 'CurrentAccount' });
 
-export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; leases: AllowanceLeases }> = async (app, { db, leases }) => {
+export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; leases: AllowanceLeases; notes: GroupCommit }> = async (app, { db, leases, notes }) => {
   app.addHook('onRequest', admitEveryRequest({ db, leases }, 'rest'));
 
   app.get(
@@ -47,7 +48,7 @@ export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allowance
     },
   );
 
-  await app.register(notesRoutes, { db, leases });
+  await app.register(notesRoutes, { db, leases, notes });
   await app.register(workspacesRoutes, { db });
   await app.register(productInstallationRoutes, { db });
 };

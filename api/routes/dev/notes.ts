@@ -2,6 +2,7 @@
 // the knowledge-transaction core (domain/notes/knowledge.ts).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
+import type { GroupCommit } from '../../../domain/notes/group-commit.ts';
 import { z } from 'zod';
 import { AppError } from '../../../domain/errors.ts';
 import { uriTooLong } from '../../edge.ts';
@@ -9,7 +10,6 @@ import {
   applyDelete,
   applyRestore,
   applyTransaction,
-  applyWrite,
   previewDelete,
   previewRestore,
   previewTransaction,
@@ -19,6 +19,7 @@ import { etagOf } from '../../../domain/notes/markdown.ts';
 import { noteLimits, validateNotePath } from '../../../domain/notes/paths.ts';
 import { readNoteAsCaller } from '../../../domain/notes/read-as-caller.ts';
 import { listNoteSummaries, listTrash } from '../../../domain/notes/store.ts';
+import { sendJsonText } from '../shared/json-text.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import { acceptCharged, presentedToken, withChallenge } from '../../auth.ts';
 import { decodeCursor, encodeCursor } from '../../../domain/cursor.ts';
@@ -59,7 +60,7 @@ function pathFromSegments(params: { category: string; filename: string }): strin
 const tags = ['notes'];
 const security = [{ bearerAuth: [] }];
 
-export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: AllowanceLeases }> = async (app, { db, leases }) => {
+export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: AllowanceLeases; notes: GroupCommit }> = async (app, { db, leases, notes }) => {
   app.get(
     '/notes',
     {
@@ -74,14 +75,17 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
         problems: ['mapping_not_found', 'permission_denied'],
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { mappingId, limit, cursor } = request.query;
       const target = await resolveTarget(db, restCaller(request), mappingId, 'read');
       const after = cursor === undefined ? undefined : decodeCursor(cursor, z.object({ after: z.string() })).after;
       const rows = await listNoteSummaries(db, target.vaultId, { limit: limit + 1, ...(after !== undefined ? { after } : {}) });
       const notes = rows.slice(0, limit);
       const hasMore = rows.length > limit;
-      return { mappingId: target.mappingId, notes, hasMore, nextCursor: hasMore ? encodeCursor({ after: notes[notes.length - 1]!.path }) : null };
+      const nextCursor = hasMore ? encodeCursor({ after: notes[notes.length - 1]!.path }) : null;
+      // The rows were parsed with their schema on the way in; a page of 1,000 is not validated a second
+      // time by the response serializer (~2 ms of CPU a page): stringified once and sent as it is.
+      return sendJsonText(reply, JSON.stringify({ mappingId: target.mappingId, notes, nextCursor, hasMore }));
     },
   );
 
@@ -102,7 +106,7 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
         problems: ['path_not_addressable', 'invalid_path', 'mapping_mismatch', 'mapping_not_found', 'permission_denied', 'note_not_found'],
       },
       // Authentication, allowance, mapping access and the read are one query here (the hot path).
-      config: { authenticatesInHandler: true },
+      config: { admitsInHandler: true },
     },
     async (request, reply) => {
       const path = pathFromSegments(request.params);
@@ -179,7 +183,7 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
       const input = { path: body.path, content: body.content, ...headers, expectedHash };
       if (body.dryRun) return previewWrite(db, target, input);
       const { idempotency, provenance } = applyContext(restCaller(request), 'POST /api/dev/notes', target, idempotencyKeyHeader(request), input);
-      const result = await applyWrite(db, target, input, provenance, idempotency);
+      const result = await notes.applyWrite(target, input, provenance, idempotency);
       return sendApplied(reply, result, (applied) => noteUrl(app.prefix, applied.mappingId, applied.path));
     },
   );

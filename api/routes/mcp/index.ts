@@ -8,6 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
+import type { GroupCommit } from '../../../domain/notes/group-commit.ts';
 import { z } from 'zod';
 import { AppError, isAppError } from '../../../domain/errors.ts';
 import type { ErrorPointer } from '../../../domain/errors.ts';
@@ -47,10 +48,10 @@ function sendRpcError(reply: FastifyReply, id: RpcId, error: RpcError) {
     .send({ jsonrpc: '2.0', id, error: { code: error.rpcCode, message: error.message, ...(error.data ? { data: error.data } : {}) } });
 }
 
-type Deps = { db: DatabasePool; leases: AllowanceLeases };
+type Deps = { db: DatabasePool; leases: AllowanceLeases; notes: GroupCommit };
 
 export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
-  const { db, leases } = deps;
+  const { db, leases, notes } = deps;
   // The raw body is parsed here, not by Fastify, so malformed JSON becomes JSON-RPC -32700.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/json', 'application/json; charset=utf-8'], { parseAs: 'string', bodyLimit: 16 * 1_048_576 }, (_request, body, done) => {
@@ -248,7 +249,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
         }));
         throw new AppError('invalid_request', `${errors[0]!.pointer}: ${errors[0]!.message}`, { extensions: { errors } });
       }
-      return toolResult(await tool.run({ db, principal: principalOf(request), requestId: request.id }, parsed.data as never));
+      return toolResult(await tool.run({ db, notes, principal: principalOf(request), requestId: request.id }, parsed.data as never));
     } catch (error) {
       if (isAppError(error)) return toolErrorResult(error, request.id);
       throw error;

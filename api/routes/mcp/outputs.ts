@@ -2,6 +2,7 @@
 // outputSchema (JSON Schema), and test/mcp-spec-shapes.test.ts checks every real result against
 // them. Where the domain already parses a shape with zod (notes, links, events), that schema is used.
 import { z } from 'zod';
+import { searchLimits } from '../../../domain/notes/discovery.ts';
 import { noteEventSchema, noteLinkSchema, noteRowSchema } from '../../../domain/notes/store.ts';
 import { transactionAppliedSchema, transactionPreviewSchema, writeAppliedSchema, writePreviewSchema } from '../../../domain/notes/result-schemas.ts';
 
@@ -23,6 +24,13 @@ export const searchNotesOutput = z.object({
   ),
   truncated: z.boolean().describe('More notes matched than were returned.'),
   limit: z.number().int(),
+  ranking: z
+    .enum(['complete', 'bounded'])
+    .describe(
+      `complete: every note the words matched was ranked. bounded: they matched more than ${searchLimits.rankAllUpTo} notes, and the ranking covered ` +
+        `up to ${searchLimits.boundedCandidates} each of the title matches and the longest notes (those most likely to rank highest; a short note dense ` +
+        'with the word can be missed); narrow the query or pathPrefix for a complete ranking.',
+    ),
 });
 
 export const noteContentOutput = noteRowSchema.extend({ mappingId });

@@ -2,13 +2,14 @@
 // thin handler over the same domain functions the REST API uses. Mutations go through the
 // knowledge-transaction core with `source: mcp:<tool>` on their events.
 import type { DatabasePool } from 'slonik';
+import type { GroupCommit } from '../../../domain/notes/group-commit.ts';
 import { z } from 'zod';
 import { AppError } from '../../../domain/errors.ts';
 import type { Principal } from '../../../domain/identity/accounts.ts';
 import { translateCanvas, MAX_CANVAS_NODES } from '../../../domain/canvas/translate.ts';
 import { searchLimits, searchNotes, SCHEMA_SCAN_NOTES, vaultSchema } from '../../../domain/notes/discovery.ts';
 import { MAX_GRAPH_RELATIONS, queryGraphRelations } from '../../../domain/notes/graph.ts';
-import { applyTransaction, applyWrite, previewTransaction, previewWrite } from '../../../domain/notes/knowledge.ts';
+import { applyTransaction, previewTransaction, previewWrite } from '../../../domain/notes/knowledge.ts';
 import { parseRevision } from '../../../domain/notes/markdown.ts';
 import { noteLimits, pathProblem, validateNotePath } from '../../../domain/notes/paths.ts';
 import { readNoteAsCaller } from '../../../domain/notes/read-as-caller.ts';
@@ -29,7 +30,8 @@ import {
   vaultSchemaOutput,
 } from './outputs.ts';
 
-export type ToolContext = { db: DatabasePool; principal: Principal; requestId: string };
+/** `notes`: the group commit single-note writes go through (domain/notes/group-commit.ts). */
+export type ToolContext = { db: DatabasePool; notes: GroupCommit; principal: Principal; requestId: string };
 /** What a tool's handler gets: the context and the caller the shared vault calls take (../shared/vault-calls.ts). */
 type ToolCall = ToolContext & { caller: Caller };
 
@@ -168,7 +170,7 @@ export const tools: ToolDefinition[] = [
       const input = { path, content, expectedHash, ifNoneMatchAny: args.mode === 'create' };
       if (args.dryRun) return { mode: args.mode, ...(await previewWrite(ctx.db, t, input)) };
       const { idempotency, provenance } = applyContext(ctx.caller, ctx.caller.source, t, args.idempotencyKey, { mode: args.mode, path, addition: args.content, expectedHash });
-      const result = await applyWrite(ctx.db, t, input, provenance, idempotency);
+      const result = await ctx.notes.applyWrite(t, input, provenance, idempotency);
       return { mode: args.mode, ...result.body, replayed: result.replayed };
     },
   }),

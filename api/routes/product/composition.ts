@@ -4,37 +4,12 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { envelope, unavailable } from '@hosted-notes/runtime-sdk';
 import type { CapabilityId } from '@hosted-notes/runtime-sdk';
-import { composePack, domainCompositionDataSchema, getDomainComposition } from '../../../domain/product-runtime/composition.ts';
+import { composePack, getDomainComposition } from '../../../domain/product-runtime/composition.ts';
 import { findPack } from '../../../domain/product-runtime/packs/index.ts';
 import type { OperationExamples } from '../../openapi-examples.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
-import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from './kit.ts';
-
-export const compositionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app, deps) => {
-  app.get(
-    '/composition',
-    {
-      config: { runtime: { scope: 'runtime.read' } },
-      schema: {
-        tags: ['product-runtime'],
-        security: runtimeSecurity,
-        operationId: 'getDomainComposition',
-        summary: 'getDomainComposition: the Vertical Intelligence Pack and Product Experience Pack of this product',
-        description:
-          'The packs assigned to the calling product definition, as versioned data: the vertical pack\'s entities, relationships and operations (with the scope each ' +
-          'needs), and the experience pack\'s navigation, terminology (the pack\'s defaults overlaid by the organization\'s brand profile), onboarding intent and ' +
-          'capability visibility. A navigation item or onboarding step whose capability the credential has no scope for is hidden, and the envelope is partial ' +
-          'with a scope_missing part per hidden item. Unavailable (setting_missing) when no pack is assigned. Visibility is presentation, never authority. Needs runtime.read.',
-        response: { 200: runtimeEnvelope('runtime.domain-composition', domainCompositionDataSchema) },
-      },
-    },
-    async (request) => {
-      const result = await getDomainComposition(deps.db, runtimeCaller(request), { intelligenceProvider: deps.intelligence !== null });
-      if (result.status === 'unavailable') return unavailable('runtime.domain-composition', result.missing);
-      return envelope('runtime.domain-composition', result.data, result.missing);
-    },
-  );
-};
+import { runtimeCaller } from './kit.ts';
+import { operationRoute } from './operation-route.ts';
 
 // OpenAPI examples, composed from the shipped education pack by the same function the route uses.
 // The scope table is the one getCapabilities publishes for the capabilities the pack surfaces.
@@ -50,23 +25,49 @@ const exampleScopes = new Map<CapabilityId, string[]>([
 const exampleProduct = { id: '5d1f0f43-8a53-4b7e-9a8e-16e0f6a1c7d2', slug: 'lesson-studio' };
 const composedExample = (scopes: string[]) =>
   composePack(findPack('education', 1)!, { product: exampleProduct, scopes, requiredScopes: exampleScopes, terminology: { learners: 'Pupils', 'nav.library': 'Resource bank' } });
+
 const everyScope = composedExample(['runtime.read', 'notes.read', 'notes.write', 'vaults.bind', 'scopes.read', 'memory.propose', 'intelligence.execute']);
 const readOnly = composedExample(['runtime.read', 'notes.read']);
 
-/** For api/routes/product/openapi-docs.ts (runtimeExamples). */
-export const compositionExamples: Record<string, OperationExamples> = {
-  getDomainComposition: {
-    responses: {
-      200: {
-        examples: {
-          complete: { summary: 'Every scope: complete, with the organization\'s terminology', value: envelope('runtime.domain-composition', everyScope.data, everyScope.missing) },
-          partial: { summary: 'runtime.read and notes.read only: items needing other scopes hidden', value: envelope('runtime.domain-composition', readOnly.data, readOnly.missing) },
-          unavailable: {
-            summary: 'No pack assigned to the product',
-            value: unavailable('runtime.domain-composition', [{ part: 'domain-composition', reason: 'setting_missing', detail: 'No pack is assigned to this product definition.' }]),
-          },
+const getDomainCompositionExamples: OperationExamples = {
+  responses: {
+    200: {
+      examples: {
+        complete: { summary: 'Every scope: complete, with the organization\'s terminology', value: envelope('runtime.domain-composition', everyScope.data, everyScope.missing) },
+        partial: { summary: 'runtime.read and notes.read only: items needing other scopes hidden', value: envelope('runtime.domain-composition', readOnly.data, readOnly.missing) },
+        unavailable: {
+          summary: 'No pack assigned to the product',
+          value: unavailable('runtime.domain-composition', [{ part: 'domain-composition', reason: 'setting_missing', detail: 'No pack is assigned to this product definition.' }]),
         },
       },
     },
   },
+};
+
+export const compositionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app, deps) => {
+  app.route({
+    ...operationRoute('getDomainComposition'),
+    schema: {
+      description:
+        'The packs assigned to the calling product definition, as versioned data: the vertical pack\'s entities, relationships and operations (with the scope each ' +
+        'needs), and the experience pack\'s navigation, terminology (the pack\'s defaults overlaid by the organization\'s brand profile), onboarding intent and ' +
+        'capability visibility. A navigation item or onboarding step whose capability the credential has no scope for is hidden, and the envelope is partial ' +
+        'with a scope_missing part per hidden item. Unavailable (setting_missing) when no pack is assigned. Visibility is presentation, never authority. Needs runtime.read.',
+      docs: {
+        responses: {
+          200: {
+            description:
+              'The packs composed for this product (runtime.domain-composition envelope): complete, partial (items hidden for missing scopes, one scope_missing part each) ' +
+              'or unavailable (no pack assigned: setting_missing).',
+          },
+        },
+      },
+      examples: getDomainCompositionExamples,
+    },
+    handler: async (request) => {
+      const result = await getDomainComposition(deps.db, runtimeCaller(request), { intelligenceProvider: deps.intelligence !== null });
+      if (result.status === 'unavailable') return unavailable('runtime.domain-composition', result.missing);
+      return envelope('runtime.domain-composition', result.data, result.missing);
+    },
+  });
 };

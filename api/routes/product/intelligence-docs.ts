@@ -3,13 +3,14 @@
 // helpers so they are what the runtime answers (redocly checks them against the schemas in CI).
 import { envelope, unavailable } from '@hosted-notes/runtime-sdk';
 import type { Generation, GenerationStreamEvent, UsageReceipt } from '@hosted-notes/runtime-sdk';
+import type { OperationDoc } from '../../openapi.ts';
 import type { OperationExamples } from '../../openapi-examples.ts';
 
-type OperationDoc = { headers?: readonly string[]; responses: Record<string, { description: string; headers?: readonly string[] }> };
+type IntelligenceOperation = 'generate' | 'generateImage' | 'listUsageReceipts' | 'getUsageReceipt' | 'getIntelligenceBudget';
 
-export const intelligenceOperationDocs: Record<string, OperationDoc> = {
+/** Each route's success descriptions (the Idempotency-Key header is the operation table's). */
+export const intelligenceDocs = {
   generate: {
-    headers: ['RuntimeIdempotencyKey'],
     responses: {
       200: {
         description:
@@ -19,13 +20,12 @@ export const intelligenceOperationDocs: Record<string, OperationDoc> = {
     },
   },
   generateImage: {
-    headers: ['RuntimeIdempotencyKey'],
     responses: { 200: { description: 'The image (base64, media type from its signature), alt text and usage receipt (service.generated-image envelope), or unavailable.' } },
   },
   listUsageReceipts: { responses: { 200: { description: "A page of the organization's usage receipts, newest first." } } },
   getUsageReceipt: { responses: { 200: { description: 'One usage receipt (service.product-intelligence-usage envelope).' } } },
   getIntelligenceBudget: { responses: { 200: { description: "This month's budget, commitments and concurrent executions (service.intelligence-budget envelope)." } } },
-};
+} satisfies Record<IntelligenceOperation, OperationDoc>;
 
 const ids = {
   organization: '0c7b5cfe-3b57-4f14-9b8f-3c1e1b0e6a51',
@@ -35,24 +35,48 @@ const ids = {
 } as const;
 const model = { id: 'gpt-4.1-mini-2025-04-14', provider: 'openai-compatible' as const };
 
-const receipt: UsageReceipt = {
+/**
+ * A settled usage receipt for an example: the caller's organization and installation, the model, no
+ * overrun, charged what was reported. Every metered operation's examples build theirs with it.
+ */
+export function exampleReceipt(r: {
+  id: string;
+  operation: string;
+  costMicrodollars: number;
+  reservedMicrodollars: number;
+  usage: UsageReceipt['usage'];
+  /** requested, dispatched and settled, ISO timestamps. */
+  at: [string, string, string];
+  model?: UsageReceipt['model'];
+}): UsageReceipt {
+  return {
+    id: r.id,
+    kind: 'service.product-intelligence-usage',
+    organizationId: ids.organization,
+    installationId: ids.installation,
+    operation: r.operation,
+    outcome: 'settled',
+    outcomeCode: null,
+    model: r.model ?? model,
+    costMicrodollars: r.costMicrodollars,
+    reservedMicrodollars: r.reservedMicrodollars,
+    reportedCostMicrodollars: r.costMicrodollars,
+    overrunMicrodollars: 0,
+    usage: r.usage,
+    requestedAt: r.at[0],
+    dispatchedAt: r.at[1],
+    settledAt: r.at[2],
+  };
+}
+
+const receipt = exampleReceipt({
   id: ids.generation,
-  kind: 'service.product-intelligence-usage',
-  organizationId: ids.organization,
-  installationId: ids.installation,
   operation: 'generate',
-  outcome: 'settled',
-  outcomeCode: null,
-  model,
   costMicrodollars: 1_372,
   reservedMicrodollars: 3_710,
-  reportedCostMicrodollars: 1_372,
-  overrunMicrodollars: 0,
   usage: { inputTokens: 612, outputTokens: 476, images: null },
-  requestedAt: '2026-11-23T09:14:02.118Z',
-  dispatchedAt: '2026-11-23T09:14:02.131Z',
-  settledAt: '2026-11-23T09:14:05.904Z',
-};
+  at: ['2026-11-23T09:14:02.118Z', '2026-11-23T09:14:02.131Z', '2026-11-23T09:14:05.904Z'],
+});
 const generation: Generation = {
   generationId: ids.generation,
   format: 'markdown',
@@ -85,7 +109,7 @@ const tinyPng = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9
 
 const one = (value: unknown) => ({ value });
 
-export const intelligenceExamples: Record<string, OperationExamples> = {
+export const intelligenceExamples = {
   generate: {
     request: one({
       intent: { context: 'plan', task: 'Write a five-minute warm-up on equivalent fractions.' },
@@ -157,4 +181,4 @@ export const intelligenceExamples: Record<string, OperationExamples> = {
       ),
     },
   },
-};
+} satisfies Record<IntelligenceOperation, OperationExamples>;

@@ -1,17 +1,17 @@
 // What every Product Runtime route stands on: the version header, admission of the service
 // credential through the whole chain (domain/principals/admission.ts admitServicePrincipal), the
 // caller a handler reads, and the envelope its answer is serialized with. A route declares what it
-// needs in its config and never authenticates itself:
+// needs through the SDK's operation table and never authenticates itself:
 //
-//   config: { runtime: { scope: 'notes.read', vault: { param: 'vaultId', access: 'read' } } }
-//   config: { publicRuntime: true }   // no credential (the public presentation route only)
+//   app.route({ ...operationRoute('readNote'), schema, handler })   // operation-route.ts
+//   config: { publicRuntime: true }   // no credential (the public presentation route, the OAuth callback)
 //
 // A route declaring neither fails when it is registered, so nothing is public by omission.
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabasePool } from 'slonik';
 import type { z } from 'zod';
-import { envelopeSchema, RUNTIME_VERSION, supportedRuntimeVersions } from '@hosted-notes/runtime-sdk';
+import { envelopeSchema, RUNTIME_MOUNT, RUNTIME_VERSION, supportedRuntimeVersions } from '@hosted-notes/runtime-sdk';
 import { AppError } from '../../../domain/errors.ts';
 import { admitServicePrincipal } from '../../../domain/principals/admission.ts';
 import type { AdmittedService } from '../../../domain/principals/admission.ts';
@@ -24,6 +24,8 @@ import type { Intelligence } from '../../../domain/intelligence/setup.ts';
 import type { GoogleClientSettings, OAuthProvider } from '../../../domain/connections/provider.ts';
 import type { SecretBox } from '../../../domain/secret-box.ts';
 import type { WorkflowStarter } from '../shared/workflow-starts.ts';
+import { completeOperationRoute } from './operation-route.ts';
+import type { RuntimeOperation } from './operation-route.ts';
 
 /** What a runtime route needs from its caller's chain. */
 export type RuntimeRouteConfig = {
@@ -41,6 +43,8 @@ export type RuntimeRouteConfig = {
 declare module 'fastify' {
   interface FastifyContextConfig {
     runtime?: RuntimeRouteConfig;
+    /** The runtime operation the route serves (operationRoute): its facts come from the SDK's table. */
+    operation?: RuntimeOperation;
     /** Answered without a credential; reveals only public presentation. */
     publicRuntime?: boolean;
   }
@@ -79,8 +83,8 @@ export type RuntimeAdmission = {
 
 export const RUNTIME_VERSION_HEADER = 'x-service-runtime-version';
 
-/** Where the Product Runtime is mounted (api/app.ts). */
-export const RUNTIME_MOUNT = '/api/product/v1';
+/** Where the Product Runtime is mounted (api/app.ts): the SDK's own constant, one place for the path. */
+export { RUNTIME_MOUNT };
 
 /**
  * The headers an answer under the mount carries even when Fastify answers before any route or hook
@@ -168,11 +172,8 @@ export function registerRuntimeAccess(app: FastifyInstance, admission: RuntimeAd
   // onRequest hook above, so a miss under the mount carries the version header too.
   app.setNotFoundHandler(answerNoRoute);
   app.addHook('onRoute', (route) => {
-    const config = route.config as { runtime?: RuntimeRouteConfig; publicRuntime?: boolean } | undefined;
-    if (route.method === 'HEAD') return;
-    if (!config?.runtime && config?.publicRuntime !== true) {
-      throw new Error(`Product Runtime route ${route.method} ${route.url} declares neither config.runtime nor config.publicRuntime.`);
-    }
+    if (route.method === 'HEAD' || route.config?.publicRuntime === true) return;
+    completeOperationRoute(route, RUNTIME_MOUNT);
   });
   app.addHook('onRequest', async (request, reply) => {
     // Said on every answer, refusals included: the version that answered.

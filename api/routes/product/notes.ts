@@ -4,15 +4,16 @@
 // as the apply would).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { envelope, noteListSchema, noteSchema, publicationSchema, publishNoteInputSchema } from '@hosted-notes/runtime-sdk';
+import { envelope, publicationSchema, publishNoteInputSchema } from '@hosted-notes/runtime-sdk';
 import { noteLimits } from '../../../domain/notes/paths.ts';
 import { fusedNote, listRuntimeNotes, noteReadFusion, publishRuntimeNote } from '../../../domain/product-runtime/runtime-notes.ts';
 import { validateNotePath } from '../../../domain/notes/paths.ts';
 import { idempotencyKeyHeader } from '../shared/headers.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
-import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from './kit.ts';
+import { runtimeCaller, runtimeEnvelope } from './kit.ts';
+import { operationRoute } from './operation-route.ts';
+import { listNotesExamples, publishNoteExamples, readNoteExamples } from './openapi-docs.ts';
 
-const tags = ['product-runtime'];
 const vaultParams = z.strictObject({ vaultId: z.string().max(64).describe('A hosted vault this installation holds a grant on.') });
 const grantProblems = ['vault_not_granted'] as const;
 /** What a note publication (publishNote, and anything that publishes through it) can be refused with. */
@@ -30,47 +31,36 @@ export const publicationProblems = [
 ] as const;
 
 export const runtimeNotesRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app, { db, admission }) => {
-  app.get(
-    '/vaults/:vaultId/notes',
-    {
-      config: { runtime: { scope: 'notes.read', vault: { param: 'vaultId', access: 'read' } } },
-      schema: {
-        tags,
-        security: runtimeSecurity,
-        operationId: 'runtimeListNotes',
-        summary: 'listNotes: inventory of a granted vault',
-        description: `At most ${noteLimits.maxInventoryPage} notes per page ordered by path (bytewise), as the REST inventory; follow nextCursor while hasMore. Needs notes.read and a grant on the vault.`,
-        params: vaultParams,
-        querystring: z.strictObject({
-          limit: z.coerce.number().int().min(1).max(noteLimits.maxInventoryPage).default(100).describe(`Notes per page, at most ${noteLimits.maxInventoryPage}.`),
-          cursor: z.string().max(2048).optional().describe('nextCursor of the previous page (opaque).'),
-        }),
-        response: { 200: runtimeEnvelope('runtime.note-list', noteListSchema) },
-        problems: [...grantProblems, 'invalid_request'],
-      },
+  app.route({
+    ...operationRoute('listNotes'),
+    schema: {
+      description: `At most ${noteLimits.maxInventoryPage} notes per page ordered by path (bytewise), as the REST inventory; follow nextCursor while hasMore. Needs notes.read and a grant on the vault.`,
+      params: vaultParams,
+      querystring: z.strictObject({
+        limit: z.coerce.number().int().min(1).max(noteLimits.maxInventoryPage).default(100).describe(`Notes per page, at most ${noteLimits.maxInventoryPage}.`),
+        cursor: z.string().max(2048).optional().describe('nextCursor of the previous page (opaque).'),
+      }),
+      problems: [...grantProblems, 'invalid_request'],
+      docs: { responses: { 200: { description: "A page of the granted vault's inventory (runtime.note-list envelope)." } } },
+      examples: listNotesExamples,
     },
-    async (request) => envelope('runtime.note-list', await listRuntimeNotes(db, runtimeCaller(request), request.query)),
-  );
+    handler: async (request) => envelope('runtime.note-list', await listRuntimeNotes(db, runtimeCaller(request), request.query)),
+  });
 
-  const readNeeds = { scope: 'notes.read', vault: { param: 'vaultId', access: 'read' } } as const;
-  app.get(
-    '/vaults/:vaultId/note',
-    {
-      // Admitted in the handler with the note fused into the chain's statement: one round trip.
-      config: { runtime: { ...readNeeds, admitsInHandler: true } },
-      schema: {
-        tags,
-        security: runtimeSecurity,
-        operationId: 'runtimeReadNote',
-        summary: 'readNote: one note of a granted vault, by path',
-        description: 'Any path depth (the path is a query parameter). The note, its revision (also the ETag) and derived title, frontmatter and links. Needs notes.read and a grant on the vault.',
-        params: vaultParams,
-        querystring: z.strictObject({ path: z.string().min(1).max(8192).describe('Vault-relative path of the note, any depth, ending in .md.') }),
-        response: { 200: runtimeEnvelope('runtime.note', noteSchema) },
-        problems: [...grantProblems, 'invalid_path', 'note_not_found'],
-      },
+  // Admitted in the handler with the note fused into the chain's statement: one round trip.
+  const readRoute = operationRoute('readNote', { admitsInHandler: true });
+  const readNeeds = readRoute.config.runtime;
+  app.route({
+    ...readRoute,
+    schema: {
+      description: 'Any path depth (the path is a query parameter). The note, its revision (also the ETag) and derived title, frontmatter and links. Needs notes.read and a grant on the vault.',
+      params: vaultParams,
+      querystring: z.strictObject({ path: z.string().min(1).max(8192).describe('Vault-relative path of the note, any depth, ending in .md.') }),
+      problems: [...grantProblems, 'invalid_path', 'note_not_found'],
+      docs: { responses: { 200: { description: 'The note (runtime.note envelope); the ETag is its revision.' } } },
+      examples: readNoteExamples,
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       let path: string;
       try {
         path = validateNotePath(request.query.path, '/querystring/path');
@@ -84,31 +74,31 @@ export const runtimeNotesRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
       reply.header('etag', `"${note.revision}"`);
       return envelope('runtime.note', note);
     },
-  );
+  });
 
-  app.post(
-    '/vaults/:vaultId/notes',
-    {
-      bodyLimit: 4 * 1_048_576,
-      config: { runtime: { scope: 'notes.write', vault: { param: 'vaultId', access: 'write' } } },
-      schema: {
-        tags,
-        security: runtimeSecurity,
-        operationId: 'publishNote',
-        summary: 'publishNote: preview (default) or apply one note write',
-        description:
-          'The knowledge-transaction core of the REST API: mode preview (default) answers the operation, revisions and a diff and writes nothing; mode apply ' +
-          'needs Idempotency-Key (same key and body replay, another body is 422) and, to replace an existing note, expectedRevision (428 without, 409 when ' +
-          'stale). The provenance event names this installation\'s service principal. Needs notes.write and a write grant on the vault.',
-        params: vaultParams,
-        body: publishNoteInputSchema,
-        response: { 200: runtimeEnvelope('runtime.note-publication', publicationSchema), 201: runtimeEnvelope('runtime.note-publication', publicationSchema) },
-        problems: publicationProblems,
+  app.route({
+    ...operationRoute('publishNote'),
+    bodyLimit: 4 * 1_048_576,
+    schema: {
+      description:
+        'The knowledge-transaction core of the REST API: mode preview (default) answers the operation, revisions and a diff and writes nothing; mode apply ' +
+        'needs Idempotency-Key (same key and body replay, another body is 422) and, to replace an existing note, expectedRevision (428 without, 409 when ' +
+        'stale). The provenance event names this installation\'s service principal. Needs notes.write and a write grant on the vault.',
+      params: vaultParams,
+      body: publishNoteInputSchema,
+      response: { 200: runtimeEnvelope('runtime.note-publication', publicationSchema), 201: runtimeEnvelope('runtime.note-publication', publicationSchema) },
+      problems: publicationProblems,
+      docs: {
+        responses: {
+          200: { description: 'A preview, or an applied replace or no-op (runtime.note-publication envelope).' },
+          201: { description: 'An applied create.' },
+        },
       },
+      examples: publishNoteExamples,
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       const result = await publishRuntimeNote(db, runtimeCaller(request), request.body, idempotencyKeyHeader(request));
       return reply.code(result.status === 201 ? 201 : 200).send(envelope('runtime.note-publication', result.data));
     },
-  );
+  });
 };

@@ -1,16 +1,10 @@
-// What the Product Runtime's routes do not say themselves, for the OpenAPI document (api/openapi.ts
-// merges these tables into its own): success descriptions and realistic envelope examples. The
-// examples are built with the SDK's own envelope helpers and checked against the schemas by redocly
-// in .ci/run, so they are what the runtime answers.
+// Realistic examples of the Product Runtime's core operations for the OpenAPI document, one named
+// export per operation: each route passes its own as `schema.examples` (the descriptions stand
+// beside the routes, in `schema.docs`). They share the ids below, and are built with the SDK's own
+// envelope helpers and checked against the schemas by redocly in .ci/run, so they are what the
+// runtime answers.
 import { envelope, unavailable } from '@hosted-notes/runtime-sdk';
 import type { OperationExamples } from '../../openapi-examples.ts';
-import { compositionExamples } from './composition.ts';
-import { presentationExamples } from './presentation.ts';
-
-/** Response headers are named as in api/openapi.ts's components/headers. */
-type ResponseDoc = { description: string; headers?: readonly string[] };
-/** Request headers are named as in api/openapi.ts's components/parameters. */
-type OperationDoc = { headers?: readonly string[]; responses: Record<string, ResponseDoc> };
 
 const ids = {
   organization: '0c7b5cfe-3b57-4f14-9b8f-3c1e1b0e6a51',
@@ -27,53 +21,6 @@ const ids = {
 
 const revision = 'sha256:1c6d8f6f4a1c49e1b6c1b4e3b7f7b5a6d5e1f0c2a4b3d2e1f0a9b8c7d6e5f4a3';
 const newRevision = 'sha256:9f2c4e6a8b0d1f3e5a7c9b2d4f6e8a0c1b3d5f7e9a2c4b6d8f0e1a3c5b7d9f2e';
-
-export const runtimeOperationDocs: Record<string, OperationDoc> = {
-  getRuntimeContext: { responses: { 200: { description: 'The calling chain and its presentation (runtime.context envelope).' } } },
-  getCapabilities: { responses: { 200: { description: 'Every capability with its availability and reason (runtime.capabilities envelope).' } } },
-  getWorkspace: { responses: { 200: { description: 'The workspace as far as the grants reach; partial while no vault is granted.' } } },
-  runtimeListNotes: { responses: { 200: { description: 'A page of the granted vault\'s inventory (runtime.note-list envelope).' } } },
-  runtimeReadNote: { responses: { 200: { description: 'The note (runtime.note envelope); the ETag is its revision.' } } },
-  publishNote: {
-    headers: ['RuntimeIdempotencyKey'],
-    responses: {
-      200: { description: 'A preview, or an applied replace or no-op (runtime.note-publication envelope).' },
-      201: { description: 'An applied create.' },
-    },
-  },
-  bindHostedVault: {
-    responses: {
-      200: { description: 'The installation already holds a sufficient grant: complete, with the grant.' },
-      202: { description: 'The request is open: partial, missing grant (grant_pending) until a person decides.' },
-    },
-  },
-  listVaultBindings: { responses: { 200: { description: 'The installation\'s binding requests.' } } },
-  listAvailableScopes: { responses: { 200: { description: 'A page of the scopes granted to this installation (runtime.scope-list envelope).' } } },
-  getScopeContext: { responses: { 200: { description: 'The resolved scope context; partial when its vault is not granted.' } } },
-  getEffectiveScopePolicy: { responses: { 200: { description: 'Every setting after inheritance, with its source.' } } },
-  getScopeIntelligence: { responses: { 200: { description: 'Whether intelligence may run here; unavailable with no provider or without intelligence.execute.' } } },
-  getScopeMemory: { responses: { 200: { description: 'A page of reviewed shared memory.' } } },
-  getMemoryCandidate: { responses: { 200: { description: 'The candidate followed through review: partial (review_pending) until Forge shares it or it is rejected, expires, fails or is undone.' } } },
-  getDomainComposition: {
-    responses: {
-      200: {
-        description:
-          'The packs composed for this product (runtime.domain-composition envelope): complete, partial (items hidden for missing scopes, one scope_missing part each) ' +
-          'or unavailable (no pack assigned: setting_missing).',
-      },
-    },
-  },
-  getPublicPresentation: {
-    responses: {
-      200: { description: 'Safe public presentation of the host (BrandPresentation); Cache-Control: public, max-age=60; ETag.', headers: ['ETag'] },
-      304: { description: 'Not modified: If-None-Match matched the ETag. No body.', headers: ['ETag'] },
-    },
-  },
-  createSharedMemoryCandidate: {
-    headers: ['RuntimeIdempotencyKey'],
-    responses: { 201: { description: 'The candidate and the proposal a person reviews (partial: review_pending); a replay says replayed: true.' } },
-  },
-};
 
 const one = (value: unknown) => ({ value });
 
@@ -131,268 +78,280 @@ export const bindingDecisionExamples: Record<string, OperationExamples> = {
   },
 };
 
-export const runtimeExamples: Record<string, OperationExamples> = {
-  ...compositionExamples,
-  ...presentationExamples,
-  getRuntimeContext: {
-    responses: {
-      200: one(
-        envelope('runtime.context', {
-          adapter: 'hosted',
-          runtimeVersion: '1',
-          organization: { id: ids.organization, name: 'District 9 Schools' },
-          product: { id: ids.product, slug: 'lesson-studio', name: 'Lesson Studio' },
-          installation: { id: ids.installation },
-          principal: { id: ids.principal, name: 'lesson-studio-backend' },
-          credential: { id: ids.credential, displayPrefix: 'hnp_svc_Qm3v', scopes: ['runtime.read', 'notes.read', 'notes.write'], expiresAt: null },
-          workspace: { id: ids.workspace, name: 'District 9 curriculum' },
-          presentation: {
-            displayName: 'District 9 Learning',
-            colors: { primary: '#1d4ed8', accent: '#f59e0b', background: '#ffffff', text: '#111827' },
-            logo: { kind: 'url', ref: 'https://cdn.district9.example/logo.svg' },
-            terminology: { 'nav.home': 'Home', 'nav.courses': 'Classes', 'nav.library': 'Resource library' },
-          },
-        }),
-      ),
-    },
+// ---- per runtime operation (runtime.ts, notes.ts, vault-bindings.ts, context-scopes.ts) ----
+
+export const getRuntimeContextExamples: OperationExamples = {
+  responses: {
+    200: one(
+      envelope('runtime.context', {
+        adapter: 'hosted',
+        runtimeVersion: '1',
+        organization: { id: ids.organization, name: 'District 9 Schools' },
+        product: { id: ids.product, slug: 'lesson-studio', name: 'Lesson Studio' },
+        installation: { id: ids.installation },
+        principal: { id: ids.principal, name: 'lesson-studio-backend' },
+        credential: { id: ids.credential, displayPrefix: 'hnp_svc_Qm3v', scopes: ['runtime.read', 'notes.read', 'notes.write'], expiresAt: null },
+        workspace: { id: ids.workspace, name: 'District 9 curriculum' },
+        presentation: {
+          displayName: 'District 9 Learning',
+          colors: { primary: '#1d4ed8', accent: '#f59e0b', background: '#ffffff', text: '#111827' },
+          logo: { kind: 'url', ref: 'https://cdn.district9.example/logo.svg' },
+          terminology: { 'nav.home': 'Home', 'nav.courses': 'Classes', 'nav.library': 'Resource library' },
+        },
+      }),
+    ),
   },
-  getCapabilities: {
-    responses: {
-      200: one(
-        envelope('runtime.capabilities', {
-          adapter: 'hosted',
-          capabilities: [
-            { id: 'notes.read', available: true, reason: null, detail: 'Available.', requiredScopes: ['notes.read'] },
-            { id: 'notes.write', available: false, reason: 'grant_missing', detail: 'No hosted vault is granted for writing.', requiredScopes: ['notes.write'] },
-            { id: 'intelligence.generate', available: false, reason: 'capability_not_configured', detail: 'No model provider is configured on this service.', requiredScopes: ['intelligence.execute'] },
-            { id: 'pulse', available: false, reason: 'not_supported', detail: 'Pulse is not offered by this service version.', requiredScopes: [] },
-          ],
-        }),
-      ),
-    },
+};
+
+export const getCapabilitiesExamples: OperationExamples = {
+  responses: {
+    200: one(
+      envelope('runtime.capabilities', {
+        adapter: 'hosted',
+        capabilities: [
+          { id: 'notes.read', available: true, reason: null, detail: 'Available.', requiredScopes: ['notes.read'] },
+          { id: 'notes.write', available: false, reason: 'grant_missing', detail: 'No hosted vault is granted for writing.', requiredScopes: ['notes.write'] },
+          { id: 'intelligence.generate', available: false, reason: 'capability_not_configured', detail: 'No model provider is configured on this service.', requiredScopes: ['intelligence.execute'] },
+          { id: 'pulse', available: false, reason: 'not_supported', detail: 'Pulse is not offered by this service version.', requiredScopes: [] },
+        ],
+      }),
+    ),
   },
-  getWorkspace: {
-    responses: {
-      200: {
-        examples: {
-          granted: {
-            summary: 'A vault is granted: complete',
-            value: envelope('runtime.workspace', {
-              workspace: { id: ids.workspace, name: 'District 9 curriculum' },
-              vaults: [{ vaultId: ids.vault, name: 'Algebra I', access: 'write', grantId: ids.grant, grantedAt: '2026-11-02T10:00:00.000Z' }],
-              pendingBindings: [],
-            }),
-          },
-          nothingGranted: {
-            summary: 'No vault granted yet: partial',
-            value: envelope('runtime.workspace', { workspace: { id: ids.workspace, name: 'District 9 curriculum' }, vaults: [], pendingBindings: [] }, [
-              { part: 'workspace.vaults', reason: 'grant_missing', detail: 'No hosted vault is granted to this installation yet.' },
-            ]),
-          },
+};
+
+export const getWorkspaceExamples: OperationExamples = {
+  responses: {
+    200: {
+      examples: {
+        granted: {
+          summary: 'A vault is granted: complete',
+          value: envelope('runtime.workspace', {
+            workspace: { id: ids.workspace, name: 'District 9 curriculum' },
+            vaults: [{ vaultId: ids.vault, name: 'Algebra I', access: 'write', grantId: ids.grant, grantedAt: '2026-11-02T10:00:00.000Z' }],
+            pendingBindings: [],
+          }),
+        },
+        nothingGranted: {
+          summary: 'No vault granted yet: partial',
+          value: envelope('runtime.workspace', { workspace: { id: ids.workspace, name: 'District 9 curriculum' }, vaults: [], pendingBindings: [] }, [
+            { part: 'workspace.vaults', reason: 'grant_missing', detail: 'No hosted vault is granted to this installation yet.' },
+          ]),
         },
       },
     },
   },
-  runtimeListNotes: {
-    parameters: { vaultId: ids.vault },
-    responses: {
-      200: one(
-        envelope('runtime.note-list', {
-          vaultId: ids.vault,
-          notes: [{ path: 'Units/Linear equations.md', title: 'Linear equations', revision, size: 1843, updatedAt: '2026-11-02T10:15:00.000Z' }],
-          hasMore: false,
-          nextCursor: null,
-        }),
+};
+
+export const listNotesExamples: OperationExamples = {
+  parameters: { vaultId: ids.vault },
+  responses: {
+    200: one(
+      envelope('runtime.note-list', {
+        vaultId: ids.vault,
+        notes: [{ path: 'Units/Linear equations.md', title: 'Linear equations', revision, size: 1843, updatedAt: '2026-11-02T10:15:00.000Z' }],
+        hasMore: false,
+        nextCursor: null,
+      }),
+    ),
+  },
+};
+
+export const readNoteExamples: OperationExamples = {
+  parameters: { vaultId: ids.vault, path: 'Units/Linear equations.md' },
+  responses: {
+    200: one(
+      envelope('runtime.note', {
+        vaultId: ids.vault,
+        path: 'Units/Linear equations.md',
+        title: 'Linear equations',
+        content: '# Linear equations\n\nSolve one-step equations, then two-step ones. See [[Units/Inequalities]].\n',
+        revision,
+        size: 1843,
+        frontmatter: null,
+        links: [{ kind: 'link', target: 'Units/Inequalities', heading: null, block: null, alias: null }],
+        createdAt: '2026-11-02T10:15:00.000Z',
+        updatedAt: '2026-11-02T10:15:00.000Z',
+      }),
+    ),
+  },
+};
+
+export const publishNoteExamples: OperationExamples = {
+  parameters: { vaultId: ids.vault },
+  request: one({ path: 'Units/Linear equations.md', content: '# Linear equations\n\nNow with worked examples.\n', expectedRevision: revision, mode: 'preview' }),
+  responses: {
+    200: one(
+      envelope('runtime.note-publication', {
+        mode: 'preview',
+        applied: false,
+        vaultId: ids.vault,
+        path: 'Units/Linear equations.md',
+        title: 'Linear equations',
+        operation: 'replace',
+        beforeRevision: revision,
+        afterRevision: newRevision,
+        size: 47,
+        revisionRequired: false,
+        diff: '--- a/Units/Linear equations.md\n+++ b/Units/Linear equations.md\n@@ -1,3 +1,3 @@\n # Linear equations\n \n-Solve one-step equations.\n+Now with worked examples.\n',
+        diffTruncated: false,
+        eventId: null,
+        replayed: false,
+      }),
+    ),
+    201: one(
+      envelope('runtime.note-publication', {
+        mode: 'apply',
+        applied: true,
+        vaultId: ids.vault,
+        path: 'Units/Quadratics.md',
+        title: 'Quadratics',
+        operation: 'create',
+        beforeRevision: null,
+        afterRevision: newRevision,
+        size: 14,
+        revisionRequired: null,
+        diff: null,
+        diffTruncated: null,
+        eventId: '12',
+        replayed: false,
+      }),
+    ),
+  },
+};
+
+export const bindHostedVaultExamples: OperationExamples = {
+  request: one({ vaultId: ids.vault, access: 'write', reason: 'Lesson Studio publishes reviewed lesson plans here.' }),
+  responses: {
+    200: one(envelope('runtime.vault-binding', { binding: null, grant: { grantId: ids.grant, vaultId: ids.vault, access: 'write' } })),
+    202: one(
+      envelope(
+        'runtime.vault-binding',
+        {
+          binding: bindingExample,
+          grant: null,
+        },
+        [{ part: 'grant', reason: 'grant_pending', detail: 'A person with workspace.manage in the workspace must grant this request.' }],
       ),
+    ),
+  },
+};
+
+export const listVaultBindingsExamples: OperationExamples = { responses: { 200: one(envelope('runtime.vault-binding-list', { bindings: [] })) } };
+
+export const listAvailableScopesExamples: OperationExamples = {
+  responses: {
+    200: one(
+      envelope('runtime.scope-list', {
+        scopes: [
+          { scopeId: 'course-algebra-1', name: 'Algebra I', kind: 'course', parentScopeId: 'district' },
+          { scopeId: 'district', name: 'District', kind: 'workspace', parentScopeId: null },
+        ],
+        hasMore: false,
+        nextCursor: null,
+      }),
+    ),
+  },
+};
+
+export const getScopeContextExamples: OperationExamples = {
+  parameters: { scopeId: 'course-algebra-1' },
+  responses: {
+    200: one(
+      envelope('runtime.scope-context', {
+        scope: { scopeId: 'course-algebra-1', name: 'Algebra I', kind: 'course', parentScopeId: 'district' },
+        ancestry: [{ scopeId: 'district', name: 'District', kind: 'workspace', parentScopeId: null }],
+        audience: { kind: 'course_educators', description: 'Educators teaching Algebra I' },
+        workspace: { id: ids.workspace, name: 'District 9 curriculum' },
+        vault: { vaultId: ids.vault, access: 'write' },
+      }),
+    ),
+  },
+};
+
+export const getEffectiveScopePolicyExamples: OperationExamples = {
+  parameters: { scopeId: 'course-algebra-1' },
+  responses: {
+    200: one(
+      envelope('runtime.scope-policy', {
+        scopeId: 'course-algebra-1',
+        settings: [
+          { key: 'memory.candidates', value: 'allowed', sourceScopeId: null },
+          { key: 'memory.maxEntries', value: 1000, sourceScopeId: null },
+          { key: 'intelligence.use', value: 'allowed', sourceScopeId: 'course-algebra-1' },
+          { key: 'retentionDays', value: 365, sourceScopeId: 'district' },
+        ],
+      }),
+    ),
+  },
+};
+
+export const getScopeIntelligenceExamples: OperationExamples = {
+  parameters: { scopeId: 'course-algebra-1' },
+  responses: {
+    200: {
+      examples: {
+        noProvider: {
+          summary: 'No model provider configured: unavailable',
+          value: unavailable('runtime.scope-intelligence', [{ part: 'intelligence', reason: 'capability_not_configured', detail: 'No model provider is configured on this service.' }]),
+        },
+        allowed: { summary: 'Allowed by the scope policy', value: envelope('runtime.scope-intelligence', { scopeId: 'course-algebra-1', allowed: true, reason: null }) },
+      },
     },
   },
-  runtimeReadNote: {
-    parameters: { vaultId: ids.vault, path: 'Units/Linear equations.md' },
-    responses: {
-      200: one(
-        envelope('runtime.note', {
-          vaultId: ids.vault,
-          path: 'Units/Linear equations.md',
-          title: 'Linear equations',
-          content: '# Linear equations\n\nSolve one-step equations, then two-step ones. See [[Units/Inequalities]].\n',
-          revision,
-          size: 1843,
-          frontmatter: null,
-          links: [{ kind: 'link', target: 'Units/Inequalities', heading: null, block: null, alias: null }],
-          createdAt: '2026-11-02T10:15:00.000Z',
-          updatedAt: '2026-11-02T10:15:00.000Z',
-        }),
-      ),
-    },
-  },
-  publishNote: {
-    parameters: { vaultId: ids.vault },
-    request: one({ path: 'Units/Linear equations.md', content: '# Linear equations\n\nNow with worked examples.\n', expectedRevision: revision, mode: 'preview' }),
-    responses: {
-      200: one(
-        envelope('runtime.note-publication', {
-          mode: 'preview',
-          applied: false,
-          vaultId: ids.vault,
-          path: 'Units/Linear equations.md',
-          title: 'Linear equations',
-          operation: 'replace',
-          beforeRevision: revision,
-          afterRevision: newRevision,
-          size: 47,
-          revisionRequired: false,
-          diff: '--- a/Units/Linear equations.md\n+++ b/Units/Linear equations.md\n@@ -1,3 +1,3 @@\n # Linear equations\n \n-Solve one-step equations.\n+Now with worked examples.\n',
-          diffTruncated: false,
-          eventId: null,
-          replayed: false,
-        }),
-      ),
-      201: one(
-        envelope('runtime.note-publication', {
-          mode: 'apply',
-          applied: true,
-          vaultId: ids.vault,
-          path: 'Units/Quadratics.md',
-          title: 'Quadratics',
-          operation: 'create',
-          beforeRevision: null,
-          afterRevision: newRevision,
-          size: 14,
-          revisionRequired: null,
-          diff: null,
-          diffTruncated: null,
-          eventId: '12',
-          replayed: false,
-        }),
-      ),
-    },
-  },
-  bindHostedVault: {
-    request: one({ vaultId: ids.vault, access: 'write', reason: 'Lesson Studio publishes reviewed lesson plans here.' }),
-    responses: {
-      200: one(envelope('runtime.vault-binding', { binding: null, grant: { grantId: ids.grant, vaultId: ids.vault, access: 'write' } })),
-      202: one(
-        envelope(
-          'runtime.vault-binding',
+};
+
+export const getScopeMemoryExamples: OperationExamples = {
+  parameters: { scopeId: 'course-algebra-1' },
+  responses: {
+    200: one(
+      envelope('runtime.scope-memory', {
+        scopeId: 'course-algebra-1',
+        items: [
           {
-            binding: bindingExample,
-            grant: null,
+            memoryId: ids.proposal,
+            scopeId: 'course-algebra-1',
+            content: 'Students confuse slope with intercept when graphs start above zero.',
+            proposalId: ids.proposal,
+            reviewedAt: '2026-11-03T14:02:11.000Z',
+            createdAt: '2026-11-03T14:02:11.000Z',
           },
-          [{ part: 'grant', reason: 'grant_pending', detail: 'A person with workspace.manage in the workspace must grant this request.' }],
-        ),
-      ),
-    },
+        ],
+        hasMore: false,
+        nextCursor: null,
+      }),
+    ),
   },
-  listVaultBindings: { responses: { 200: one(envelope('runtime.vault-binding-list', { bindings: [] })) } },
-  listAvailableScopes: {
-    responses: {
-      200: one(
-        envelope('runtime.scope-list', {
-          scopes: [
-            { scopeId: 'course-algebra-1', name: 'Algebra I', kind: 'course', parentScopeId: 'district' },
-            { scopeId: 'district', name: 'District', kind: 'workspace', parentScopeId: null },
-          ],
-          hasMore: false,
-          nextCursor: null,
-        }),
-      ),
-    },
+};
+
+export const getMemoryCandidateExamples: OperationExamples = {
+  parameters: { scopeId: 'course-algebra-1', candidateId: ids.proposal },
+  responses: {
+    200: one(
+      envelope('runtime.memory-candidate-status', {
+        candidateId: ids.proposal,
+        scopeId: 'course-algebra-1',
+        proposalId: ids.proposal,
+        state: 'executed',
+        shared: true,
+        decision: { decision: 'approved', reason: 'Matches what we see in class.', decidedAt: '2026-11-03T14:02:10.000Z' },
+        expiresAt: '2026-11-10T13:40:00.000Z',
+        receipts: [{ kind: 'apply', completedAt: '2026-11-03T14:02:11.000Z', changes: [{ path: `scope-memory/course-algebra-1/${ids.proposal}`, operation: 'create' }] }],
+        createdAt: '2026-11-03T13:40:00.000Z',
+      }),
+    ),
   },
-  getScopeContext: {
-    parameters: { scopeId: 'course-algebra-1' },
-    responses: {
-      200: one(
-        envelope('runtime.scope-context', {
-          scope: { scopeId: 'course-algebra-1', name: 'Algebra I', kind: 'course', parentScopeId: 'district' },
-          ancestry: [{ scopeId: 'district', name: 'District', kind: 'workspace', parentScopeId: null }],
-          audience: { kind: 'course_educators', description: 'Educators teaching Algebra I' },
-          workspace: { id: ids.workspace, name: 'District 9 curriculum' },
-          vault: { vaultId: ids.vault, access: 'write' },
-        }),
+};
+
+export const createSharedMemoryCandidateExamples: OperationExamples = {
+  parameters: { scopeId: 'course-algebra-1' },
+  request: one({ content: 'Students confuse slope with intercept when graphs start above zero.', rationale: 'Seen in three classes this week' }),
+  responses: {
+    201: one(
+      envelope(
+        'runtime.memory-candidate',
+        { candidateId: ids.proposal, scopeId: 'course-algebra-1', proposalId: ids.proposal, state: 'proposed', replayed: false, createdAt: '2026-11-03T13:40:00.000Z' },
+        [{ part: 'memory', reason: 'review_pending', detail: 'Shared memory only after a person approves it and Forge executes it.' }],
       ),
-    },
-  },
-  getEffectiveScopePolicy: {
-    parameters: { scopeId: 'course-algebra-1' },
-    responses: {
-      200: one(
-        envelope('runtime.scope-policy', {
-          scopeId: 'course-algebra-1',
-          settings: [
-            { key: 'memory.candidates', value: 'allowed', sourceScopeId: null },
-            { key: 'memory.maxEntries', value: 1000, sourceScopeId: null },
-            { key: 'intelligence.use', value: 'allowed', sourceScopeId: 'course-algebra-1' },
-            { key: 'retentionDays', value: 365, sourceScopeId: 'district' },
-          ],
-        }),
-      ),
-    },
-  },
-  getScopeIntelligence: {
-    parameters: { scopeId: 'course-algebra-1' },
-    responses: {
-      200: {
-        examples: {
-          noProvider: {
-            summary: 'No model provider configured: unavailable',
-            value: unavailable('runtime.scope-intelligence', [{ part: 'intelligence', reason: 'capability_not_configured', detail: 'No model provider is configured on this service.' }]),
-          },
-          allowed: { summary: 'Allowed by the scope policy', value: envelope('runtime.scope-intelligence', { scopeId: 'course-algebra-1', allowed: true, reason: null }) },
-        },
-      },
-    },
-  },
-  getScopeMemory: {
-    parameters: { scopeId: 'course-algebra-1' },
-    responses: {
-      200: one(
-        envelope('runtime.scope-memory', {
-          scopeId: 'course-algebra-1',
-          items: [
-            {
-              memoryId: ids.proposal,
-              scopeId: 'course-algebra-1',
-              content: 'Students confuse slope with intercept when graphs start above zero.',
-              proposalId: ids.proposal,
-              reviewedAt: '2026-11-03T14:02:11.000Z',
-              createdAt: '2026-11-03T14:02:11.000Z',
-            },
-          ],
-          hasMore: false,
-          nextCursor: null,
-        }),
-      ),
-    },
-  },
-  getMemoryCandidate: {
-    parameters: { scopeId: 'course-algebra-1', candidateId: ids.proposal },
-    responses: {
-      200: one(
-        envelope('runtime.memory-candidate-status', {
-          candidateId: ids.proposal,
-          scopeId: 'course-algebra-1',
-          proposalId: ids.proposal,
-          state: 'executed',
-          shared: true,
-          decision: { decision: 'approved', reason: 'Matches what we see in class.', decidedAt: '2026-11-03T14:02:10.000Z' },
-          expiresAt: '2026-11-10T13:40:00.000Z',
-          receipts: [{ kind: 'apply', completedAt: '2026-11-03T14:02:11.000Z', changes: [{ path: `scope-memory/course-algebra-1/${ids.proposal}`, operation: 'create' }] }],
-          createdAt: '2026-11-03T13:40:00.000Z',
-        }),
-      ),
-    },
-  },
-  createSharedMemoryCandidate: {
-    parameters: { scopeId: 'course-algebra-1' },
-    request: one({ content: 'Students confuse slope with intercept when graphs start above zero.', rationale: 'Seen in three classes this week' }),
-    responses: {
-      201: one(
-        envelope(
-          'runtime.memory-candidate',
-          { candidateId: ids.proposal, scopeId: 'course-algebra-1', proposalId: ids.proposal, state: 'proposed', replayed: false, createdAt: '2026-11-03T13:40:00.000Z' },
-          [{ part: 'memory', reason: 'review_pending', detail: 'Shared memory only after a person approves it and Forge executes it.' }],
-        ),
-      ),
-    },
+    ),
   },
 };

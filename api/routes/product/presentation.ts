@@ -24,6 +24,21 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
   return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
 
+/** The OpenAPI example: a branded host, its terminology the education pack's overlaid by the brand's. */
+const presentationExamples: OperationExamples = {
+  parameters: { host: 'learn.riverside.example' },
+  responses: {
+    200: {
+      value: presentationSchema.parse({
+        displayName: 'Riverside Learning',
+        colors: { primary: '#1a5fb4', accent: '#e66100', background: '#ffffff', text: '#1c1c1c' },
+        logo: { kind: 'url', ref: 'https://cdn.riverside.example/logo.svg' },
+        terminology: { ...findPack('education', 1)!.experience.terminology, learners: 'Pupils', 'nav.library': 'Resource bank' },
+      }),
+    },
+  },
+};
+
 export const presentationRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app, { db }) => {
   app.get(
     '/presentation',
@@ -48,6 +63,13 @@ export const presentationRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
         }),
         response: { 200: presentationSchema, 304: z.null().describe('Not modified: If-None-Match matched. No body.') },
         problems: ['presentation_not_found'],
+        docs: {
+          responses: {
+            200: { description: 'Safe public presentation of the host (BrandPresentation); Cache-Control: public, max-age=60; ETag.', headers: ['ETag'] },
+            304: { description: 'Not modified: If-None-Match matched the ETag. No body.', headers: ['ETag'] },
+          },
+        },
+        examples: presentationExamples,
       },
     },
     async (request, reply) => {
@@ -59,21 +81,4 @@ export const presentationRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
       return presentation;
     },
   );
-};
-
-/** For api/routes/product/openapi-docs.ts (runtimeExamples). */
-export const presentationExamples: Record<string, OperationExamples> = {
-  getPublicPresentation: {
-    parameters: { host: 'learn.riverside.example' },
-    responses: {
-      200: {
-        value: presentationSchema.parse({
-          displayName: 'Riverside Learning',
-          colors: { primary: '#1a5fb4', accent: '#e66100', background: '#ffffff', text: '#1c1c1c' },
-          logo: { kind: 'url', ref: 'https://cdn.riverside.example/logo.svg' },
-          terminology: { ...findPack('education', 1)!.experience.terminology, learners: 'Pupils', 'nav.library': 'Resource bank' },
-        }),
-      },
-    },
-  },
 };

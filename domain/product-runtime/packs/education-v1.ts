@@ -3,9 +3,8 @@
 // Product Experience Pack (navigation, terminology defaults, onboarding intent, surfaced
 // capabilities). Changing what a product renders is a data change here, reviewed like code; a new
 // major version is a new file. Nothing here is authority (packs/schema.ts).
+import { packOperations } from './schema.ts';
 import type { CompositionPack } from './schema.ts';
-
-const execute = 'intelligence.execute' as const;
 
 export const educationPackV1 = {
   id: 'education',
@@ -23,108 +22,8 @@ export const educationPackV1 = {
       { id: 'belongs-to', from: 'standard', to: 'framework', summary: 'A standard is an item of a framework (CASE identity, coding scheme).' },
       { id: 'assesses', from: 'assessment', to: 'learning-target', summary: 'An assessment or rubric gathers evidence on learning targets.' },
     ],
-    operations: [
-      {
-        id: 'projection',
-        method: 'POST',
-        requiredScope: execute,
-        deterministic: true,
-        metered: false,
-        idempotencyKeyRequired: false,
-        resultKind: 'service.education-projection',
-        summary: 'Deterministic findings over bounded Education entities and provenance-backed relationships; read-only, no trusted memory, no Forge mutation.',
-      },
-      {
-        id: 'artifacts/recommend',
-        method: 'POST',
-        requiredScope: execute,
-        deterministic: true,
-        metered: false,
-        idempotencyKeyRequired: false,
-        resultKind: 'service.education-artifact-recommendation',
-        summary: 'Ranks at most 250 authorized candidate artifacts with explainable signals and near-duplicate detection; never returns artifact content.',
-      },
-      {
-        id: 'standards/crosswalk',
-        method: 'POST',
-        requiredScope: execute,
-        deterministic: true,
-        metered: false,
-        idempotencyKeyRequired: false,
-        resultKind: 'service.education-standards-crosswalk',
-        summary: 'Candidate matches between two authorized framework slices with confidence and signals; proposals for qualified human review.',
-      },
-      {
-        id: 'generate',
-        method: 'POST',
-        requiredScope: execute,
-        deterministic: false,
-        metered: true,
-        idempotencyKeyRequired: true,
-        resultKind: 'service.education-generation',
-        summary: 'Generated planning material with model identity and usage receipt; JSON or an NDJSON stream.',
-      },
-      {
-        id: 'generate-image',
-        method: 'POST',
-        requiredScope: execute,
-        deterministic: false,
-        metered: true,
-        idempotencyKeyRequired: true,
-        resultKind: 'service.education-image',
-        summary: 'A classroom visual from a bounded brief, with accessible alt text and a usage receipt.',
-      },
-      {
-        id: 'student-guidance',
-        method: 'POST',
-        requiredScope: execute,
-        deterministic: false,
-        metered: true,
-        idempotencyKeyRequired: false,
-        resultKind: 'service.education-student-guidance',
-        summary: 'One bounded support move for a learner under a fail-closed policy; the completed answer is withheld; safety and usage receipts.',
-      },
-      {
-        id: 'practice-review',
-        method: 'POST',
-        requiredScope: execute,
-        deterministic: false,
-        metered: true,
-        idempotencyKeyRequired: false,
-        resultKind: 'service.education-practice-review',
-        summary: 'Bounded practice proposals from teacher-confirmed aggregate evidence; no learner identity.',
-      },
-      {
-        id: 'assessment-draft',
-        method: 'POST',
-        requiredScope: execute,
-        deterministic: false,
-        metered: true,
-        idempotencyKeyRequired: false,
-        resultKind: 'service.education-assessment-draft',
-        summary: 'A strict structured assessment draft, kept proposed until an educator reviews it.',
-      },
-      {
-        id: 'quality-review',
-        method: 'POST',
-        requiredScope: execute,
-        deterministic: false,
-        metered: true,
-        idempotencyKeyRequired: false,
-        resultKind: 'service.education-quality-review',
-        summary: 'An advisory evaluation of one artifact revision (alignment, sources, reading level, accessibility, bias risk).',
-      },
-      {
-        id: 'rubric-draft',
-        method: 'POST',
-        requiredScope: execute,
-        deterministic: false,
-        metered: true,
-        idempotencyKeyRequired: false,
-        resultKind: 'service.education-rubric-draft',
-        summary: 'Weighted analytic criteria with observable descriptors, a proposed instrument.',
-      },
-    ],
+    // From the SDK's operation table: every operation it marks `pack: 'education'`.
+    operations: packOperations('education'),
   },
   experience: {
     id: 'education-studio',

@@ -4,7 +4,8 @@
 // the experience surfaces. A pack grants nothing: visibility is computed from the caller's scopes,
 // and every operation is still checked by the chain on each call.
 import { z } from 'zod';
-import { capabilityIds } from '@hosted-notes/runtime-sdk';
+import { capabilityIds, dtoSchemas, packOperationNames, runtimeOperations } from '@hosted-notes/runtime-sdk';
+import type { RuntimeKind } from '@hosted-notes/runtime-sdk';
 import { scopeSchema } from '../entities.ts';
 
 /** A term key: lower-case words joined by dots or dashes (`course`, `nav.library`, `learning-target`). */
@@ -18,9 +19,13 @@ const packId = z.string().regex(/^[a-z][a-z0-9-]{0,62}$/);
 const itemId = z.string().regex(/^[a-z][a-z0-9]*(?:[.-][a-z0-9]+)*$/).max(100);
 const capability = z.enum(capabilityIds);
 
+const runtimeKinds = Object.keys(dtoSchemas) as [RuntimeKind, ...RuntimeKind[]];
+
 export const packOperationSchema = z.strictObject({
   /** The operation's path under /api/product/v1/intelligence/<pack id>/ (the spec's path suffix). */
   id: z.string().regex(/^[a-z][a-z0-9-]*(?:\/[a-z][a-z0-9-]*)*$/),
+  /** The SDK method and OpenAPI operation name. */
+  operation: z.string().min(1).max(100),
   method: z.literal('POST'),
   /** The credential scope the operation needs. */
   requiredScope: scopeSchema,
@@ -28,13 +33,36 @@ export const packOperationSchema = z.strictObject({
   deterministic: z.boolean(),
   /** Metered: reserves against the organization's intelligence budget (a model call). */
   metered: z.boolean(),
-  /** Applied calls need an Idempotency-Key. */
+  /** Calls need an Idempotency-Key. */
   idempotencyKeyRequired: z.boolean(),
-  /** What it returns: the spec's DTO kind where it names one. */
-  resultKind: z.string().min(1).max(100),
+  /** The envelope kind of its answer. */
+  resultKind: z.enum(runtimeKinds),
   summary: z.string().min(1).max(300),
 });
 export type PackOperation = z.infer<typeof packOperationSchema>;
+
+/**
+ * A vertical pack's operations, as the SDK's operation table states them (every operation marked
+ * with the pack): a pack never restates a scope, key rule or result kind, so it cannot drift.
+ */
+export function packOperations(pack: 'education'): PackOperation[] {
+  const prefix = `/intelligence/${pack}/`;
+  return packOperationNames(pack).map((name) => {
+    const op = runtimeOperations[name];
+    if (op.method !== 'POST' || !op.path.startsWith(prefix) || op.scope === null) throw new Error(`${name} is marked for the ${pack} pack but is not a POST under ${prefix} with a scope`);
+    return {
+      id: op.path.slice(prefix.length),
+      operation: name,
+      method: op.method,
+      requiredScope: op.scope,
+      deterministic: op.metered === false,
+      metered: op.metered !== false,
+      idempotencyKeyRequired: op.idempotency === 'required' || op.idempotency === 'caller',
+      resultKind: op.kind,
+      summary: `${op.summary.charAt(0).toUpperCase()}${op.summary.slice(1)}.`,
+    };
+  });
+}
 
 export const verticalPackSchema = z.strictObject({
   id: packId,

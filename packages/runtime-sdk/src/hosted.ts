@@ -5,25 +5,18 @@
 // It needs only fetch, Web Crypto and TextDecoder, so it runs in browsers and workers as in Node.
 import type { z } from 'zod';
 import { envelopeSchema, RUNTIME_VERSION, RUNTIME_VERSION_HEADER } from './envelope.ts';
-import type { BindVaultInput, PublishNoteInput } from './dto/core.ts';
+import type { PublishNoteInput } from './dto/core.ts';
 import type { MemoryCandidateInput } from './dto/scopes.ts';
 import { generationStreamEventSchema } from './dto/intelligence.ts';
-import type { GenerateImageInput, GenerateInput, GenerationStreamEvent } from './dto/intelligence.ts';
-import type { EducationProjectionInput } from './dto/education/projection.ts';
-import type { RecommendArtifactsInput } from './dto/education/recommend.ts';
-import type { CrosswalkInput } from './dto/education/crosswalk.ts';
-import type { StudentGuidanceInput } from './dto/education/student-guidance.ts';
-import type { QualityReviewInput } from './dto/education/quality-review.ts';
-import type { PracticeReviewInput } from './dto/education/practice-review.ts';
-import type { AssessmentDraftInput } from './dto/education/assessment-draft.ts';
-import type { RubricDraftInput } from './dto/education/rubric-draft.ts';
+import type { GenerateInput, GenerationStreamEvent } from './dto/intelligence.ts';
 import { audioMediaSchema, MEDIA_HEADERS } from './dto/media.ts';
 import type { AudioUploadInput } from './dto/media.ts';
-import type { StartConnectionInput } from './dto/connections.ts';
 import { NDJSON_CONTENT_TYPE, problemOf, readNdjson } from './ndjson.ts';
 import { dtoSchemas, parseEnvelope, RuntimeResponseError, RuntimeUnavailableError, runtimeByteOperations, runtimeOperations } from './operations.ts';
 import type {
   AudioBytes,
+  BodyOperationName,
+  IdempotencyRule,
   CallOptions,
   CreateClassroomAssignmentInput,
   CreateDriveDocumentInput,
@@ -77,8 +70,8 @@ type Call = {
   body?: unknown;
   raw?: RawBody;
   headers?: Record<string, string>;
+  /** A key carried by the input itself (uploadAudio's); otherwise the table's rule decides (keyFor). */
   idempotencyKey?: string | undefined;
-  signal?: AbortSignal | undefined;
 };
 
 type SendInit = {
@@ -175,25 +168,46 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
     });
   };
 
-  async function call<N extends RuntimeOperationName>(name: N, input: Call = {}): Promise<RuntimeEnvelope<(typeof runtimeOperations)[N]['kind']>> {
+  /**
+   * The Idempotency-Key an operation is sent with, by the table's rule: none; the caller's own only
+   * (`caller`: a create that reaches a provider is recognized on retry only by its first key); or the
+   * caller's or a fresh one, always (`required`) or for an apply only (`apply`: a preview is keyless).
+   */
+  function keyFor(name: RuntimeOperationName, body: unknown, options: WriteOptions | undefined): string | undefined {
+    const rule: IdempotencyRule = runtimeOperations[name].idempotency;
+    if (rule === 'none') return undefined;
+    if (rule === 'caller') return callerKey(name, options as KeyedWriteOptions | undefined);
+    if (rule === 'apply' && (body as { mode?: unknown } | undefined)?.mode !== 'apply') return undefined;
+    return options?.idempotencyKey ?? newKey();
+  }
+
+  async function call<N extends RuntimeOperationName>(name: N, input: Call = {}, options?: WriteOptions): Promise<RuntimeEnvelope<(typeof runtimeOperations)[N]['kind']>> {
     const op = runtimeOperations[name];
     let path = routePath(name, op.path, input.params);
     const query = new URLSearchParams();
     for (const [key, value] of Object.entries(input.query ?? {})) if (value !== undefined) query.set(key, String(value));
     if ([...query].length > 0) path += `?${query.toString()}`;
+    const idempotencyKey = input.idempotencyKey ?? keyFor(name, input.body, options);
     const response = await send(path, {
       method: op.method,
       body: input.body,
       raw: input.raw,
       headers: input.headers,
       accept: 'application/json',
-      idempotencyKey: input.idempotencyKey,
-      signal: input.signal,
+      idempotencyKey,
+      signal: options?.signal,
     });
-    if (!response.ok) throw await problemOf(response, input.idempotencyKey);
+    if (!response.ok) throw await problemOf(response, idempotencyKey);
     checkVersion(response);
     return envelopeOf(name, response);
   }
+
+  // The operations called with their body alone, derived from the table: a new one needs no code here.
+  const bodyCalls = Object.fromEntries(
+    (Object.keys(runtimeOperations) as RuntimeOperationName[])
+      .filter((name) => runtimeOperations[name].method === 'POST' && !runtimeOperations[name].path.includes(':') && name !== 'uploadAudio')
+      .map((name) => [name, (input: unknown, o?: WriteOptions) => call(name, { body: input }, o)]),
+  ) as unknown as Pick<RuntimeAdapter, Exclude<BodyOperationName, 'uploadAudio'>>;
 
   const checkVersion = (response: Response) => {
     const answered = response.headers.get(RUNTIME_VERSION_HEADER);
@@ -246,9 +260,9 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
     return call('uploadAudio', {
       raw: { bytes: input.bytes, contentType: input.contentType ?? 'application/octet-stream' },
       headers: { [MEDIA_HEADERS.reference]: input.reference, [MEDIA_HEADERS.declaredDuration]: durationHeader(input.declaredDurationSeconds) },
+      // The table's rule is `caller`: the key travels in the input (the recording's own), never generated.
       idempotencyKey: input.idempotencyKey,
-      signal: o?.signal,
-    });
+    }, o);
   }
 
   /**
@@ -316,74 +330,47 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
       if (!path.startsWith('/') || path.startsWith('//')) throw new TypeError('path must be a path under the runtime mount, starting with one /');
       return send(path, { method: init.method ?? 'GET', body: init.body, accept: init.accept ?? 'application/json', idempotencyKey: init.idempotencyKey, signal: init.signal });
     },
-    getRuntimeContext: (o?: CallOptions) => call('getRuntimeContext', { signal: o?.signal }),
-    getCapabilities: (o?: CallOptions) => call('getCapabilities', { signal: o?.signal }),
-    getWorkspace: (o?: CallOptions) => call('getWorkspace', { signal: o?.signal }),
-    getDomainComposition: (o?: CallOptions) => call('getDomainComposition', { signal: o?.signal }),
-    listNotes: (vaultId: string, p?: PageInput, o?: CallOptions) => call('listNotes', { params: { vaultId }, query: page(p), signal: o?.signal }),
-    readNote: (vaultId: string, path: string, o?: CallOptions) => call('readNote', { params: { vaultId }, query: { path }, signal: o?.signal }),
-    publishNote: (vaultId: string, input: PublishNoteInput, o?: WriteOptions) =>
-      // Only an apply writes; a preview is keyless (and repeatable) by nature.
-      call('publishNote', { params: { vaultId }, body: input, idempotencyKey: input.mode === 'apply' ? (o?.idempotencyKey ?? newKey()) : undefined, signal: o?.signal }),
-    bindHostedVault: (input: BindVaultInput, o?: CallOptions) => call('bindHostedVault', { body: input, signal: o?.signal }),
-    listVaultBindings: (p?: { limit?: number }, o?: CallOptions) => call('listVaultBindings', { query: { limit: p?.limit }, signal: o?.signal }),
-    listAvailableScopes: (p?: PageInput, o?: CallOptions) => call('listAvailableScopes', { query: page(p), signal: o?.signal }),
-    getScopeContext: (scopeId: string, o?: CallOptions) => call('getScopeContext', { params: { scopeId }, signal: o?.signal }),
-    getEffectiveScopePolicy: (scopeId: string, o?: CallOptions) => call('getEffectiveScopePolicy', { params: { scopeId }, signal: o?.signal }),
-    getScopeIntelligence: (scopeId: string, o?: CallOptions) => call('getScopeIntelligence', { params: { scopeId }, signal: o?.signal }),
-    getScopeMemory: (scopeId: string, p?: PageInput, o?: CallOptions) => call('getScopeMemory', { params: { scopeId }, query: page(p), signal: o?.signal }),
-    createSharedMemoryCandidate: (scopeId: string, input: MemoryCandidateInput, o?: WriteOptions) =>
-      call('createSharedMemoryCandidate', { params: { scopeId }, body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
-    getMemoryCandidate: (scopeId: string, candidateId: string, o?: CallOptions) => call('getMemoryCandidate', { params: { scopeId, candidateId }, signal: o?.signal }),
-    // Metered: always keyed, so a retry with the same key replays instead of paying twice.
-    generate: (input: GenerateInput, o?: WriteOptions) => call('generate', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
+    ...bodyCalls,
     generateStream,
-    generateImage: (input: GenerateImageInput, o?: WriteOptions) => call('generateImage', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
-    listUsageReceipts: (p?: UsageReceiptPageInput, o?: CallOptions) =>
-      call('listUsageReceipts', { query: { ...page(p), installationId: p?.installationId }, signal: o?.signal }),
-    getUsageReceipt: (receiptId: string, o?: CallOptions) => call('getUsageReceipt', { params: { receiptId }, signal: o?.signal }),
-    getIntelligenceBudget: (o?: CallOptions) => call('getIntelligenceBudget', { signal: o?.signal }),
-    educationProjection: (input: EducationProjectionInput, o?: CallOptions) => call('educationProjection', { body: input, signal: o?.signal }),
-    recommendArtifacts: (input: RecommendArtifactsInput, o?: CallOptions) => call('recommendArtifacts', { body: input, signal: o?.signal }),
-    crosswalkStandards: (input: CrosswalkInput, o?: CallOptions) => call('crosswalkStandards', { body: input, signal: o?.signal }),
-    studentGuidance: (input: StudentGuidanceInput, o?: WriteOptions) => call('studentGuidance', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
-    educationQualityReview: (input: QualityReviewInput, o?: WriteOptions) =>
-      call('educationQualityReview', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
-    educationPracticeReview: (input: PracticeReviewInput, o?: WriteOptions) =>
-      call('educationPracticeReview', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
-    assessmentDraft: (input: AssessmentDraftInput, o?: WriteOptions) => call('assessmentDraft', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
-    rubricDraft: (input: RubricDraftInput, o?: WriteOptions) => call('rubricDraft', { body: input, idempotencyKey: o?.idempotencyKey ?? newKey(), signal: o?.signal }),
     uploadAudio,
     readAudio,
-    listAudio: (p?: PageInput, o?: CallOptions) => call('listAudio', { query: page(p), signal: o?.signal }),
-    getAudioMetadata: (mediaId: string, o?: CallOptions) => call('getAudioMetadata', { params: { mediaId }, signal: o?.signal }),
-    deleteAudio: (mediaId: string, o?: CallOptions) => call('deleteAudio', { params: { mediaId }, signal: o?.signal }),
-    startGoogleConnection: (input: StartConnectionInput, o?: CallOptions) => call('startGoogleConnection', { body: input, signal: o?.signal }),
-    listConnections: (p?: PageInput, o?: CallOptions) => call('listConnections', { query: page(p), signal: o?.signal }),
-    getConnection: (connectionId: string, o?: CallOptions) => call('getConnection', { params: { connectionId }, signal: o?.signal }),
-    revokeConnection: (connectionId: string, o?: CallOptions) => call('revokeConnection', { params: { connectionId }, signal: o?.signal }),
-    createDriveDocument: async (connectionId: string, input: CreateDriveDocumentInput, o: KeyedWriteOptions) =>
-      call('createDriveDocument', { params: { connectionId }, body: input, idempotencyKey: callerKey('createDriveDocument', o), signal: o.signal }),
-    getDriveDocument: (connectionId: string, fileId: string, o?: CallOptions) => call('getDriveDocument', { params: { connectionId, fileId }, signal: o?.signal }),
+    getRuntimeContext: (o?: CallOptions) => call('getRuntimeContext', {}, o),
+    getCapabilities: (o?: CallOptions) => call('getCapabilities', {}, o),
+    getWorkspace: (o?: CallOptions) => call('getWorkspace', {}, o),
+    getDomainComposition: (o?: CallOptions) => call('getDomainComposition', {}, o),
+    listNotes: (vaultId: string, p?: PageInput, o?: CallOptions) => call('listNotes', { params: { vaultId }, query: page(p) }, o),
+    readNote: (vaultId: string, path: string, o?: CallOptions) => call('readNote', { params: { vaultId }, query: { path } }, o),
+    publishNote: (vaultId: string, input: PublishNoteInput, o?: WriteOptions) => call('publishNote', { params: { vaultId }, body: input }, o),
+    listVaultBindings: (p?: { limit?: number }, o?: CallOptions) => call('listVaultBindings', { query: { limit: p?.limit } }, o),
+    listAvailableScopes: (p?: PageInput, o?: CallOptions) => call('listAvailableScopes', { query: page(p) }, o),
+    getScopeContext: (scopeId: string, o?: CallOptions) => call('getScopeContext', { params: { scopeId } }, o),
+    getEffectiveScopePolicy: (scopeId: string, o?: CallOptions) => call('getEffectiveScopePolicy', { params: { scopeId } }, o),
+    getScopeIntelligence: (scopeId: string, o?: CallOptions) => call('getScopeIntelligence', { params: { scopeId } }, o),
+    getScopeMemory: (scopeId: string, p?: PageInput, o?: CallOptions) => call('getScopeMemory', { params: { scopeId }, query: page(p) }, o),
+    createSharedMemoryCandidate: (scopeId: string, input: MemoryCandidateInput, o?: WriteOptions) => call('createSharedMemoryCandidate', { params: { scopeId }, body: input }, o),
+    getMemoryCandidate: (scopeId: string, candidateId: string, o?: CallOptions) => call('getMemoryCandidate', { params: { scopeId, candidateId } }, o),
+    listUsageReceipts: (p?: UsageReceiptPageInput, o?: CallOptions) => call('listUsageReceipts', { query: { ...page(p), installationId: p?.installationId } }, o),
+    getUsageReceipt: (receiptId: string, o?: CallOptions) => call('getUsageReceipt', { params: { receiptId } }, o),
+    getIntelligenceBudget: (o?: CallOptions) => call('getIntelligenceBudget', {}, o),
+    listAudio: (p?: PageInput, o?: CallOptions) => call('listAudio', { query: page(p) }, o),
+    getAudioMetadata: (mediaId: string, o?: CallOptions) => call('getAudioMetadata', { params: { mediaId } }, o),
+    deleteAudio: (mediaId: string, o?: CallOptions) => call('deleteAudio', { params: { mediaId } }, o),
+    listConnections: (p?: PageInput, o?: CallOptions) => call('listConnections', { query: page(p) }, o),
+    getConnection: (connectionId: string, o?: CallOptions) => call('getConnection', { params: { connectionId } }, o),
+    revokeConnection: (connectionId: string, o?: CallOptions) => call('revokeConnection', { params: { connectionId } }, o),
+    createDriveDocument: async (connectionId: string, input: CreateDriveDocumentInput, o: KeyedWriteOptions) => call('createDriveDocument', { params: { connectionId }, body: input }, o),
+    getDriveDocument: (connectionId: string, fileId: string, o?: CallOptions) => call('getDriveDocument', { params: { connectionId, fileId } }, o),
     // Guarded by expectedVersion, not a key: a retry of an update that landed is a version conflict, never a second write.
     updateDriveDocument: (connectionId: string, fileId: string, input: UpdateDriveDocumentInput, o?: CallOptions) =>
-      call('updateDriveDocument', { params: { connectionId, fileId }, body: input, signal: o?.signal }),
-    importDriveDocument: (vaultId: string, input: DriveImportInput, o?: WriteOptions) =>
-      // Like publishNote: only an apply writes, so only an apply is keyed.
-      call('importDriveDocument', { params: { vaultId }, body: input, idempotencyKey: input.mode === 'apply' ? (o?.idempotencyKey ?? newKey()) : undefined, signal: o?.signal }),
-    listClassroomCourses: (connectionId: string, p?: ProviderPageInput, o?: CallOptions) =>
-      call('listClassroomCourses', { params: { connectionId }, query: providerPage(p), signal: o?.signal }),
+      call('updateDriveDocument', { params: { connectionId, fileId }, body: input }, o),
+    importDriveDocument: (vaultId: string, input: DriveImportInput, o?: WriteOptions) => call('importDriveDocument', { params: { vaultId }, body: input }, o),
+    listClassroomCourses: (connectionId: string, p?: ProviderPageInput, o?: CallOptions) => call('listClassroomCourses', { params: { connectionId }, query: providerPage(p) }, o),
     listClassroomRoster: (connectionId: string, courseId: string, p?: ProviderPageInput, o?: CallOptions) =>
-      call('listClassroomRoster', { params: { connectionId, courseId }, query: providerPage(p), signal: o?.signal }),
+      call('listClassroomRoster', { params: { connectionId, courseId }, query: providerPage(p) }, o),
     createClassroomAssignment: async (connectionId: string, courseId: string, input: CreateClassroomAssignmentInput, o: KeyedWriteOptions) =>
-      call('createClassroomAssignment', {
-        params: { connectionId, courseId },
-        body: input,
-        idempotencyKey: callerKey('createClassroomAssignment', o),
-        signal: o.signal,
-      }),
+      call('createClassroomAssignment', { params: { connectionId, courseId }, body: input }, o),
     listAssignmentAttachments: (connectionId: string, courseId: string, courseWorkId: string, p?: ProviderPageInput, o?: CallOptions) =>
-      call('listAssignmentAttachments', { params: { connectionId, courseId, courseWorkId }, query: providerPage(p), signal: o?.signal }),
+      call('listAssignmentAttachments', { params: { connectionId, courseId, courseWorkId }, query: providerPage(p) }, o),
   };
 }
 

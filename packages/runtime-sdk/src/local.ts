@@ -20,8 +20,8 @@ import { capabilityIds, publishNoteInputSchema } from './dto/core.ts';
 import type { Capability, CapabilityId, PublishNoteInput } from './dto/core.ts';
 import { compareBytewise, deriveNote, noteLimits, pathKey, pathProblem, unifiedDiff } from './notes.ts';
 import type { GenerationStreamEvent } from './dto/intelligence.ts';
-import { RuntimeError, RuntimeUnavailableError } from './operations.ts';
-import type { AudioBytes, DtoOf, GenerationStream, PageInput, RuntimeAdapter, RuntimeEnvelope, WriteOptions } from './operations.ts';
+import { packOperationNames, RuntimeError, RuntimeUnavailableError, runtimeOperations } from './operations.ts';
+import type { AudioBytes, DtoOf, GenerationStream, PackOperationName, PageInput, RuntimeAdapter, RuntimeEnvelope, WriteOptions } from './operations.ts';
 
 export type LocalRuntimeOptions = {
   /** The vault folder. */
@@ -421,6 +421,13 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
   const mediaDetail = `${localCapabilityDetail['media.audio']} Nothing is uploaded.`;
   const connectionsDetail = `${localCapabilityDetail['connections.google']} Nothing is sent to Google.`;
 
+  // Every education operation of the pack but generate and generate-image, from the table: a new one needs no code here.
+  const educationCalls = Object.fromEntries(
+    packOperationNames('education')
+      .filter((name) => name !== 'generate' && name !== 'generateImage')
+      .map((name) => [name, async () => unavailable(runtimeOperations[name].kind, hostedOnly('intelligence.education', intelligenceDetail))]),
+  ) as unknown as Pick<RuntimeAdapter, Exclude<PackOperationName<'education'>, 'generate' | 'generateImage'>>;
+
   return {
     adapter: 'local',
     vaultId,
@@ -448,14 +455,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     getUsageReceipt: async () => unavailable('service.product-intelligence-usage', hostedOnly('intelligence.usage', intelligenceDetail)),
     getIntelligenceBudget: async () => unavailable('service.intelligence-budget', hostedOnly('intelligence.budget', intelligenceDetail)),
     // The education operations run on the service (the deterministic ones too: their logic is the service's).
-    educationProjection: async () => unavailable('service.education-projection', hostedOnly('intelligence.education', intelligenceDetail)),
-    recommendArtifacts: async () => unavailable('service.education-artifact-recommendations', hostedOnly('intelligence.education', intelligenceDetail)),
-    crosswalkStandards: async () => unavailable('service.education-standards-crosswalk', hostedOnly('intelligence.education', intelligenceDetail)),
-    studentGuidance: async () => unavailable('service.education-student-guidance', hostedOnly('intelligence.education', intelligenceDetail)),
-    educationQualityReview: async () => unavailable('service.education-quality-review', hostedOnly('intelligence.education', intelligenceDetail)),
-    educationPracticeReview: async () => unavailable('service.education-practice-review', hostedOnly('intelligence.education', intelligenceDetail)),
-    assessmentDraft: async () => unavailable('service.education-assessment-draft', hostedOnly('intelligence.education', intelligenceDetail)),
-    rubricDraft: async () => unavailable('service.education-rubric-draft', hostedOnly('intelligence.education', intelligenceDetail)),
+    ...educationCalls,
     // Recordings are kept by the service only; a local runtime stores none and has none to read.
     uploadAudio: async () => unavailable('service.media-audio', hostedOnly('media.audio', mediaDetail)),
     // Bytes have no envelope to be unavailable in: the error carries the record's unavailable answer.

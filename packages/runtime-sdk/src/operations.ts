@@ -61,6 +61,18 @@ import {
 } from './dto/connections.ts';
 import type { createAssignmentInputSchema, createDriveDocumentInputSchema, driveImportInputSchema, StartConnectionInput, updateDriveDocumentInputSchema } from './dto/connections.ts';
 
+// The education operations' DTOs are exported where the operations are declared: one file to touch
+// (besides the DTO's own) when an operation is added.
+export * from './dto/education/context.ts';
+export * from './dto/education/student-guidance.ts';
+export * from './dto/education/projection.ts';
+export * from './dto/education/recommend.ts';
+export * from './dto/education/crosswalk.ts';
+export * from './dto/education/quality-review.ts';
+export * from './dto/education/practice-review.ts';
+export * from './dto/education/assessment-draft.ts';
+export * from './dto/education/rubric-draft.ts';
+
 // ---- DTO schemas per kind --------------------------------------------------------------------
 
 /** What bindHostedVault answers: the open request (partial: grant_pending), or the grant already held (complete). */
@@ -178,62 +190,371 @@ export type UsageReceiptPageInput = PageInput & { installationId?: string };
  */
 export type GenerationStream = AsyncGenerator<GenerationStreamEvent, void, undefined> & { readonly idempotencyKey: string };
 
-/** Where an operation lives on the hosted runtime (`/api/product/v1` + path), its kind and the credential scope it needs. */
-export type OperationRoute = { method: 'GET' | 'POST' | 'PUT' | 'DELETE'; path: string; kind: RuntimeKind; scope: string | null; vault: boolean };
+/**
+ * The credential scopes an installation may be granted. The spec names the first five; the rest are
+ * the core runtime operations' own. getRuntimeContext and getCapabilities need none: they describe
+ * the credential itself, including what it lacks.
+ */
+export const runtimeScopes = [
+  'intelligence.execute',
+  'media.write',
+  'media.read',
+  'connections.manage',
+  'connections.execute',
+  'runtime.read',
+  'notes.read',
+  'notes.write',
+  'vaults.bind',
+  'scopes.read',
+  'memory.propose',
+] as const;
+export type RuntimeScope = (typeof runtimeScopes)[number];
 
-/** The operations as the spec names them, with their hosted route (documented in docs/runtime-sdk.md). */
+/**
+ * How an operation takes an Idempotency-Key:
+ * - `required`: always; the SDK sends the caller's (`options.idempotencyKey`) or a fresh one;
+ * - `caller`: always, and only the caller's own, never generated: a create that reaches a provider
+ *   or stores bytes is recognized on retry only by the key of its first attempt;
+ * - `apply`: only when the body's `mode` is `apply` (a preview writes nothing and is repeatable);
+ * - `none`: never (reads, and writes guarded otherwise, e.g. by an expected version).
+ */
+export type IdempotencyRule = 'required' | 'caller' | 'apply' | 'none';
+
+/** Everything about an operation that is not its input or output schema: the one place each fact is stated. */
+export type OperationFacts = {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Under /api/product/v1; `:name` segments are path parameters. */
+  path: string;
+  /** The envelope kind of its answer (the data schema is dtoSchemas[kind]). */
+  kind: RuntimeKind;
+  /** The credential scope it needs; null for the two that describe the credential itself. */
+  scope: RuntimeScope | null;
+  /** Names a vault (`:vaultId`): the chain checks the installation's grant, read for GET, write otherwise. */
+  vault: boolean;
+  idempotency: IdempotencyRule;
+  /** The metered kind its usage receipts name (spec: "metered kind"), or false: no model, no metering. */
+  metered: string | false;
+  /** The vertical pack whose composition lists it (getDomainComposition), if any. */
+  pack?: 'education';
+  /** The OpenAPI operationId, where the operation's name is taken in the service's one document (REST's listNotes, readNote). */
+  operationId?: string;
+  /** One line: what it does. The OpenAPI summary (after the name) and the pack's operation summary. */
+  summary: string;
+};
+
+/** Where an operation lives on the hosted runtime: the facts an adapter needs to call it. */
+export type OperationRoute = Pick<OperationFacts, 'method' | 'path' | 'kind' | 'scope' | 'vault'>;
+
+const unkeyed = { idempotency: 'none', metered: false } as const;
+const education = '/intelligence/education';
+
+/**
+ * The operations as the spec names them: the one declaration of each operation's facts. The service
+ * registers its routes from this table (api/routes/product/operation-route.ts), the education pack
+ * lists its operations from it, and the hosted adapter calls and keys requests by it.
+ */
 export const runtimeOperations = {
-  getRuntimeContext: { method: 'GET', path: '/context', kind: 'runtime.context', scope: null, vault: false },
-  getCapabilities: { method: 'GET', path: '/capabilities', kind: 'runtime.capabilities', scope: null, vault: false },
-  getWorkspace: { method: 'GET', path: '/workspace', kind: 'runtime.workspace', scope: 'runtime.read', vault: false },
-  getDomainComposition: { method: 'GET', path: '/composition', kind: 'runtime.domain-composition', scope: 'runtime.read', vault: false },
-  listNotes: { method: 'GET', path: '/vaults/:vaultId/notes', kind: 'runtime.note-list', scope: 'notes.read', vault: true },
-  readNote: { method: 'GET', path: '/vaults/:vaultId/note', kind: 'runtime.note', scope: 'notes.read', vault: true },
-  publishNote: { method: 'POST', path: '/vaults/:vaultId/notes', kind: 'runtime.note-publication', scope: 'notes.write', vault: true },
-  bindHostedVault: { method: 'POST', path: '/vault-bindings', kind: 'runtime.vault-binding', scope: 'vaults.bind', vault: false },
-  listVaultBindings: { method: 'GET', path: '/vault-bindings', kind: 'runtime.vault-binding-list', scope: 'vaults.bind', vault: false },
-  listAvailableScopes: { method: 'GET', path: '/scopes', kind: 'runtime.scope-list', scope: 'scopes.read', vault: false },
-  getScopeContext: { method: 'GET', path: '/scopes/:scopeId', kind: 'runtime.scope-context', scope: 'scopes.read', vault: false },
-  getEffectiveScopePolicy: { method: 'GET', path: '/scopes/:scopeId/policy', kind: 'runtime.scope-policy', scope: 'scopes.read', vault: false },
-  getScopeIntelligence: { method: 'GET', path: '/scopes/:scopeId/intelligence', kind: 'runtime.scope-intelligence', scope: 'scopes.read', vault: false },
-  getScopeMemory: { method: 'GET', path: '/scopes/:scopeId/memory', kind: 'runtime.scope-memory', scope: 'scopes.read', vault: false },
-  createSharedMemoryCandidate: { method: 'POST', path: '/scopes/:scopeId/memory-candidates', kind: 'runtime.memory-candidate', scope: 'memory.propose', vault: false },
-  getMemoryCandidate: { method: 'GET', path: '/scopes/:scopeId/memory-candidates/:candidateId', kind: 'runtime.memory-candidate-status', scope: 'memory.propose', vault: false },
-  generate: { method: 'POST', path: '/intelligence/education/generate', kind: 'service.generation', scope: 'intelligence.execute', vault: false },
-  generateImage: { method: 'POST', path: '/intelligence/education/generate-image', kind: 'service.generated-image', scope: 'intelligence.execute', vault: false },
-  listUsageReceipts: { method: 'GET', path: '/intelligence/usage', kind: 'service.product-intelligence-usage-list', scope: 'intelligence.execute', vault: false },
-  getUsageReceipt: { method: 'GET', path: '/intelligence/usage/:receiptId', kind: 'service.product-intelligence-usage', scope: 'intelligence.execute', vault: false },
-  getIntelligenceBudget: { method: 'GET', path: '/intelligence/budget', kind: 'service.intelligence-budget', scope: 'intelligence.execute', vault: false },
-  educationProjection: { method: 'POST', path: '/intelligence/education/projection', kind: 'service.education-projection', scope: 'intelligence.execute', vault: false },
-  recommendArtifacts: { method: 'POST', path: '/intelligence/education/artifacts/recommend', kind: 'service.education-artifact-recommendations', scope: 'intelligence.execute', vault: false },
-  crosswalkStandards: { method: 'POST', path: '/intelligence/education/standards/crosswalk', kind: 'service.education-standards-crosswalk', scope: 'intelligence.execute', vault: false },
-  studentGuidance: { method: 'POST', path: '/intelligence/education/student-guidance', kind: 'service.education-student-guidance', scope: 'intelligence.execute', vault: false },
-  educationQualityReview: { method: 'POST', path: '/intelligence/education/quality-review', kind: 'service.education-quality-review', scope: 'intelligence.execute', vault: false },
-  educationPracticeReview: { method: 'POST', path: '/intelligence/education/practice-review', kind: 'service.education-practice-review', scope: 'intelligence.execute', vault: false },
-  assessmentDraft: { method: 'POST', path: '/intelligence/education/assessment-draft', kind: 'service.education-assessment-draft', scope: 'intelligence.execute', vault: false },
-  rubricDraft: { method: 'POST', path: '/intelligence/education/rubric-draft', kind: 'service.education-rubric-draft', scope: 'intelligence.execute', vault: false },
+  getRuntimeContext: { method: 'GET', path: '/context', kind: 'runtime.context', scope: null, vault: false, ...unkeyed, summary: 'the calling chain and its presentation' },
+  getCapabilities: { method: 'GET', path: '/capabilities', kind: 'runtime.capabilities', scope: null, vault: false, ...unkeyed, summary: 'what is available to this credential, and why not' },
+  getWorkspace: { method: 'GET', path: '/workspace', kind: 'runtime.workspace', scope: 'runtime.read', vault: false, ...unkeyed, summary: 'the workspace and the vaults granted to the installation' },
+  getDomainComposition: {
+    method: 'GET',
+    path: '/composition',
+    kind: 'runtime.domain-composition',
+    scope: 'runtime.read',
+    vault: false,
+    ...unkeyed,
+    summary: "the product's vertical and experience packs, composed for this caller",
+  },
+  listNotes: { method: 'GET', path: '/vaults/:vaultId/notes', kind: 'runtime.note-list', scope: 'notes.read', vault: true, ...unkeyed, operationId: 'runtimeListNotes', summary: 'inventory of a granted vault' },
+  readNote: { method: 'GET', path: '/vaults/:vaultId/note', kind: 'runtime.note', scope: 'notes.read', vault: true, ...unkeyed, operationId: 'runtimeReadNote', summary: 'one note of a granted vault, by path' },
+  publishNote: {
+    method: 'POST',
+    path: '/vaults/:vaultId/notes',
+    kind: 'runtime.note-publication',
+    scope: 'notes.write',
+    vault: true,
+    idempotency: 'apply',
+    metered: false,
+    summary: 'preview (default) or apply one note write',
+  },
+  bindHostedVault: { method: 'POST', path: '/vault-bindings', kind: 'runtime.vault-binding', scope: 'vaults.bind', vault: false, ...unkeyed, summary: 'ask a person to grant a hosted vault' },
+  listVaultBindings: { method: 'GET', path: '/vault-bindings', kind: 'runtime.vault-binding-list', scope: 'vaults.bind', vault: false, ...unkeyed, summary: "the installation's vault binding requests" },
+  listAvailableScopes: { method: 'GET', path: '/scopes', kind: 'runtime.scope-list', scope: 'scopes.read', vault: false, ...unkeyed, summary: 'the context scopes granted to this installation' },
+  getScopeContext: { method: 'GET', path: '/scopes/:scopeId', kind: 'runtime.scope-context', scope: 'scopes.read', vault: false, ...unkeyed, summary: 'one context scope, resolved' },
+  getEffectiveScopePolicy: { method: 'GET', path: '/scopes/:scopeId/policy', kind: 'runtime.scope-policy', scope: 'scopes.read', vault: false, ...unkeyed, summary: 'every policy setting of a scope after inheritance' },
+  getScopeIntelligence: {
+    method: 'GET',
+    path: '/scopes/:scopeId/intelligence',
+    kind: 'runtime.scope-intelligence',
+    scope: 'scopes.read',
+    vault: false,
+    ...unkeyed,
+    summary: 'whether intelligence may run in a scope',
+  },
+  getScopeMemory: { method: 'GET', path: '/scopes/:scopeId/memory', kind: 'runtime.scope-memory', scope: 'scopes.read', vault: false, ...unkeyed, summary: "a scope's reviewed shared memory" },
+  createSharedMemoryCandidate: {
+    method: 'POST',
+    path: '/scopes/:scopeId/memory-candidates',
+    kind: 'runtime.memory-candidate',
+    scope: 'memory.propose',
+    vault: false,
+    idempotency: 'required',
+    metered: false,
+    summary: 'propose shared memory for review',
+  },
+  getMemoryCandidate: {
+    method: 'GET',
+    path: '/scopes/:scopeId/memory-candidates/:candidateId',
+    kind: 'runtime.memory-candidate-status',
+    scope: 'memory.propose',
+    vault: false,
+    ...unkeyed,
+    summary: 'a memory candidate followed through review to its receipt',
+  },
+  generate: {
+    method: 'POST',
+    path: `${education}/generate`,
+    kind: 'service.generation',
+    scope: 'intelligence.execute',
+    vault: false,
+    idempotency: 'required',
+    metered: 'generate',
+    pack: 'education',
+    summary: 'generated planning material with model identity and usage receipt; JSON or an NDJSON stream',
+  },
+  generateImage: {
+    method: 'POST',
+    path: `${education}/generate-image`,
+    kind: 'service.generated-image',
+    scope: 'intelligence.execute',
+    vault: false,
+    idempotency: 'required',
+    metered: 'generate-image',
+    pack: 'education',
+    summary: 'a classroom visual from a bounded brief, with accessible alt text and a usage receipt',
+  },
+  listUsageReceipts: {
+    method: 'GET',
+    path: '/intelligence/usage',
+    kind: 'service.product-intelligence-usage-list',
+    scope: 'intelligence.execute',
+    vault: false,
+    ...unkeyed,
+    summary: "the organization's usage receipts, newest first",
+  },
+  getUsageReceipt: {
+    method: 'GET',
+    path: '/intelligence/usage/:receiptId',
+    kind: 'service.product-intelligence-usage',
+    scope: 'intelligence.execute',
+    vault: false,
+    ...unkeyed,
+    summary: 'one usage receipt',
+  },
+  getIntelligenceBudget: {
+    method: 'GET',
+    path: '/intelligence/budget',
+    kind: 'service.intelligence-budget',
+    scope: 'intelligence.execute',
+    vault: false,
+    ...unkeyed,
+    summary: "this month's intelligence budget and what a new request can still reserve",
+  },
+  educationProjection: {
+    method: 'POST',
+    path: `${education}/projection`,
+    kind: 'service.education-projection',
+    scope: 'intelligence.execute',
+    vault: false,
+    ...unkeyed,
+    pack: 'education',
+    summary: 'deterministic findings over bounded Education entities and provenance-backed relationships, with a Decision Signal handoff; read-only',
+  },
+  recommendArtifacts: {
+    method: 'POST',
+    path: `${education}/artifacts/recommend`,
+    kind: 'service.education-artifact-recommendations',
+    scope: 'intelligence.execute',
+    vault: false,
+    ...unkeyed,
+    pack: 'education',
+    summary: 'a deterministic ranking of at most 250 authorized artifacts with explainable signals and near-duplicate detection; never returns artifact content',
+  },
+  crosswalkStandards: {
+    method: 'POST',
+    path: `${education}/standards/crosswalk`,
+    kind: 'service.education-standards-crosswalk',
+    scope: 'intelligence.execute',
+    vault: false,
+    ...unkeyed,
+    pack: 'education',
+    summary: 'deterministic candidate matches between two authorized framework slices, proposals for qualified human review',
+  },
+  studentGuidance: {
+    method: 'POST',
+    path: `${education}/student-guidance`,
+    kind: 'service.education-student-guidance',
+    scope: 'intelligence.execute',
+    vault: false,
+    idempotency: 'required',
+    metered: 'education-student-guidance',
+    pack: 'education',
+    summary: 'one bounded support move for a learner under a fail-closed policy, with safety and usage receipts; the completed answer is withheld',
+  },
+  educationQualityReview: {
+    method: 'POST',
+    path: `${education}/quality-review`,
+    kind: 'service.education-quality-review',
+    scope: 'intelligence.execute',
+    vault: false,
+    idempotency: 'required',
+    metered: 'education-quality-review',
+    pack: 'education',
+    summary: 'an advisory evaluation of one artifact revision (alignment, sources, reading level, accessibility, bias risk)',
+  },
+  educationPracticeReview: {
+    method: 'POST',
+    path: `${education}/practice-review`,
+    kind: 'service.education-practice-review',
+    scope: 'intelligence.execute',
+    vault: false,
+    idempotency: 'required',
+    metered: 'education-practice-review',
+    pack: 'education',
+    summary: 'bounded practice proposals for one standard from teacher-confirmed aggregate evidence; no learner identity',
+  },
+  assessmentDraft: {
+    method: 'POST',
+    path: `${education}/assessment-draft`,
+    kind: 'service.education-assessment-draft',
+    scope: 'intelligence.execute',
+    vault: false,
+    idempotency: 'required',
+    metered: 'education-assessment-draft',
+    pack: 'education',
+    summary: 'a strict structured assessment draft, proposed until an educator reviews it',
+  },
+  rubricDraft: {
+    method: 'POST',
+    path: `${education}/rubric-draft`,
+    kind: 'service.education-rubric-draft',
+    scope: 'intelligence.execute',
+    vault: false,
+    idempotency: 'required',
+    metered: 'education-rubric-draft',
+    pack: 'education',
+    summary: 'a weighted analytic rubric with observable descriptors, proposed for educator review',
+  },
   // The body of uploadAudio is the audio itself; its metadata travels in headers (MEDIA_HEADERS).
-  uploadAudio: { method: 'POST', path: '/intelligence/education/media/audio', kind: 'service.media-audio', scope: 'media.write', vault: false },
-  listAudio: { method: 'GET', path: '/intelligence/education/media', kind: 'service.media-audio-list', scope: 'media.read', vault: false },
-  getAudioMetadata: { method: 'GET', path: '/intelligence/education/media/:mediaId/metadata', kind: 'service.media-audio-record', scope: 'media.read', vault: false },
-  deleteAudio: { method: 'DELETE', path: '/intelligence/education/media/:mediaId', kind: 'service.media-deletion', scope: 'media.write', vault: false },
+  uploadAudio: {
+    method: 'POST',
+    path: `${education}/media/audio`,
+    kind: 'service.media-audio',
+    scope: 'media.write',
+    vault: false,
+    idempotency: 'caller',
+    metered: false,
+    summary: 'store private WebM, Ogg or MP4 audio',
+  },
+  listAudio: { method: 'GET', path: `${education}/media`, kind: 'service.media-audio-list', scope: 'media.read', vault: false, ...unkeyed, summary: "the installation's stored media and the organization's storage" },
+  getAudioMetadata: {
+    method: 'GET',
+    path: `${education}/media/:mediaId/metadata`,
+    kind: 'service.media-audio-record',
+    scope: 'media.read',
+    vault: false,
+    ...unkeyed,
+    summary: 'the record of one stored media, without its bytes',
+  },
+  deleteAudio: { method: 'DELETE', path: `${education}/media/:mediaId`, kind: 'service.media-deletion', scope: 'media.write', vault: false, ...unkeyed, summary: 'delete stored media and free its bytes' },
   // Delegated Google connections. The OAuth callback is no operation: the person's browser follows it.
-  startGoogleConnection: { method: 'POST', path: '/connections/google', kind: 'service.connection-attempt', scope: 'connections.manage', vault: false },
-  listConnections: { method: 'GET', path: '/connections', kind: 'service.connection-list', scope: 'connections.manage', vault: false },
-  getConnection: { method: 'GET', path: '/connections/:connectionId', kind: 'service.connection', scope: 'connections.manage', vault: false },
-  revokeConnection: { method: 'DELETE', path: '/connections/:connectionId', kind: 'service.connection-revocation', scope: 'connections.manage', vault: false },
-  createDriveDocument: { method: 'POST', path: '/connections/:connectionId/drive/documents', kind: 'service.drive-document', scope: 'connections.execute', vault: false },
-  getDriveDocument: { method: 'GET', path: '/connections/:connectionId/drive/documents/:fileId', kind: 'service.drive-document', scope: 'connections.execute', vault: false },
-  updateDriveDocument: { method: 'PUT', path: '/connections/:connectionId/drive/documents/:fileId', kind: 'service.drive-document', scope: 'connections.execute', vault: false },
-  importDriveDocument: { method: 'POST', path: '/vaults/:vaultId/imports/drive', kind: 'service.drive-import', scope: 'connections.execute', vault: true },
-  listClassroomCourses: { method: 'GET', path: '/connections/:connectionId/classroom/courses', kind: 'service.classroom-courses', scope: 'connections.execute', vault: false },
-  listClassroomRoster: { method: 'GET', path: '/connections/:connectionId/classroom/courses/:courseId/students', kind: 'service.classroom-roster', scope: 'connections.execute', vault: false },
+  startGoogleConnection: {
+    method: 'POST',
+    path: '/connections/google',
+    kind: 'service.connection-attempt',
+    scope: 'connections.manage',
+    vault: false,
+    ...unkeyed,
+    summary: 'start a delegated Google connection (the consent address to send a person to)',
+  },
+  listConnections: { method: 'GET', path: '/connections', kind: 'service.connection-list', scope: 'connections.manage', vault: false, ...unkeyed, summary: "the installation's connections" },
+  getConnection: { method: 'GET', path: '/connections/:connectionId', kind: 'service.connection', scope: 'connections.manage', vault: false, ...unkeyed, summary: 'one connection' },
+  revokeConnection: {
+    method: 'DELETE',
+    path: '/connections/:connectionId',
+    kind: 'service.connection-revocation',
+    scope: 'connections.manage',
+    vault: false,
+    ...unkeyed,
+    summary: 'revoke the grant at Google and delete the tokens',
+  },
+  createDriveDocument: {
+    method: 'POST',
+    path: '/connections/:connectionId/drive/documents',
+    kind: 'service.drive-document',
+    scope: 'connections.execute',
+    vault: false,
+    idempotency: 'caller',
+    metered: false,
+    summary: 'create a Google Doc from Markdown',
+  },
+  getDriveDocument: {
+    method: 'GET',
+    path: '/connections/:connectionId/drive/documents/:fileId',
+    kind: 'service.drive-document',
+    scope: 'connections.execute',
+    vault: false,
+    ...unkeyed,
+    summary: "a Drive file's lineage as Drive has it now",
+  },
+  // Guarded by expectedVersion, not a key: a retry of an update that landed is a version conflict, never a second write.
+  updateDriveDocument: {
+    method: 'PUT',
+    path: '/connections/:connectionId/drive/documents/:fileId',
+    kind: 'service.drive-document',
+    scope: 'connections.execute',
+    vault: false,
+    ...unkeyed,
+    summary: "replace a Google Doc if Drive's version is still the expected one",
+  },
+  importDriveDocument: {
+    method: 'POST',
+    path: '/vaults/:vaultId/imports/drive',
+    kind: 'service.drive-import',
+    scope: 'connections.execute',
+    vault: true,
+    idempotency: 'apply',
+    metered: false,
+    summary: 'a Drive document into a hosted note: preview (default) or apply',
+  },
+  listClassroomCourses: {
+    method: 'GET',
+    path: '/connections/:connectionId/classroom/courses',
+    kind: 'service.classroom-courses',
+    scope: 'connections.execute',
+    vault: false,
+    ...unkeyed,
+    summary: "the teacher's active Classroom courses",
+  },
+  listClassroomRoster: {
+    method: 'GET',
+    path: '/connections/:connectionId/classroom/courses/:courseId/students',
+    kind: 'service.classroom-roster',
+    scope: 'connections.execute',
+    vault: false,
+    ...unkeyed,
+    summary: "a course's students: user ids and names only",
+  },
   createClassroomAssignment: {
     method: 'POST',
     path: '/connections/:connectionId/classroom/courses/:courseId/assignments',
     kind: 'service.classroom-assignment',
     scope: 'connections.execute',
     vault: false,
+    idempotency: 'caller',
+    metered: false,
+    summary: 'create a Classroom assignment',
   },
   listAssignmentAttachments: {
     method: 'GET',
@@ -241,14 +562,41 @@ export const runtimeOperations = {
     kind: 'service.classroom-attachments',
     scope: 'connections.execute',
     vault: false,
+    ...unkeyed,
+    summary: "the submissions of an assignment and what is attached to them (never a grade)",
   },
-} as const satisfies Record<string, OperationRoute>;
+} as const satisfies Record<string, OperationFacts>;
 export type RuntimeOperationName = keyof typeof runtimeOperations;
 
-/** Operations that answer bytes rather than an envelope: their route, with no kind. */
+/** Operations that answer bytes rather than an envelope: their facts, with no kind. */
 export const runtimeByteOperations = {
-  readAudio: { method: 'GET', path: '/intelligence/education/media/:mediaId', scope: 'media.read', vault: false },
-} as const satisfies Record<string, Omit<OperationRoute, 'kind'>>;
+  readAudio: { method: 'GET', path: `${education}/media/:mediaId`, scope: 'media.read', vault: false, ...unkeyed, summary: 'the bytes of stored audio, whole or one range' },
+} as const satisfies Record<string, Omit<OperationFacts, 'kind'>>;
+export type RuntimeByteOperationName = keyof typeof runtimeByteOperations;
+
+/** The operations a vertical pack lists (`pack` in the table), as a type. */
+export type PackOperationName<P extends 'education'> = { [N in RuntimeOperationName]: (typeof runtimeOperations)[N] extends { pack: P } ? N : never }[RuntimeOperationName];
+
+/** The operations called with their JSON body alone (POST, no path parameter): the adapters derive these methods from the table. */
+export type BodyOperationName = {
+  [N in RuntimeOperationName]: (typeof runtimeOperations)[N] extends { method: 'POST'; path: infer P } ? (P extends `${string}:${string}` ? never : N) : never;
+}[RuntimeOperationName];
+
+/** Every operation's facts by name, envelope and byte operations alike. */
+export function operationFacts(name: RuntimeOperationName | RuntimeByteOperationName): Omit<OperationFacts, 'kind'> & { kind?: RuntimeKind } {
+  return name in runtimeOperations ? runtimeOperations[name as RuntimeOperationName] : runtimeByteOperations[name as RuntimeByteOperationName];
+}
+
+/** The OpenAPI operationId of an operation: its name unless the table says otherwise. */
+export function operationIdOf(name: RuntimeOperationName | RuntimeByteOperationName): string {
+  const facts = operationFacts(name) as { operationId?: string };
+  return facts.operationId ?? name;
+}
+
+/** The operations a vertical pack lists, in table order. */
+export function packOperationNames(pack: 'education'): RuntimeOperationName[] {
+  return (Object.keys(runtimeOperations) as RuntimeOperationName[]).filter((name) => (runtimeOperations[name] as OperationFacts).pack === pack);
+}
 
 /** A byte range to read: `end` inclusive, to the end of the media when absent. */
 export type ByteRange = { start: number; end?: number };

@@ -23,7 +23,7 @@ import { decideUpdate } from '../../../workflows/proposal-review.ts';
 import * as searchAttributeKeys from '../../../workflows/search-attributes.ts';
 import { scheduledTriggerFire } from '../../../workflows/scheduled-trigger.ts';
 import { webhookDelivery } from '../../../workflows/webhook-delivery.ts';
-import { completeUpdate, intelligenceUsage, notReservedSignal } from '../../../workflows/intelligence-usage.ts';
+import { completeUpdate, intelligenceUsage, notReservedSignal, recordedSignal } from '../../../workflows/intelligence-usage.ts';
 import { callbackUpdate, oauthConnection } from '../../../workflows/oauth-connection.ts';
 import type { Completion, Reservation, ReservationState } from '../../../domain/intelligence/ledger.ts';
 import type { AttemptFailureCode } from '../../../domain/connections/attempts.ts';
@@ -206,6 +206,35 @@ try {
     await handle.result();
     await save('intelligence-usage.expired', handle);
   });
+  // Dispatched and never reported (the API died): the completion deadline records a billable failure.
+  await run(ledger('dispatched'), async ({ client, taskQueue }) => {
+    const handle = await client.workflow.start(intelligenceUsage, {
+      taskQueue,
+      workflowId: `intelligence-usage-${proposalId(4)}`,
+      args: [{ reservationTtlMs: 1_000, completionDeadlineMs: 1_000 }],
+    });
+    await handle.result();
+    await save('intelligence-usage.billable-failure', handle);
+  });
+  // Settled by the API itself (the same compare-and-set, in its own transaction) and signalled:
+  // the workflow ends with no ledger step; and the same signal while the completion deadline runs.
+  await run(ledger('settled'), async (r) => {
+    const handle = await startUsage(r, 6);
+    await handle.signal(recordedSignal, { state: 'settled' });
+    await handle.result();
+    await save('intelligence-usage.settled-signalled', handle);
+  });
+  await run(ledger('dispatched'), async ({ client, taskQueue, env: skipping }) => {
+    const handle = await client.workflow.start(intelligenceUsage, {
+      taskQueue,
+      workflowId: `intelligence-usage-${proposalId(7)}`,
+      args: [{ reservationTtlMs: 1_000, completionDeadlineMs: 60_000 }],
+    });
+    await skipping.sleep(2_000);
+    await handle.signal(recordedSignal, { state: 'settled' });
+    await handle.result();
+    await save('intelligence-usage.signalled-after-timer', handle);
+  });
   await run(ledger(null), async (r) => {
     const handle = await startUsage(r, 5);
     await handle.signal(notReservedSignal);
@@ -213,10 +242,10 @@ try {
     await save('intelligence-usage.never-reserved', handle);
   });
 
-  // An OAuth attempt (workflows/oauth-connection.ts): open, then connected. (Its expiry and a
-  // metered request's billable failure, each a timer and then an activity after a long skip, stop
-  // this recorder's worker before the run ends on the time-skipping server; their open histories,
-  // recorded above, hold the same timers.)
+  // An OAuth attempt (workflows/oauth-connection.ts): open, expired, connected. The runs that end on
+  // a timer followed by an activity use second-long timers: after a skip of minutes the time-skipping
+  // server outran this recorder's worker (runUntil: "worker completed shutdown"), and a history
+  // replays the same whatever its timers' lengths.
   const stateHash = 'a'.repeat(64);
   const oauthStubs: StubActivities = {
     async exchangeOAuthCode() {
@@ -235,6 +264,11 @@ try {
     const handle = await startAttempt(r, 1);
     await save('oauth-connection.awaiting-callback', handle);
     await handle.terminate('recorded');
+  });
+  await run(oauthStubs, async ({ client, taskQueue }) => {
+    const handle = await client.workflow.start(oauthConnection, { taskQueue, workflowId: `oauth-connection-${proposalId(3)}`, args: [{ attemptId: proposalId(3), stateHash, ttlMs: 1_000 }] });
+    await handle.result();
+    await save('oauth-connection.expired', handle);
   });
   await run(oauthStubs, async (r) => {
     const handle = await startAttempt(r, 2);

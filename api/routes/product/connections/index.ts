@@ -8,14 +8,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
   classroomAssignmentSchema,
-  classroomAttachmentListSchema,
-  classroomCourseListSchema,
-  classroomRosterSchema,
   CONNECTION_LIMITS,
   connectionAttemptSchema,
-  connectionListSchema,
-  connectionRevocationSchema,
-  connectionSchema,
   createAssignmentInputSchema,
   createDriveDocumentInputSchema,
   driveDocumentSchema,
@@ -27,7 +21,6 @@ import {
   updateDriveDocumentInputSchema,
 } from '@hosted-notes/runtime-sdk';
 import { AppError } from '../../../../domain/errors.ts';
-import { requireIdempotencyKey } from '../../../../domain/idempotency.ts';
 import { OAUTH_ATTEMPT_START_KIND, receiveCallback, startAttempt } from '../../../../domain/connections/attempts.ts';
 import type { DeliverCallback } from '../../../../domain/connections/attempts.ts';
 import { getConnection, listConnections, revokeConnection } from '../../../../domain/connections/connections.ts';
@@ -49,12 +42,24 @@ import { boundedTemporalCall, startRecorded } from '../../shared/workflow-starts
 import { idempotencyKeyHeader } from '../../shared/headers.ts';
 import type { RuntimeRouteDeps } from '../kit.ts';
 import { publicationProblems } from '../notes.ts';
-import { runtimeCaller, runtimeEnvelope, runtimeSecurity } from '../kit.ts';
+import { runtimeCaller, runtimeEnvelope } from '../kit.ts';
+import { operationKey, operationRoute } from '../operation-route.ts';
+import {
+  createClassroomAssignmentExamples,
+  createDriveDocumentExamples,
+  getConnectionExamples,
+  getDriveDocumentExamples,
+  importDriveDocumentExamples,
+  listAssignmentAttachmentsExamples,
+  listClassroomCoursesExamples,
+  listClassroomRosterExamples,
+  listConnectionsExamples,
+  revokeConnectionExamples,
+  startGoogleConnectionExamples,
+  updateDriveDocumentExamples,
+} from './openapi-docs.ts';
 
-const tags = ['product-runtime'];
 export const OAUTH_CALLBACK_PATH = '/api/product/v1/connections/provider/oauth/callback';
-const manage = { runtime: { scope: 'connections.manage' } } as const;
-const execute = { runtime: { scope: 'connections.execute' } } as const;
 
 const providerIdPattern = /^[A-Za-z0-9_.-]+$/;
 const providerId = (what: string) => z.string().min(1).max(CONNECTION_LIMITS.providerIdChars).regex(providerIdPattern).describe(what);
@@ -112,28 +117,28 @@ export const connectionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (
     }
   };
 
-  app.post(
-    '/connections/google',
-    {
-      bodyLimit: 16 * 1024,
-      config: manage,
-      schema: {
-        tags,
-        security: runtimeSecurity,
-        operationId: 'startGoogleConnection',
-        summary: 'startGoogleConnection: begin the OAuth round trip for Drive and/or Classroom',
-        description:
-          'Needs connections.manage. Answers the Google authorization URL (authorization code flow with PKCE S256 and a single-use state, valid 10 minutes) ' +
-          "to send the person to. returnTarget must be one of the product's registered HTTPS return origins (any path under it) or exact redirect URIs, else " +
-          '400 oauth_return_target_mismatch and nothing is stored. Requesting drive asks for drive.file; classroom asks for classroom.courses.readonly, ' +
-          'classroom.rosters.readonly and classroom.coursework.students (never e-mail or grading scopes). After consent the person is sent to ' +
-          '`returnTarget?connectionId=…` (or `?error=<code>`). With no Google client configured the answer is the unavailable envelope.',
-        body: startConnectionInputSchema,
-        response: { 201: runtimeEnvelope('service.connection-attempt', connectionAttemptSchema), 200: runtimeEnvelope('service.connection-attempt', connectionAttemptSchema) },
-        problems: ['oauth_return_target_mismatch'],
+  app.route({
+    ...operationRoute('startGoogleConnection'),
+    bodyLimit: 16 * 1024,
+    schema: {
+      description:
+        'Needs connections.manage. Answers the Google authorization URL (authorization code flow with PKCE S256 and a single-use state, valid 10 minutes) ' +
+        "to send the person to. returnTarget must be one of the product's registered HTTPS return origins (any path under it) or exact redirect URIs, else " +
+        '400 oauth_return_target_mismatch and nothing is stored. Requesting drive asks for drive.file; classroom asks for classroom.courses.readonly, ' +
+        'classroom.rosters.readonly and classroom.coursework.students (never e-mail or grading scopes). After consent the person is sent to ' +
+        '`returnTarget?connectionId=…` (or `?error=<code>`). With no Google client configured the answer is the unavailable envelope.',
+      body: startConnectionInputSchema,
+      response: { 201: runtimeEnvelope('service.connection-attempt', connectionAttemptSchema), 200: runtimeEnvelope('service.connection-attempt', connectionAttemptSchema) },
+      problems: ['oauth_return_target_mismatch'],
+      docs: {
+        responses: {
+          201: { description: 'The attempt: the Google authorization URL to send the person to, the services and scopes asked, when it expires.' },
+          200: { description: 'The unavailable envelope: no Google OAuth client is configured on this service.' },
+        },
       },
+      examples: startGoogleConnectionExamples,
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       if (!roundTrips) return notConfigured('service.connection-attempt');
       const started = await startAttempt(roundTrips, runtimeCaller(request), { ...request.body, redirectUri });
       // Recorded with the attempt: started now, or by the relay if Temporal is away a moment.
@@ -141,7 +146,7 @@ export const connectionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (
       const { attemptId, authorizationUrl, services, expiresAt } = started;
       return reply.code(201).send(envelope('service.connection-attempt', { attemptId, authorizationUrl, services, scopes: scopesFor(services as GoogleService[]), expiresAt }));
     },
-  );
+  });
 
   app.get(
     '/connections/provider/oauth/callback',
@@ -154,7 +159,7 @@ export const connectionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (
         // Not an operation a product calls: the person's browser arrives here from Google, and
         // leaves with a redirect (docs/connections.md describes it); kept out of the API document.
         hide: true,
-        tags,
+        tags: ['product-runtime'],
         operationId: 'googleOAuthCallback',
         summary: 'The OAuth callback registered at Google ({base_url}/api/product/v1/connections/provider/oauth/callback)',
         description:
@@ -182,280 +187,232 @@ export const connectionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (
     },
   );
 
-  app.get(
-    '/connections',
-    {
-      config: manage,
-      schema: {
-        tags,
-        security: runtimeSecurity,
-        operationId: 'listConnections',
-        summary: "listConnections: this installation's delegated connections, newest first",
-        description: 'Needs connections.manage. Ids, services, granted scopes and state only: no token, no e-mail address, no provider account.',
-        querystring: z.strictObject({
-          limit: z.coerce.number().int().min(1).max(200).default(50).describe('Connections per page, at most 200.'),
-          cursor: z.string().max(512).optional().describe('nextCursor of the previous page (opaque).'),
-        }),
-        response: { 200: runtimeEnvelope('service.connection-list', connectionListSchema) },
-      },
+  app.route({
+    ...operationRoute('listConnections'),
+    schema: {
+      description: 'Needs connections.manage. Ids, services, granted scopes and state only: no token, no e-mail address, no provider account.',
+      querystring: z.strictObject({
+        limit: z.coerce.number().int().min(1).max(200).default(50).describe('Connections per page, at most 200.'),
+        cursor: z.string().max(512).optional().describe('nextCursor of the previous page (opaque).'),
+      }),
+      docs: { responses: { 200: { description: "A page of this installation's connections (no token, no e-mail), or unavailable." } } },
+      examples: listConnectionsExamples,
     },
-    async (request) => {
+    handler: async (request) => {
       if (!roundTrips) return notConfigured('service.connection-list');
       return envelope('service.connection-list', await listConnections(deps.db, runtimeCaller(request), request.query));
     },
-  );
+  });
 
-  app.get(
-    '/connections/:connectionId',
-    {
-      config: manage,
-      schema: {
-        tags,
-        security: runtimeSecurity,
-        operationId: 'getConnection',
-        summary: 'getConnection: one delegated connection',
-        description: "Needs connections.manage. Another installation's or organization's connection answers exactly like a missing one (404 connection_not_found).",
-        params: connectionParams,
-        response: { 200: runtimeEnvelope('service.connection', connectionSchema) },
-        problems: ['connection_not_found'],
-      },
+  app.route({
+    ...operationRoute('getConnection'),
+    schema: {
+      description: "Needs connections.manage. Another installation's or organization's connection answers exactly like a missing one (404 connection_not_found).",
+      params: connectionParams,
+      problems: ['connection_not_found'],
+      docs: { responses: { 200: { description: 'One connection (service.connection envelope), or unavailable.' } } },
+      examples: getConnectionExamples,
     },
-    async (request) => {
+    handler: async (request) => {
       if (!roundTrips) return notConfigured('service.connection');
       return envelope('service.connection', await getConnection(deps.db, runtimeCaller(request), connectionIdOf(request.params.connectionId)));
     },
-  );
+  });
 
-  app.delete(
-    '/connections/:connectionId',
-    {
-      config: manage,
-      schema: {
-        tags,
-        security: runtimeSecurity,
-        operationId: 'revokeConnection',
-        summary: 'revokeConnection: revoke the grant at Google and delete the tokens',
-        description:
-          'Needs connections.manage. Revokes the grant at Google, then deletes the sealed tokens; if Google cannot be reached the tokens are deleted anyway and ' +
-          'providerRevocation says failed. Revoking again answers already_revoked.',
-        params: connectionParams,
-        response: { 200: runtimeEnvelope('service.connection-revocation', connectionRevocationSchema) },
-        problems: ['connection_not_found'],
-      },
+  app.route({
+    ...operationRoute('revokeConnection'),
+    schema: {
+      description:
+        'Needs connections.manage. Revokes the grant at Google, then deletes the sealed tokens; if Google cannot be reached the tokens are deleted anyway and ' +
+        'providerRevocation says failed. Revoking again answers already_revoked.',
+      params: connectionParams,
+      problems: ['connection_not_found'],
+      docs: { responses: { 200: { description: 'The revoked connection and what Google answered (service.connection-revocation envelope).' } } },
+      examples: revokeConnectionExamples,
     },
-    async (request) => {
+    handler: async (request) => {
       if (!roundTrips) return notConfigured('service.connection-revocation');
       return envelope('service.connection-revocation', await revokeConnection(roundTrips, runtimeCaller(request), connectionIdOf(request.params.connectionId)));
     },
-  );
+  });
 
   // ---- Drive ---------------------------------------------------------------------------------------
 
-  app.post(
-    '/connections/:connectionId/drive/documents',
-    {
-      bodyLimit: CONNECTION_LIMITS.markdownBytes + 16 * 1024,
-      config: execute,
-      schema: {
-        tags,
-        security: runtimeSecurity,
-        operationId: 'createDriveDocument',
-        summary: 'createDriveDocument: a Google Doc from Markdown, retry-safe',
-        description:
-          'Needs connections.execute and an Idempotency-Key. The file id is reserved at Drive under the key before the create, so a retried create (after any ' +
-          'failure, or at the same time) returns the same file and never makes a second one (200, Idempotent-Replayed: true): of all the requests with ' +
-          'the key, exactly one answers 201. Answers the lineage to keep: fileId and version. Google not answering within the service\'s timeout is 504 ' +
-          'connection_provider_timeout (retry with the same key).',
-        params: connectionParams,
-        body: createDriveDocumentInputSchema,
-        response: { 201: runtimeEnvelope('service.drive-document', driveDocumentSchema), 200: runtimeEnvelope('service.drive-document', driveDocumentSchema) },
-        problems: [...providerProblems, 'idempotency_key_required', 'invalid_idempotency_key', 'idempotency_key_reused', 'payload_too_large'],
+  app.route({
+    ...operationRoute('createDriveDocument'),
+    bodyLimit: CONNECTION_LIMITS.markdownBytes + 16 * 1024,
+    schema: {
+      description:
+        'Needs connections.execute and an Idempotency-Key. The file id is reserved at Drive under the key before the create, so a retried create (after any ' +
+        'failure, or at the same time) returns the same file and never makes a second one (200, Idempotent-Replayed: true): of all the requests with ' +
+        'the key, exactly one answers 201. Answers the lineage to keep: fileId and version. Google not answering within the service\'s timeout is 504 ' +
+        'connection_provider_timeout (retry with the same key).',
+      params: connectionParams,
+      body: createDriveDocumentInputSchema,
+      response: { 201: runtimeEnvelope('service.drive-document', driveDocumentSchema), 200: runtimeEnvelope('service.drive-document', driveDocumentSchema) },
+      problems: [...providerProblems, 'payload_too_large'],
+      docs: {
+        responses: {
+          201: { description: 'The created Google Doc: its lineage (fileId, version) to keep.' },
+          200: { description: 'A replay of the create this Idempotency-Key already made (replayed: true), or unavailable.', headers: ['IdempotentReplayed'] },
+        },
       },
+      examples: createDriveDocumentExamples,
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       if (!roundTrips) return notConfigured('service.drive-document');
-      const key = requireIdempotencyKey(idempotencyKeyHeader(request));
+      const key = operationKey(request);
       const created = await createDriveDocument(roundTrips, runtimeCaller(request), connectionIdOf(request.params.connectionId), key, request.body);
       if (created.replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(created.replayed ? 200 : 201).send(envelope('service.drive-document', created.document));
     },
-  );
+  });
 
-  app.get(
-    '/connections/:connectionId/drive/documents/:fileId',
-    {
-      config: execute,
-      schema: {
-        tags,
-        security: runtimeSecurity,
-        operationId: 'getDriveDocument',
-        summary: "getDriveDocument: a Drive file's current lineage (id, name, type, version)",
-        description: 'Needs connections.execute. Only files this service created or the person opened with it are visible (drive.file).',
-        params: fileParams,
-        response: { 200: runtimeEnvelope('service.drive-document', driveDocumentSchema) },
-        problems: [...providerProblems],
-      },
+  app.route({
+    ...operationRoute('getDriveDocument'),
+    schema: {
+      description: 'Needs connections.execute. Only files this service created or the person opened with it are visible (drive.file).',
+      params: fileParams,
+      problems: providerProblems,
+      docs: { responses: { 200: { description: "The file's current lineage." } } },
+      examples: getDriveDocumentExamples,
     },
-    async (request) => {
+    handler: async (request) => {
       if (!roundTrips) return notConfigured('service.drive-document');
       const { connectionId, fileId } = request.params;
       return envelope('service.drive-document', await getDriveDocument(roundTrips, runtimeCaller(request), connectionIdOf(connectionId), fileId));
     },
-  );
+  });
 
-  app.put(
-    '/connections/:connectionId/drive/documents/:fileId',
-    {
-      bodyLimit: CONNECTION_LIMITS.markdownBytes + 16 * 1024,
-      config: execute,
-      schema: {
-        tags,
-        security: runtimeSecurity,
-        operationId: 'updateDriveDocument',
-        summary: 'updateDriveDocument: replace a Doc from Markdown, only over the version last seen',
-        description:
-          'Needs connections.execute. expectedVersion is the version the product last observed; if the file changed since, 409 drive_version_conflict with ' +
-          'the current lineage in `current`, and nothing is written (remote work is never overwritten). Drive has no conditional write: the version is ' +
-          'compared immediately before the write (docs/connections.md names the remaining window).',
-        params: fileParams,
-        body: updateDriveDocumentInputSchema,
-        response: { 200: runtimeEnvelope('service.drive-document', driveDocumentSchema) },
-        problems: [...providerProblems, 'drive_version_conflict', 'payload_too_large'],
-      },
+  app.route({
+    ...operationRoute('updateDriveDocument'),
+    bodyLimit: CONNECTION_LIMITS.markdownBytes + 16 * 1024,
+    schema: {
+      description:
+        'Needs connections.execute. expectedVersion is the version the product last observed; if the file changed since, 409 drive_version_conflict with ' +
+        'the current lineage in `current`, and nothing is written (remote work is never overwritten). Drive has no conditional write: the version is ' +
+        'compared immediately before the write (docs/connections.md names the remaining window).',
+      params: fileParams,
+      body: updateDriveDocumentInputSchema,
+      problems: [...providerProblems, 'drive_version_conflict', 'payload_too_large'],
+      docs: { responses: { 200: { description: "The written file's new lineage." } } },
+      examples: updateDriveDocumentExamples,
     },
-    async (request) => {
+    handler: async (request) => {
       if (!roundTrips) return notConfigured('service.drive-document');
       const { connectionId, fileId } = request.params;
       return envelope('service.drive-document', await updateDriveDocument(roundTrips, runtimeCaller(request), connectionIdOf(connectionId), fileId, request.body));
     },
-  );
+  });
 
-  app.post(
-    '/vaults/:vaultId/imports/drive',
-    {
-      bodyLimit: 16 * 1024,
-      config: { runtime: { scope: 'connections.execute', vault: { param: 'vaultId', access: 'write' } } },
-      schema: {
-        tags,
-        security: runtimeSecurity,
-        operationId: 'importDriveDocument',
-        summary: 'importDriveDocument: a Drive document into one hosted note (preview first, like every write)',
-        description:
-          'Needs connections.execute and a write grant on the vault. Reads the document as Markdown (at most 1 MiB, else 413 drive_content_too_large) and ' +
-          'previews (default) or applies it as one note through the same knowledge core as publishNote: apply needs an Idempotency-Key, replacing a note ' +
-          'needs its expectedRevision; the provenance event names this installation.',
-        params: z.strictObject({ vaultId: z.string().max(64).describe('A hosted vault this installation holds a write grant on.') }),
-        body: driveImportInputSchema,
-        response: {
-          200: runtimeEnvelope('service.drive-import', driveImportResultSchema),
-          201: runtimeEnvelope('service.drive-import', driveImportResultSchema),
-        },
-        problems: [...providerProblems, 'drive_content_too_large', 'drive_unsupported_file', ...publicationProblems],
+  app.route({
+    ...operationRoute('importDriveDocument'),
+    bodyLimit: 16 * 1024,
+    schema: {
+      description:
+        'Needs connections.execute and a write grant on the vault. Reads the document as Markdown (at most 1 MiB, else 413 drive_content_too_large) and ' +
+        'previews (default) or applies it as one note through the same knowledge core as publishNote: apply needs an Idempotency-Key, replacing a note ' +
+        'needs its expectedRevision; the provenance event names this installation.',
+      params: z.strictObject({ vaultId: z.string().max(64).describe('A hosted vault this installation holds a write grant on.') }),
+      body: driveImportInputSchema,
+      response: {
+        200: runtimeEnvelope('service.drive-import', driveImportResultSchema),
+        201: runtimeEnvelope('service.drive-import', driveImportResultSchema),
       },
+      problems: [...providerProblems, 'drive_content_too_large', 'drive_unsupported_file', ...publicationProblems],
+      docs: {
+        responses: {
+          200: { description: 'The preview (writes nothing), a replayed apply, or unavailable: the document lineage and the note publication.' },
+          201: { description: 'Applied: the note was written through the knowledge core.' },
+        },
+      },
+      examples: importDriveDocumentExamples,
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       if (!roundTrips) return notConfigured('service.drive-import');
       const body = { ...request.body, connectionId: connectionIdOf(request.body.connectionId) };
       const result = await importDriveDocument(roundTrips, runtimeCaller(request), body, idempotencyKeyHeader(request));
       return reply.code(result.status === 201 ? 201 : 200).send(envelope('service.drive-import', result.data));
     },
-  );
+  });
 
   // ---- Classroom -----------------------------------------------------------------------------------
 
-  app.get(
-    '/connections/:connectionId/classroom/courses',
-    {
-      config: execute,
-      schema: {
-        tags,
-        security: runtimeSecurity,
-        operationId: 'listClassroomCourses',
-        summary: "listClassroomCourses: the authorized teacher's active courses",
-        description: 'Needs connections.execute and a connection granted classroom. Id, name, section, room and link only.',
-        params: connectionParams,
-        querystring: page,
-        response: { 200: runtimeEnvelope('service.classroom-courses', classroomCourseListSchema) },
-        problems: [...providerProblems],
-      },
+  app.route({
+    ...operationRoute('listClassroomCourses'),
+    schema: {
+      description: 'Needs connections.execute and a connection granted classroom. Id, name, section, room and link only.',
+      params: connectionParams,
+      querystring: page,
+      problems: providerProblems,
+      docs: { responses: { 200: { description: "A page of the teacher's active courses." } } },
+      examples: listClassroomCoursesExamples,
     },
-    async (request) => {
+    handler: async (request) => {
       if (!roundTrips) return notConfigured('service.classroom-courses');
       return envelope('service.classroom-courses', await listClassroomCourses(roundTrips, runtimeCaller(request), connectionIdOf(request.params.connectionId), request.query));
     },
-  );
+  });
 
-  app.get(
-    '/connections/:connectionId/classroom/courses/:courseId/students',
-    {
-      config: execute,
-      schema: {
-        tags,
-        security: runtimeSecurity,
-        operationId: 'listClassroomRoster',
-        summary: "listClassroomRoster: a course's students, user id and name only",
-        description: 'Needs connections.execute. Never an e-mail address, a photo or a grade (the service asks for no e-mail scope and keeps only these fields).',
-        params: courseParams,
-        querystring: page,
-        response: { 200: runtimeEnvelope('service.classroom-roster', classroomRosterSchema) },
-        problems: [...providerProblems],
-      },
+  app.route({
+    ...operationRoute('listClassroomRoster'),
+    schema: {
+      description: 'Needs connections.execute. Never an e-mail address, a photo or a grade (the service asks for no e-mail scope and keeps only these fields).',
+      params: courseParams,
+      querystring: page,
+      problems: providerProblems,
+      docs: { responses: { 200: { description: "A page of the course's students: user id and name only." } } },
+      examples: listClassroomRosterExamples,
     },
-    async (request) => {
+    handler: async (request) => {
       if (!roundTrips) return notConfigured('service.classroom-roster');
       const { connectionId, courseId } = request.params;
       return envelope('service.classroom-roster', await listClassroomRoster(roundTrips, runtimeCaller(request), connectionIdOf(connectionId), courseId, request.query));
     },
-  );
+  });
 
-  app.post(
-    '/connections/:connectionId/classroom/courses/:courseId/assignments',
-    {
-      bodyLimit: 64 * 1024,
-      config: execute,
-      schema: {
-        tags,
-        security: runtimeSecurity,
-        operationId: 'createClassroomAssignment',
-        summary: 'createClassroomAssignment: one assignment, retry-safe',
-        description:
-          'Needs connections.execute and an Idempotency-Key. Classroom takes no request id, so the intent is recorded under the key with a marker that goes ' +
-          'into the description; a retry (after a lost answer, or at the same time) finds the assignment by its marker and never makes a second one (200, ' +
-          'Idempotent-Replayed: true): of all the requests with the key, at most one answers 201. A request that waits for a concurrent one with the key ' +
-          'longer than one Google call answers 409 idempotency_in_flight (Retry-After: 1). There is no grading operation.',
-        params: courseParams,
-        body: createAssignmentInputSchema,
-        response: { 201: runtimeEnvelope('service.classroom-assignment', classroomAssignmentSchema), 200: runtimeEnvelope('service.classroom-assignment', classroomAssignmentSchema) },
-        problems: [...providerProblems, 'idempotency_key_required', 'invalid_idempotency_key', 'idempotency_key_reused', 'idempotency_in_flight'],
+  app.route({
+    ...operationRoute('createClassroomAssignment'),
+    bodyLimit: 64 * 1024,
+    schema: {
+      description:
+        'Needs connections.execute and an Idempotency-Key. Classroom takes no request id, so the intent is recorded under the key with a marker that goes ' +
+        'into the description; a retry (after a lost answer, or at the same time) finds the assignment by its marker and never makes a second one (200, ' +
+        'Idempotent-Replayed: true): of all the requests with the key, at most one answers 201. A request that waits for a concurrent one with the key ' +
+        'longer than one Google call answers 409 idempotency_in_flight (Retry-After: 1). There is no grading operation.',
+      params: courseParams,
+      body: createAssignmentInputSchema,
+      response: { 201: runtimeEnvelope('service.classroom-assignment', classroomAssignmentSchema), 200: runtimeEnvelope('service.classroom-assignment', classroomAssignmentSchema) },
+      problems: providerProblems,
+      docs: {
+        responses: {
+          201: { description: 'The created assignment (courseWork id, title, state, link).' },
+          200: { description: 'The assignment this Idempotency-Key already made (replayed: true), or unavailable.', headers: ['IdempotentReplayed'] },
+        },
       },
+      examples: createClassroomAssignmentExamples,
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       if (!roundTrips) return notConfigured('service.classroom-assignment');
-      const key = requireIdempotencyKey(idempotencyKeyHeader(request));
+      const key = operationKey(request);
       const { connectionId, courseId } = request.params;
       const created = await createClassroomAssignment(roundTrips, runtimeCaller(request), connectionIdOf(connectionId), courseId, key, request.body);
       if (created.replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(created.replayed ? 200 : 201).send(envelope('service.classroom-assignment', created.assignment));
     },
-  );
+  });
 
-  app.get(
-    '/connections/:connectionId/classroom/courses/:courseId/assignments/:courseWorkId/attachments',
-    {
-      config: execute,
-      schema: {
-        tags,
-        security: runtimeSecurity,
-        operationId: 'listAssignmentAttachments',
-        summary: "listAssignmentAttachments: students' submission attachment metadata, no grades",
-        description: 'Needs connections.execute. Per submission: its id, the student id, its state and its attachments (kind, title, Drive file id or URL). No grade field.',
-        params: courseWorkParams,
-        querystring: page,
-        response: { 200: runtimeEnvelope('service.classroom-attachments', classroomAttachmentListSchema) },
-        problems: [...providerProblems],
-      },
+  app.route({
+    ...operationRoute('listAssignmentAttachments'),
+    schema: {
+      description: 'Needs connections.execute. Per submission: its id, the student id, its state and its attachments (kind, title, Drive file id or URL). No grade field.',
+      params: courseWorkParams,
+      querystring: page,
+      problems: providerProblems,
+      docs: { responses: { 200: { description: 'A page of submissions with their attachment metadata, no grades.' } } },
+      examples: listAssignmentAttachmentsExamples,
     },
-    async (request) => {
+    handler: async (request) => {
       if (!roundTrips) return notConfigured('service.classroom-attachments');
       const { connectionId, courseId, courseWorkId } = request.params;
       return envelope(
@@ -463,7 +420,7 @@ export const connectionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (
         await listAssignmentAttachments(roundTrips, runtimeCaller(request), connectionIdOf(connectionId), courseId, courseWorkId, request.query),
       );
     },
-  );
+  });
 };
 
 /** 303 See Other: the browser follows with a GET, whatever brought it here. */

@@ -1,50 +1,9 @@
-// The OpenAPI document's table for the connection routes (api/openapi.ts merges it): success
-// descriptions, request headers and realistic examples.
+// Realistic examples of the connection routes (index.ts) for the OpenAPI document, one named export
+// per operation, passed by each route as its `schema.examples` (its descriptions stand beside it).
 import { envelope, unavailable } from '@hosted-notes/runtime-sdk';
 import type { OperationExamples } from '../../../openapi-examples.ts';
 
-type OperationDoc = { headers?: readonly string[]; responses: Record<string, { description: string; headers?: readonly string[] }> };
-
-export const connectionOperationDocs: Record<string, OperationDoc> = {
-  startGoogleConnection: {
-    responses: {
-      201: { description: 'The attempt: the Google authorization URL to send the person to, the services and scopes asked, when it expires.' },
-      200: { description: 'The unavailable envelope: no Google OAuth client is configured on this service.' },
-    },
-  },
-  listConnections: { responses: { 200: { description: "A page of this installation's connections (no token, no e-mail), or unavailable." } } },
-  getConnection: { responses: { 200: { description: 'One connection (service.connection envelope), or unavailable.' } } },
-  revokeConnection: { responses: { 200: { description: 'The revoked connection and what Google answered (service.connection-revocation envelope).' } } },
-  createDriveDocument: {
-    headers: ['RuntimeIdempotencyKey'],
-    responses: {
-      201: { description: 'The created Google Doc: its lineage (fileId, version) to keep.' },
-      200: { description: 'A replay of the create this Idempotency-Key already made (replayed: true), or unavailable.', headers: ['IdempotentReplayed'] },
-    },
-  },
-  getDriveDocument: { responses: { 200: { description: "The file's current lineage." } } },
-  updateDriveDocument: { responses: { 200: { description: 'The written file\'s new lineage.' } } },
-  importDriveDocument: {
-    headers: ['RuntimeIdempotencyKey'],
-    responses: {
-      200: { description: 'The preview (writes nothing), a replayed apply, or unavailable: the document lineage and the note publication.' },
-      201: { description: 'Applied: the note was written through the knowledge core.' },
-    },
-  },
-  listClassroomCourses: { responses: { 200: { description: "A page of the teacher's active courses." } } },
-  listClassroomRoster: { responses: { 200: { description: "A page of the course's students: user id and name only." } } },
-  createClassroomAssignment: {
-    headers: ['RuntimeIdempotencyKey'],
-    responses: {
-      201: { description: 'The created assignment (courseWork id, title, state, link).' },
-      200: { description: 'The assignment this Idempotency-Key already made (replayed: true), or unavailable.', headers: ['IdempotentReplayed'] },
-    },
-  },
-  listAssignmentAttachments: { responses: { 200: { description: 'A page of submissions with their attachment metadata, no grades.' } } },
-};
-
 // ---- examples (built with the SDK's envelope helpers, checked against the schemas by redocly) ----
-
 
 const ids = {
   connection: '3f6c1d2e-9a4b-4c7d-8e1f-2a3b4c5d6e7f',
@@ -80,149 +39,158 @@ const notConfigured = (kind: string) =>
 const one = (value: unknown) => ({ value });
 const revision = 'sha256:9b1f0c8e2d4a6b8c0e2f4a6b8c0d2e4f6a8b0c2d4e6f8a0b2c4d6e8f0a2b4c6d';
 
-export const connectionExamples: Record<string, OperationExamples> = {
-  startGoogleConnection: {
-    request: one({ services: ['drive', 'classroom'], returnTarget: 'https://studio.example/settings/integrations' }),
-    responses: {
-      201: one(
-        envelope('service.connection-attempt', {
-          attemptId: ids.attempt,
-          authorizationUrl:
-            'https://accounts.google.com/o/oauth2/v2/auth?access_type=offline&prompt=consent&response_type=code&client_id=1234-abc.apps.googleusercontent.com&redirect_uri=https%3A%2F%2Fnotes.example%2Fapi%2Fproduct%2Fv1%2Fconnections%2Fprovider%2Foauth%2Fcallback&scope=…&state=…&code_challenge=…&code_challenge_method=S256',
-          services: ['drive', 'classroom'],
-          scopes: [...driveScopes, ...classroomScopes],
-          expiresAt: '2026-11-23T09:30:41.512Z',
-        }),
-      ),
-      200: one(notConfigured('service.connection-attempt')),
-    },
+export const startGoogleConnectionExamples: OperationExamples = {
+  request: one({ services: ['drive', 'classroom'], returnTarget: 'https://studio.example/settings/integrations' }),
+  responses: {
+    201: one(
+      envelope('service.connection-attempt', {
+        attemptId: ids.attempt,
+        authorizationUrl:
+          'https://accounts.google.com/o/oauth2/v2/auth?access_type=offline&prompt=consent&response_type=code&client_id=1234-abc.apps.googleusercontent.com&redirect_uri=https%3A%2F%2Fnotes.example%2Fapi%2Fproduct%2Fv1%2Fconnections%2Fprovider%2Foauth%2Fcallback&scope=…&state=…&code_challenge=…&code_challenge_method=S256',
+        services: ['drive', 'classroom'],
+        scopes: [...driveScopes, ...classroomScopes],
+        expiresAt: '2026-11-23T09:30:41.512Z',
+      }),
+    ),
+    200: one(notConfigured('service.connection-attempt')),
   },
-  listConnections: { responses: { 200: one(envelope('service.connection-list', { connections: [connection], nextCursor: null })) } },
-  getConnection: { parameters: { connectionId: ids.connection }, responses: { 200: one(envelope('service.connection', connection)) } },
-  revokeConnection: {
-    parameters: { connectionId: ids.connection },
-    responses: {
-      200: one(envelope('service.connection-revocation', { connection: { ...connection, state: 'revoked', revokedAt: '2026-11-24T15:02:11.004Z' }, providerRevocation: 'revoked' })),
-    },
+};
+
+export const listConnectionsExamples: OperationExamples = { responses: { 200: one(envelope('service.connection-list', { connections: [connection], nextCursor: null })) } };
+
+export const getConnectionExamples: OperationExamples = { parameters: { connectionId: ids.connection }, responses: { 200: one(envelope('service.connection', connection)) } };
+
+export const revokeConnectionExamples: OperationExamples = {
+  parameters: { connectionId: ids.connection },
+  responses: {
+    200: one(envelope('service.connection-revocation', { connection: { ...connection, state: 'revoked', revokedAt: '2026-11-24T15:02:11.004Z' }, providerRevocation: 'revoked' })),
   },
-  createDriveDocument: {
-    parameters: { connectionId: ids.connection },
-    request: one({ name: 'Fractions warm-up (Week 3)', markdown: '# Fractions warm-up\n\n1. Fold a strip into halves, then quarters.\n' }),
-    responses: { 201: one(envelope('service.drive-document', { ...document, version: '1' })), 200: one(envelope('service.drive-document', { ...document, version: '1', replayed: true })) },
-  },
-  getDriveDocument: { parameters: { connectionId: ids.connection, fileId: document.fileId }, responses: { 200: one(envelope('service.drive-document', document)) } },
-  updateDriveDocument: {
-    parameters: { connectionId: ids.connection, fileId: document.fileId },
-    request: one({ expectedVersion: '7', markdown: '# Fractions warm-up\n\n1. Fold a strip into halves, then quarters.\n2. Which strip shows 1/2?\n' }),
-    responses: { 200: one(envelope('service.drive-document', { ...document, version: '8', modifiedTime: '2026-11-23T10:02:44.871Z' })) },
-  },
-  importDriveDocument: {
-    parameters: { vaultId: ids.vault },
-    request: one({ connectionId: ids.connection, fileId: document.fileId, path: 'Units/Fractions warm-up.md', mode: 'preview' }),
-    responses: {
-      200: one(
-        envelope('service.drive-import', {
-          document,
-          publication: {
-            mode: 'preview',
-            applied: false,
-            vaultId: ids.vault,
-            path: 'Units/Fractions warm-up.md',
-            title: 'Fractions warm-up',
-            operation: 'create',
-            beforeRevision: null,
-            afterRevision: revision,
-            size: 63,
-            revisionRequired: false,
-            diff: '--- /dev/null\n+++ b/Units/Fractions warm-up.md\n@@ -0,0 +1,3 @@\n+# Fractions warm-up\n+\n+1. Fold a strip into halves, then quarters.\n',
-            diffTruncated: false,
-            eventId: null,
-            replayed: false,
-          },
-        }),
-      ),
-      201: one(
-        envelope('service.drive-import', {
-          document,
-          publication: {
-            mode: 'apply',
-            applied: true,
-            vaultId: ids.vault,
-            path: 'Units/Fractions warm-up.md',
-            title: 'Fractions warm-up',
-            operation: 'create',
-            beforeRevision: null,
-            afterRevision: revision,
-            size: 63,
-            revisionRequired: null,
-            diff: null,
-            diffTruncated: null,
-            eventId: '41',
-            replayed: false,
-          },
-        }),
-      ),
-    },
-  },
-  listClassroomCourses: {
-    parameters: { connectionId: ids.connection },
-    responses: {
-      200: one(
-        envelope('service.classroom-courses', {
-          courses: [{ id: '612345678901', name: 'Grade 4 Math', section: 'Period 2', room: 'B-114', alternateLink: 'https://classroom.google.com/c/NjEyMzQ1Njc4OTAx' }],
-          nextPageToken: null,
-        }),
-      ),
-    },
-  },
-  listClassroomRoster: {
-    parameters: { connectionId: ids.connection, courseId: '612345678901' },
-    responses: { 200: one(envelope('service.classroom-roster', { students: [{ userId: '104857392018475620193', fullName: 'Avery Kim' }], nextPageToken: null })) },
-  },
-  createClassroomAssignment: {
-    parameters: { connectionId: ids.connection, courseId: '612345678901' },
-    request: one({ title: 'Fraction strips practice', description: 'Fold and label the strips, then answer the three questions.', materials: [{ url: 'https://docs.google.com/document/d/1ZpXq8Lr2sT4uV6wY8zA0bC2dE4fG6hI8' }], dueDate: '2026-11-28' }),
-    responses: {
-      201: one(
-        envelope('service.classroom-assignment', {
-          connectionId: ids.connection,
-          courseId: '612345678901',
-          courseWorkId: '723456789012',
-          title: 'Fraction strips practice',
-          state: 'PUBLISHED',
-          alternateLink: 'https://classroom.google.com/c/NjEyMzQ1Njc4OTAx/a/NzIzNDU2Nzg5MDEy/details',
+};
+
+export const createDriveDocumentExamples: OperationExamples = {
+  parameters: { connectionId: ids.connection },
+  request: one({ name: 'Fractions warm-up (Week 3)', markdown: '# Fractions warm-up\n\n1. Fold a strip into halves, then quarters.\n' }),
+  responses: { 201: one(envelope('service.drive-document', { ...document, version: '1' })), 200: one(envelope('service.drive-document', { ...document, version: '1', replayed: true })) },
+};
+
+export const getDriveDocumentExamples: OperationExamples = { parameters: { connectionId: ids.connection, fileId: document.fileId }, responses: { 200: one(envelope('service.drive-document', document)) } };
+
+export const updateDriveDocumentExamples: OperationExamples = {
+  parameters: { connectionId: ids.connection, fileId: document.fileId },
+  request: one({ expectedVersion: '7', markdown: '# Fractions warm-up\n\n1. Fold a strip into halves, then quarters.\n2. Which strip shows 1/2?\n' }),
+  responses: { 200: one(envelope('service.drive-document', { ...document, version: '8', modifiedTime: '2026-11-23T10:02:44.871Z' })) },
+};
+
+export const importDriveDocumentExamples: OperationExamples = {
+  parameters: { vaultId: ids.vault },
+  request: one({ connectionId: ids.connection, fileId: document.fileId, path: 'Units/Fractions warm-up.md', mode: 'preview' }),
+  responses: {
+    200: one(
+      envelope('service.drive-import', {
+        document,
+        publication: {
+          mode: 'preview',
+          applied: false,
+          vaultId: ids.vault,
+          path: 'Units/Fractions warm-up.md',
+          title: 'Fractions warm-up',
+          operation: 'create',
+          beforeRevision: null,
+          afterRevision: revision,
+          size: 63,
+          revisionRequired: false,
+          diff: '--- /dev/null\n+++ b/Units/Fractions warm-up.md\n@@ -0,0 +1,3 @@\n+# Fractions warm-up\n+\n+1. Fold a strip into halves, then quarters.\n',
+          diffTruncated: false,
+          eventId: null,
           replayed: false,
-        }),
-      ),
-      200: one(
-        envelope('service.classroom-assignment', {
-          connectionId: ids.connection,
-          courseId: '612345678901',
-          courseWorkId: '723456789012',
-          title: 'Fraction strips practice',
-          state: 'PUBLISHED',
-          alternateLink: 'https://classroom.google.com/c/NjEyMzQ1Njc4OTAx/a/NzIzNDU2Nzg5MDEy/details',
-          replayed: true,
-        }),
-      ),
-    },
+        },
+      }),
+    ),
+    201: one(
+      envelope('service.drive-import', {
+        document,
+        publication: {
+          mode: 'apply',
+          applied: true,
+          vaultId: ids.vault,
+          path: 'Units/Fractions warm-up.md',
+          title: 'Fractions warm-up',
+          operation: 'create',
+          beforeRevision: null,
+          afterRevision: revision,
+          size: 63,
+          revisionRequired: null,
+          diff: null,
+          diffTruncated: null,
+          eventId: '41',
+          replayed: false,
+        },
+      }),
+    ),
   },
-  listAssignmentAttachments: {
-    parameters: { connectionId: ids.connection, courseId: '612345678901', courseWorkId: '723456789012' },
-    responses: {
-      200: one(
-        envelope('service.classroom-attachments', {
-          submissions: [
-            {
-              submissionId: 'Cg4I2q3ZxQEQvOfX0v8C',
-              userId: '104857392018475620193',
-              state: 'TURNED_IN',
-              attachments: [{ kind: 'driveFile', title: 'My fraction strips.jpg', driveFileId: '1AbCdEfGhIjKlMnOpQrStUvWxYz012345' }],
-            },
-          ],
-          nextPageToken: null,
-        }),
-      ),
-    },
+};
+
+export const listClassroomCoursesExamples: OperationExamples = {
+  parameters: { connectionId: ids.connection },
+  responses: {
+    200: one(
+      envelope('service.classroom-courses', {
+        courses: [{ id: '612345678901', name: 'Grade 4 Math', section: 'Period 2', room: 'B-114', alternateLink: 'https://classroom.google.com/c/NjEyMzQ1Njc4OTAx' }],
+        nextPageToken: null,
+      }),
+    ),
+  },
+};
+
+export const listClassroomRosterExamples: OperationExamples = {
+  parameters: { connectionId: ids.connection, courseId: '612345678901' },
+  responses: { 200: one(envelope('service.classroom-roster', { students: [{ userId: '104857392018475620193', fullName: 'Avery Kim' }], nextPageToken: null })) },
+};
+
+export const createClassroomAssignmentExamples: OperationExamples = {
+  parameters: { connectionId: ids.connection, courseId: '612345678901' },
+  request: one({ title: 'Fraction strips practice', description: 'Fold and label the strips, then answer the three questions.', materials: [{ url: 'https://docs.google.com/document/d/1ZpXq8Lr2sT4uV6wY8zA0bC2dE4fG6hI8' }], dueDate: '2026-11-28' }),
+  responses: {
+    201: one(
+      envelope('service.classroom-assignment', {
+        connectionId: ids.connection,
+        courseId: '612345678901',
+        courseWorkId: '723456789012',
+        title: 'Fraction strips practice',
+        state: 'PUBLISHED',
+        alternateLink: 'https://classroom.google.com/c/NjEyMzQ1Njc4OTAx/a/NzIzNDU2Nzg5MDEy/details',
+        replayed: false,
+      }),
+    ),
+    200: one(
+      envelope('service.classroom-assignment', {
+        connectionId: ids.connection,
+        courseId: '612345678901',
+        courseWorkId: '723456789012',
+        title: 'Fraction strips practice',
+        state: 'PUBLISHED',
+        alternateLink: 'https://classroom.google.com/c/NjEyMzQ1Njc4OTAx/a/NzIzNDU2Nzg5MDEy/details',
+        replayed: true,
+      }),
+    ),
+  },
+};
+
+export const listAssignmentAttachmentsExamples: OperationExamples = {
+  parameters: { connectionId: ids.connection, courseId: '612345678901', courseWorkId: '723456789012' },
+  responses: {
+    200: one(
+      envelope('service.classroom-attachments', {
+        submissions: [
+          {
+            submissionId: 'Cg4I2q3ZxQEQvOfX0v8C',
+            userId: '104857392018475620193',
+            state: 'TURNED_IN',
+            attachments: [{ kind: 'driveFile', title: 'My fraction strips.jpg', driveFileId: '1AbCdEfGhIjKlMnOpQrStUvWxYz012345' }],
+          },
+        ],
+        nextPageToken: null,
+      }),
+    ),
   },
 };

@@ -2,49 +2,18 @@
 // slices (domain/education/crosswalk.ts). Deterministic and read-only: no model, no metering, no
 // database write; it answers with no provider configured. The answer names items only by the
 // identifiers the caller sent; every candidate is a proposal for a qualified reviewer.
-import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { envelope } from '@hosted-notes/runtime-sdk';
+import { CROSSWALK_DEFAULTS, CROSSWALK_LIMITS, crosswalkInputSchema, envelope, runtimeOperations } from '@hosted-notes/runtime-sdk';
+import type { OperationDoc } from '../../../openapi.ts';
+import { deterministicRow } from './row.ts';
 import type { OperationExamples } from '../../../openapi-examples.ts';
-import { crosswalkStandards } from '../../../../domain/education/crosswalk.ts';
-import { CROSSWALK_DEFAULTS, CROSSWALK_LIMITS, crosswalkInputSchema, crosswalkSchema } from '@hosted-notes/runtime-sdk';
+import { crosswalkStandards as crosswalk } from '../../../../domain/education/crosswalk.ts';
 import type { CrosswalkInput } from '@hosted-notes/runtime-sdk';
-import type { RuntimeRouteDeps } from '../kit.ts';
-import { runtimeEnvelope, runtimeSecurity } from '../kit.ts';
 
-const KIND = 'service.education-standards-crosswalk';
+const KIND = runtimeOperations.crosswalkStandards.kind;
 
-export const crosswalkRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app) => {
-  app.post(
-    '/intelligence/education/standards/crosswalk',
-    {
-      bodyLimit: CROSSWALK_LIMITS.bodyBytes,
-      config: { runtime: { scope: 'intelligence.execute' } },
-      schema: {
-        tags: ['product-runtime'],
-        security: runtimeSecurity,
-        operationId: 'crosswalkStandards',
-        summary: 'crosswalkStandards: deterministic alignment candidates between two CASE framework slices, for qualified review',
-        description:
-          'Needs intelligence.execute; no model, no metering, no Idempotency-Key, nothing stored. Two slices of at most ' +
-          `${CROSSWALK_LIMITS.items.toLocaleString('en-US')} CASE items each are compared by CASE identifier (decisive), statement words, normalized ` +
-          'code, grade, subject, domain and concept keywords; each candidate carries its confidence, the signals behind it, cautions and a fixed-text ' +
-          `rationale. At most maxCandidatesPerItem (default ${CROSSWALK_DEFAULTS.maxCandidatesPerItem}) per source item at or above minConfidence ` +
-          `(default ${CROSSWALK_DEFAULTS.minConfidence}). The same slices in any order give the same answer byte for byte. Items are named only by ` +
-          'their identifiers: no statement, code, title or keyword is returned. Every candidate is proposed and requires qualified human review.',
-        body: crosswalkInputSchema,
-        response: { 200: runtimeEnvelope(KIND, crosswalkSchema) },
-        problems: ['payload_too_large'],
-      },
-    },
-    async (request) => envelope(KIND, crosswalkStandards(request.body)),
-  );
-};
-
-export const crosswalkOperationDocs: Record<string, { headers?: readonly string[]; responses: Record<string, { description: string }> }> = {
-  crosswalkStandards: {
-    responses: {
-      200: { description: 'Proposed alignment candidates with confidence, signals, cautions and rationale (service.education-standards-crosswalk envelope).' },
-    },
+const docs: OperationDoc = {
+  responses: {
+    200: { description: 'Proposed alignment candidates with confidence, signals, cautions and rationale (service.education-standards-crosswalk envelope).' },
   },
 };
 
@@ -104,10 +73,24 @@ const exampleRequest = {
   options: { minConfidence: 0.35, maxCandidatesPerItem: 2 },
 } satisfies CrosswalkInput;
 
-export const crosswalkExamples: Record<string, OperationExamples> = {
-  crosswalkStandards: {
-    request: { value: exampleRequest },
-    // Computed by the operation itself, so the example is exactly what the service answers.
-    responses: { 200: { value: envelope(KIND, crosswalkStandards(crosswalkInputSchema.parse(exampleRequest))) } },
-  },
+const examples: OperationExamples = {
+  request: { value: exampleRequest },
+  // Computed by the operation itself, so the example is exactly what the service answers.
+  responses: { 200: { value: envelope(KIND, crosswalk(crosswalkInputSchema.parse(exampleRequest))) } },
 };
+
+export const crosswalkStandards = deterministicRow('crosswalkStandards', {
+  bodyLimit: CROSSWALK_LIMITS.bodyBytes,
+  description:
+    'Needs intelligence.execute; no model, no metering, no Idempotency-Key, nothing stored. Two slices of at most ' +
+    `${CROSSWALK_LIMITS.items.toLocaleString('en-US')} CASE items each are compared by CASE identifier (decisive), statement words, normalized ` +
+    'code, grade, subject, domain and concept keywords; each candidate carries its confidence, the signals behind it, cautions and a fixed-text ' +
+    `rationale. At most maxCandidatesPerItem (default ${CROSSWALK_DEFAULTS.maxCandidatesPerItem}) per source item at or above minConfidence ` +
+    `(default ${CROSSWALK_DEFAULTS.minConfidence}). The same slices in any order give the same answer byte for byte. Items are named only by ` +
+    'their identifiers: no statement, code, title or keyword is returned. Every candidate is proposed and requires qualified human review.',
+  body: crosswalkInputSchema,
+  problems: ['payload_too_large'],
+  answer: crosswalk,
+  docs,
+  examples,
+});

@@ -2,20 +2,14 @@
 // Education entities and provenance-backed relationships, and a Decision Signal handoff
 // (domain/education/projection.ts). Deterministic and read-only: no model, no metering, no database
 // write, no trusted memory, no Forge mutation; it answers with no provider configured.
-import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { OperationDoc } from '../../../openapi.ts';
+import { deterministicRow } from './row.ts';
 import type { OperationExamples } from '../../../openapi-examples.ts';
 import { projectEducation } from '../../../../domain/education/projection.ts';
-import {
-  envelope,
-  educationProjectionInputSchema,
-  educationProjectionSchema,
-  PROJECTION_LIMITS,
-} from '@hosted-notes/runtime-sdk';
+import { educationProjectionInputSchema, envelope, PROJECTION_LIMITS, runtimeOperations } from '@hosted-notes/runtime-sdk';
 import type { EducationProjectionRequest } from '@hosted-notes/runtime-sdk';
-import type { RuntimeRouteDeps } from '../kit.ts';
-import { runtimeSecurity, runtimeEnvelope } from '../kit.ts';
 
-const KIND = 'service.education-projection';
+const KIND = runtimeOperations.educationProjection.kind;
 
 /**
  * 500 entities and 2,000 relationships with every field at its maximum are about 2.6 MB of ASCII
@@ -23,41 +17,9 @@ const KIND = 'service.education-projection';
  */
 const BODY_LIMIT = 6 * 1_048_576;
 
-export const projectionRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app) => {
-  app.post(
-    '/intelligence/education/projection',
-    {
-      bodyLimit: BODY_LIMIT,
-      config: { runtime: { scope: 'intelligence.execute' } },
-      schema: {
-        tags: ['product-runtime'],
-        security: runtimeSecurity,
-        operationId: 'educationProjection',
-        summary: 'educationProjection: findings with stable ids over a slice of Education entities and relationships, and a Decision Signal handoff',
-        description:
-          `Needs intelligence.execute. Deterministic and read-only (no model, no metering, nothing stored, no trusted memory, no Forge mutation): the same ` +
-          `request in any order answers byte for byte the same. Up to ${PROJECTION_LIMITS.entities} entities (course, standard, learning-target, artifact, ` +
-          `assessment, activity, source) and ${PROJECTION_LIMITS.relationships} relationships (aligns-to, assesses, teaches, cites, part-of, prerequisite-of), ` +
-          `each with its provenance; ids unique within each list. Findings (dangling endpoints, cycles, coverage and assessment gaps, incompatible or ` +
-          `self-referencing relationships, duplicates, assessments off their course's standards, grade-level mismatches, unreviewed relationships, ` +
-          `orphans) each carry a stable id (the kind and the sorted subject ids), a severity from a fixed rule, the signals behind it, a fixed ` +
-          `explanation and a suggested action. Decision signals group them by kind and severity for a product's decision workflow; each requires a ` +
-          `human decision and the service decides nothing. The answer names entities and relationships by id only; it never returns a title or ` +
-          `attribute value.`,
-        body: educationProjectionInputSchema,
-        response: { 200: runtimeEnvelope(KIND, educationProjectionSchema) },
-        problems: ['payload_too_large'],
-      },
-    },
-    async (request) => envelope(KIND, projectEducation(request.body)),
-  );
-};
-
-export const projectionOperationDocs: Record<string, { headers?: readonly string[]; responses: Record<string, { description: string }> }> = {
-  educationProjection: {
-    responses: {
-      200: { description: `The findings with their signals and suggested actions, the counts, and the decision signals (${KIND} envelope); readOnly: true.` },
-    },
+const docs: OperationDoc = {
+  responses: {
+    200: { description: `The findings with their signals and suggested actions, the counts, and the decision signals (${KIND} envelope); readOnly: true.` },
   },
 };
 
@@ -95,10 +57,27 @@ const exampleRequest: EducationProjectionRequest = {
   ],
 };
 
-export const projectionExamples: Record<string, OperationExamples> = {
-  educationProjection: {
-    request: { value: exampleRequest },
-    // Computed by the operation itself, so the example is exactly what the service answers.
-    responses: { 200: { value: envelope(KIND, projectEducation(educationProjectionInputSchema.parse(exampleRequest))) } },
-  },
+const examples: OperationExamples = {
+  request: { value: exampleRequest },
+  // Computed by the operation itself, so the example is exactly what the service answers.
+  responses: { 200: { value: envelope(KIND, projectEducation(educationProjectionInputSchema.parse(exampleRequest))) } },
 };
+
+export const educationProjection = deterministicRow('educationProjection', {
+  bodyLimit: BODY_LIMIT,
+  description:
+    `Needs intelligence.execute. Deterministic and read-only (no model, no metering, nothing stored, no trusted memory, no Forge mutation): the same ` +
+    `request in any order answers byte for byte the same. Up to ${PROJECTION_LIMITS.entities} entities (course, standard, learning-target, artifact, ` +
+    `assessment, activity, source) and ${PROJECTION_LIMITS.relationships} relationships (aligns-to, assesses, teaches, cites, part-of, prerequisite-of), ` +
+    `each with its provenance; ids unique within each list. Findings (dangling endpoints, cycles, coverage and assessment gaps, incompatible or ` +
+    `self-referencing relationships, duplicates, assessments off their course's standards, grade-level mismatches, unreviewed relationships, ` +
+    `orphans) each carry a stable id (the kind and the sorted subject ids), a severity from a fixed rule, the signals behind it, a fixed ` +
+    `explanation and a suggested action. Decision signals group them by kind and severity for a product's decision workflow; each requires a ` +
+    `human decision and the service decides nothing. The answer names entities and relationships by id only; it never returns a title or ` +
+    `attribute value.`,
+  body: educationProjectionInputSchema,
+  problems: ['payload_too_large'],
+  answer: projectEducation,
+  docs,
+  examples,
+});

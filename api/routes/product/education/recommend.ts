@@ -2,55 +2,21 @@
 // the signals behind each score, near-duplicates and a recommended action (domain/education/
 // recommend.ts). Deterministic and read-only: no model, no metering, no database write; it answers
 // with no provider configured.
-import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { envelope } from '@hosted-notes/runtime-sdk';
+import { envelope, RECOMMEND_LIMITS, recommendArtifactsInputSchema, runtimeOperations } from '@hosted-notes/runtime-sdk';
+import type { OperationDoc } from '../../../openapi.ts';
+import { deterministicRow } from './row.ts';
 import type { OperationExamples } from '../../../openapi-examples.ts';
-import { recommendArtifacts } from '../../../../domain/education/recommend.ts';
-import {
-  artifactRecommendationsSchema,
-  RECOMMEND_LIMITS,
-  recommendArtifactsInputSchema,
-} from '@hosted-notes/runtime-sdk';
+import { recommendArtifacts as rankArtifacts } from '../../../../domain/education/recommend.ts';
 import type { RecommendArtifactsRequest } from '@hosted-notes/runtime-sdk';
-import type { RuntimeRouteDeps } from '../kit.ts';
-import { runtimeSecurity, runtimeEnvelope } from '../kit.ts';
 
-const KIND = 'service.education-artifact-recommendations';
+const KIND = runtimeOperations.recommendArtifacts.kind;
 
 /** 250 candidates at their largest are about 2.1 MB of ASCII JSON; 4 MiB leaves room for multi-byte text. */
 const BODY_LIMIT = 4 * 1_048_576;
 
-export const recommendRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app) => {
-  app.post(
-    '/intelligence/education/artifacts/recommend',
-    {
-      bodyLimit: BODY_LIMIT,
-      config: { runtime: { scope: 'intelligence.execute' } },
-      schema: {
-        tags: ['product-runtime'],
-        security: runtimeSecurity,
-        operationId: 'recommendArtifacts',
-        summary: 'recommendArtifacts: rank up to 250 authorized candidate artifacts for a goal, with signals, near-duplicates and a recommended action',
-        description:
-          `Needs intelligence.execute. Deterministic (no model, no metering, nothing stored): the same request in any order answers byte for byte the same. ` +
-          `Each candidate is scored from goal words, standards, course, format, grade levels, locale and educator acceptance with fixed weights (each ` +
-          `result carries its signals), checked for near-duplicates (word 3-shingle Jaccard ≥ 0.8, or equal content hashes), and given one action: reuse, ` +
-          `adapt, translate, differentiate or convert-format with its reasons. At most ${RECOMMEND_LIMITS.candidates} candidates, whose ids must be unique; ` +
-          `the answer names candidates by id only and never returns a title, summary, excerpt or the goal's words.`,
-        body: recommendArtifactsInputSchema,
-        response: { 200: runtimeEnvelope(KIND, artifactRecommendationsSchema) },
-        problems: ['payload_too_large'],
-      },
-    },
-    async (request) => envelope(KIND, recommendArtifacts(request.body)),
-  );
-};
-
-export const recommendOperationDocs: Record<string, { headers?: readonly string[]; responses: Record<string, { description: string }> }> = {
-  recommendArtifacts: {
-    responses: {
-      200: { description: `The ranked candidates with their signals, recommended actions and near-duplicates, and the duplicate groups (${KIND} envelope).` },
-    },
+const docs: OperationDoc = {
+  responses: {
+    200: { description: `The ranked candidates with their signals, recommended actions and near-duplicates, and the duplicate groups (${KIND} envelope).` },
   },
 };
 
@@ -102,10 +68,23 @@ const exampleRequest: RecommendArtifactsRequest = {
   limit: 10,
 };
 
-export const recommendExamples: Record<string, OperationExamples> = {
-  recommendArtifacts: {
-    request: { value: exampleRequest },
-    // Computed by the operation itself, so the example is exactly what the service answers.
-    responses: { 200: { value: envelope(KIND, recommendArtifacts(recommendArtifactsInputSchema.parse(exampleRequest))) } },
-  },
+const examples: OperationExamples = {
+  request: { value: exampleRequest },
+  // Computed by the operation itself, so the example is exactly what the service answers.
+  responses: { 200: { value: envelope(KIND, rankArtifacts(recommendArtifactsInputSchema.parse(exampleRequest))) } },
 };
+
+export const recommendArtifacts = deterministicRow('recommendArtifacts', {
+  bodyLimit: BODY_LIMIT,
+  description:
+    `Needs intelligence.execute. Deterministic (no model, no metering, nothing stored): the same request in any order answers byte for byte the same. ` +
+    `Each candidate is scored from goal words, standards, course, format, grade levels, locale and educator acceptance with fixed weights (each ` +
+    `result carries its signals), checked for near-duplicates (word 3-shingle Jaccard ≥ 0.8, or equal content hashes), and given one action: reuse, ` +
+    `adapt, translate, differentiate or convert-format with its reasons. At most ${RECOMMEND_LIMITS.candidates} candidates, whose ids must be unique; ` +
+    `the answer names candidates by id only and never returns a title, summary, excerpt or the goal's words.`,
+  body: recommendArtifactsInputSchema,
+  problems: ['payload_too_large'],
+  answer: rankArtifacts,
+  docs,
+  examples,
+});

@@ -28,6 +28,8 @@ export const navigationItemSchema = z
 export const packOperationSchema = z
   .object({
     id: z.string(),
+    /** The SDK method that calls it (also its OpenAPI operationId). */
+    operation: z.string(),
     method: z.literal('POST'),
     /** Under /api/product/v1/intelligence/<pack id>/. */
     path: z.string(),
@@ -35,6 +37,7 @@ export const packOperationSchema = z
     deterministic: z.boolean(),
     metered: z.boolean(),
     idempotencyKeyRequired: z.boolean(),
+    /** The envelope kind of its answer (a kind the SDK's dtoSchemas parse). */
     resultKind: z.string(),
     summary: z.string(),
   })
