@@ -4,6 +4,7 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
 import { recordForgeFailure, runForgeExecution } from '../domain/automation/forge.ts';
+import type { ForgeStep } from '../domain/automation/forge.ts';
 import { openReview } from '../domain/automation/policy.ts';
 import { transitionProposal } from '../domain/automation/proposal-states.ts';
 import type { ProposalState, Transition } from '../domain/automation/proposal-states.ts';
@@ -58,7 +59,7 @@ export function createActivities(deps: ActivityDeps) {
       return recordForgeFailure(db, input);
     },
     /** One Forge execution, all of it one idempotent step (domain/automation/forge.ts runForgeExecution). */
-    async executeForge(input: { proposalId: string; kind: 'apply' | 'undo'; actorAccountId: string | null }): Promise<{ transactionId: string | null }> {
+    async executeForge(input: ForgeStep): Promise<{ transactionId: string | null }> {
       const receipt = await runForgeExecution(db, input, deps.afterForgeWrite).catch(final);
       return { transactionId: receipt.transactionId };
     },

@@ -27,6 +27,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { deliveryMessageId } from '../domain/automation/webhooks.ts';
+import { reviewWorkflowId } from '../domain/automation/workflow-ids.ts';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
 import { hashSecret } from '../domain/secrets.ts';
@@ -423,7 +424,22 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
                (SELECT count(*) FROM forge_executions f WHERE f.proposal_id = p.id AND f.kind = 'apply') AS applies,
                (SELECT count(*) FROM forge_executions f WHERE f.proposal_id = p.id AND f.kind = 'apply' AND f.receipt IS NOT NULL) AS receipts
           FROM action_proposals p WHERE p.id = ANY(${sql.array(proposalIds, 'uuid')})`);
-    await waitUntil('every proposal executed', async () => (await readProposals()).every((p) => p.state === 'executed'), 150_000);
+    await waitUntil('every proposal executed', async () => (await readProposals()).every((p) => p.state === 'executed'), 150_000).catch(async (error: Error) => {
+      // Which proposals did not get there, and what the workers said about them.
+      const stuck = (await readProposals()).filter((p) => p.state !== 'executed');
+      const said = processes.flatMap(({ name, output }) => output.filter((line) => stuck.some((p) => line.includes(p.id))).slice(-20).map((line) => `${name}: ${line.slice(0, 600)}`));
+      // Where each review workflow stands: its status and the last of its history.
+      const connection = await Connection.connect({ address: temporal.address });
+      const reviews = await Promise.all(stuck.map(async (p) => {
+        const handle = new Client({ connection }).workflow.getHandle(reviewWorkflowId(p.id));
+        const described = await handle.describe().catch((e: Error) => e);
+        if (described instanceof Error) return `${p.id}: ${described.message}`;
+        const events = ((await handle.fetchHistory()).events ?? []).map((e) => String(e.eventType)).slice(-12);
+        return `${p.id}: ${described.status.name}; pending activities ${JSON.stringify(described.raw.pendingActivities?.map((a) => [a.activityType?.name, a.attempt, a.lastFailure?.message]))}; last events ${events.join(' ')}`;
+      }));
+      await connection.close();
+      throw new Error(`${error.message}: ${JSON.stringify(stuck)}\n${reviews.join('\n')}\n${said.join('\n')}`);
+    });
     for (const p of await readProposals()) expect(p, p.id).toMatchObject({ state: 'executed', applies: 1, receipts: 1 });
     expect((await readProposals()).length).toBe(proposalIds.length);
     // Every acknowledged single-note write is there, written once (one event), whatever transaction it shared.

@@ -5,6 +5,7 @@
 // idempotency key), so retries and worker crashes cannot write twice.
 import { ApplicationFailure, proxyActivities, proxyLocalActivities, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
+import type { ForgeStep } from '../domain/automation/forge.ts';
 import { ProposalState } from './search-attributes.ts';
 
 // Bounded: a note write takes milliseconds, so a worker that vanished mid-step is noticed (and the
@@ -16,7 +17,8 @@ const { executeForge } = proxyActivities<Activities>({
 // A short state write, run in the worker without a round trip through the server.
 const { recordForgeFailure } = proxyLocalActivities<Activities>({ startToCloseTimeout: '10 seconds', retry: { maximumInterval: '10 seconds' } });
 
-export type ForgeInput = { proposalId: string; kind: 'apply' | 'undo'; actorAccountId: string | null };
+/** The activity's input: an apply may carry the reviewer's approval, recorded first (proposal-review.ts says why). */
+export type ForgeInput = ForgeStep;
 /** A Forge execution either completes with this, or fails with an ApplicationFailure whose type is the stable code. */
 export type ForgeResult = { ok: true; transactionId: string | null };
 

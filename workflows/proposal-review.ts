@@ -4,7 +4,7 @@
 // and are imported by the API.
 import { context } from '@opentelemetry/api';
 import type { Context } from '@opentelemetry/api';
-import { ApplicationFailure, condition, defineQuery, defineUpdate, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, defineQuery, defineUpdate, patched, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import type { ProposalState as State } from '../domain/automation/proposal-states.ts';
 // The decision rule is the domain's (pure, shared with the API's pre-check; listed workflow-safe in eslint.config.js).
@@ -16,6 +16,14 @@ import { ProposalState } from './search-attributes.ts';
 // The review's own steps are short state writes (a compare-and-set each, safe to repeat): local
 // activities, run in the worker without a round trip through the server.
 const stateWrites = proxyLocalActivities<Activities>({ startToCloseTimeout: '10 seconds', retry: { maximumInterval: '10 seconds' } });
+// Except the decision's: a local activity runs before the task that accepted the decision is
+// recorded, so a Temporal stop in between left the database decided and the workflow not (it waited
+// for a decision no retry could send). A decision is written by a step scheduled after its
+// acceptance is recorded (an approval by the Forge execution's first statement), and by the API once
+// the Update answered (api/routes/shared/proposal-decisions.ts), whichever comes first.
+const recordedStateWrites = proxyActivities<Activities>({ startToCloseTimeout: '10 seconds', retry: { maximumInterval: '10 seconds' } });
+/** Histories from before the decision was written after its acceptance replay the local activity. */
+export const DECISION_AFTER_ACCEPTANCE = 'decision-written-after-acceptance';
 
 /** proposerAccountId is null when a Product Runtime service principal proposed (a memory candidate). */
 export type ReviewInput = { proposalId: string; proposerAccountId: string | null; actingForAccountId: string | null; expiresInMs: number };
@@ -35,16 +43,24 @@ export async function proposalReview(input: ReviewInput): Promise<string> {
   // this is OpenTelemetry's no-op context.
   let decidedIn: Context = context.active();
   setHandler(stateQuery, () => state);
+  const notPending = () => ApplicationFailure.nonRetryable(`The proposal is ${state}, not pending review.`, 'proposal_not_pending');
   setHandler(
     decideUpdate,
-    (d) => {
+    // A decision can arrive before this workflow knows the review is open: openReview's write
+    // commits (readers, and the API's pre-check, see pending_review) before its result is back here,
+    // and when the task that carried it is lost (Temporal or the worker stopped) until the step ran
+    // again. The decision waits for the step instead of being refused as not pending.
+    async (d) => {
+      const requestContext = context.active();
+      await condition(() => state !== 'proposed');
+      if (state !== 'pending_review' || decision) throw notPending();
       decision = d;
-      decidedIn = context.active();
+      decidedIn = requestContext;
       return { state: d.decision === 'approve' ? 'approved' : 'rejected' };
     },
     {
       validator: (d) => {
-        if (state !== 'pending_review' || decision) throw ApplicationFailure.nonRetryable(`The proposal is ${state}, not pending review.`, 'proposal_not_pending');
+        if ((state !== 'proposed' && state !== 'pending_review') || decision) throw notPending();
         const refusal = decisionRefusal(input, d.reviewer);
         if (refusal) throw ApplicationFailure.nonRetryable(refusal.message, refusal.code);
       },
@@ -60,7 +76,11 @@ export async function proposalReview(input: ReviewInput): Promise<string> {
   const opened = await stateWrites.openReview(input.proposalId);
   state = opened.state;
   upsertSearchAttributes([{ key: ProposalState, value: state }]);
-  if (opened.state === 'rejected') return state;
+  if (opened.state === 'rejected') {
+    // A decision that arrived while the policy ran is answered (not pending) before the review closes.
+    await condition(allHandlersFinished);
+    return state;
+  }
 
   const decided = await condition(() => decision !== null, input.expiresInMs);
   const made = decision as Decision | null;
@@ -71,14 +91,28 @@ export async function proposalReview(input: ReviewInput): Promise<string> {
   return context.with(decidedIn, () => settle(made));
 
   async function settle(made: Decision): Promise<string> {
+    const decided = { actorAccountId: made.reviewer.accountId, reason: made.reason, detail: { by: 'reviewer' } };
+    const afterAcceptance = patched(DECISION_AFTER_ACCEPTANCE);
     if (made.decision === 'reject') {
-      await move('rejected', { actorAccountId: made.reviewer.accountId, reason: made.reason, detail: { by: 'reviewer' } });
-      return 'rejected';
+      if (!afterAcceptance) {
+        await move('rejected', decided);
+        return 'rejected';
+      }
+      state = 'rejected';
+      upsertSearchAttributes([{ key: ProposalState, value: state }]);
+      await recordedStateWrites.transitionProposal({ proposalId: input.proposalId, state, ...decided });
+      return state;
     }
-    await move('approved', { actorAccountId: made.reviewer.accountId, reason: made.reason, detail: { by: 'reviewer' } });
+    if (afterAcceptance) {
+      state = 'approved';
+      upsertSearchAttributes([{ key: ProposalState, value: state }]);
+    } else {
+      await move('approved', decided);
+    }
     state = 'executing';
     try {
-      await runForge({ proposalId: input.proposalId, kind: 'apply', actorAccountId: made.reviewer.accountId });
+      const approval = afterAcceptance ? { reason: made.reason } : undefined;
+      await runForge({ proposalId: input.proposalId, kind: 'apply', actorAccountId: made.reviewer.accountId, ...(approval ? { approval } : {}) });
     } catch (error) {
       // The failure is recorded (proposal failed); the review fails with its typed ApplicationFailure.
       state = 'failed';

@@ -134,6 +134,9 @@ async function keepReceipt(db: DatabasePool, receipt: Receipt): Promise<Receipt>
   return db.oneFirst(sql.type(z.object({ receipt: receiptSchema }))`SELECT receipt FROM forge_executions WHERE proposal_id = ${receipt.proposalId} AND kind = ${receipt.kind}`);
 }
 
+/** One Forge execution's input; an apply that carries `approval` records it first (workflows/proposal-review.ts). */
+export type ForgeStep = { proposalId: string; kind: 'apply' | 'undo'; actorAccountId: string | null; approval?: { reason: string | null } };
+
 /**
  * One Forge execution (apply or undo) as one step: mark it running, record the undo plan (apply),
  * write through the knowledge core and keep the receipt, mark it done. Every part is idempotent (a
@@ -141,12 +144,12 @@ async function keepReceipt(db: DatabasePool, receipt: Receipt): Promise<Receipt>
  * so a step retried after a worker died anywhere in it writes nothing twice.
  * `afterWrite` runs once the write committed, before the step reports back (tests crash a worker there).
  */
-export async function runForgeExecution(
-  db: DatabasePool,
-  input: { proposalId: string; kind: 'apply' | 'undo'; actorAccountId: string | null },
-  afterWrite?: (proposalId: string) => Promise<void>,
-): Promise<Receipt> {
+export async function runForgeExecution(db: DatabasePool, input: ForgeStep, afterWrite?: (proposalId: string) => Promise<void>): Promise<Receipt> {
   const { proposalId, kind } = input;
+  // The approval this apply carries out, recorded unless the API already did (a compare-and-set from pending_review).
+  if (kind === 'apply' && input.approval) {
+    await transitionProposal(db, { proposalId, state: 'approved', actorAccountId: input.actorAccountId, reason: input.approval.reason, detail: { by: 'reviewer' } });
+  }
   await transitionProposal(db, { proposalId, state: kind === 'apply' ? 'executing' : 'undoing', actorAccountId: input.actorAccountId });
   if (kind === 'apply') await recordUndoPlan(db, proposalId);
   const receipt = await executeForgeStep(db, proposalId, kind);

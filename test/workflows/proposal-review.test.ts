@@ -4,10 +4,10 @@
 // decision (refused Updates leave no trace in history), and an approval runs the Forge execution in
 // the same workflow. The HTTP side (the API's pre-check, receipts, undo) is in automation-proposals.test.ts.
 import { randomUUID } from 'node:crypto';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowUpdateFailedError, WorkflowUpdateStage } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { decideUpdate } from '../../workflows/proposal-review.ts';
+import { decideUpdate, stateQuery } from '../../workflows/proposal-review.ts';
 import type { Decision, ReviewInput, Reviewer } from '../../workflows/proposal-review.ts';
 import { useTimeSkipping } from '../support/time-skipping.ts';
 import { opened, proposalStateOf, reviewInput, startReview, stubs } from './proposal-support.ts';
@@ -120,6 +120,86 @@ describe('proposal review workflow', () => {
     });
     expect(calls.transitions).toEqual([{ state: 'approved', actorAccountId: approver.accountId, reason: 'looks right' }]);
     expect(calls.executions).toEqual([{ kind: 'apply', actorAccountId: approver.accountId }]);
+  });
+
+  // A local activity runs before the task that accepted the decision is recorded: a decision written
+  // by one reached the database while Temporal could still lose it (it did in the outage drill).
+  it('writes a decision only in a step scheduled after its acceptance is recorded', async () => {
+    for (const decision of ['approve', 'reject'] as const) {
+      const { activities, calls } = stubs();
+      const decider = reviewer();
+      await temporal.run(activities, async (run) => {
+        const handle = await startReview(run, reviewInput());
+        await opened(handle);
+        await handle.executeUpdate(decideUpdate, { args: decide(decision, decider, 'why') });
+        await handle.result();
+        const events = (await handle.fetchHistory()).events ?? [];
+        const accepted = events.findIndex((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
+        const writer = events.findIndex((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === (decision === 'approve' ? 'executeForge' : 'transitionProposal'));
+        expect(accepted, decision).toBeGreaterThan(0);
+        expect(writer, decision).toBeGreaterThan(accepted);
+        // The only local activity is the policy step, before anyone could decide.
+        const markers = events.flatMap((e, i) => (e.markerRecordedEventAttributes?.markerName === 'core_local_activity' ? [i] : []));
+        expect(markers.length, decision).toBe(1);
+        expect(markers[0]!, decision).toBeLessThan(accepted);
+      });
+      expect(calls.transitions[0], decision).toEqual({ state: decision === 'approve' ? 'approved' : 'rejected', actorAccountId: decider.accountId, reason: 'why' });
+    }
+  });
+
+  // The database says pending_review once openReview's write commits, before the step's result is
+  // back in the workflow (and, when Temporal or the worker stopped in between, until the step ran
+  // again): the API's pre-check then lets a decision through to a workflow that is still opening.
+  it('holds a decision that arrives while the review is still opening, and applies it once the review is open', async () => {
+    let release!: () => void;
+    const policyDone = new Promise<void>((resolve) => (release = resolve));
+    let begun!: () => void;
+    const opening = new Promise<void>((resolve) => (begun = resolve));
+    const { activities, calls } = stubs({
+      opening: async () => {
+        begun();
+        await policyDone;
+      },
+    });
+    const input = reviewInput();
+    const approver = reviewer();
+    await temporal.run(activities, async (run) => {
+      // A short task timeout: the worker reports the running step (and takes the Update) every ~0.8 s.
+      const handle = await startReview(run, input, { workflowTaskTimeout: '1 second' });
+      await opening;
+      const accepted = await handle.startUpdate(decideUpdate, { args: decide('approve', approver, 'fine'), waitForStage: WorkflowUpdateStage.ACCEPTED });
+      expect(await handle.query(stateQuery)).toBe('proposed');
+      release();
+      expect(await accepted.result()).toEqual({ state: 'approved' });
+      expect(await handle.result()).toBe('executed');
+    });
+    expect(calls.transitions).toEqual([{ state: 'approved', actorAccountId: approver.accountId, reason: 'fine' }]);
+    expect(calls.executions).toEqual([{ kind: 'apply', actorAccountId: approver.accountId }]);
+  });
+
+  it('answers a decision held while opening as not pending when the policy rejects the proposal, and closes the review', async () => {
+    let release!: () => void;
+    const policyDone = new Promise<void>((resolve) => (release = resolve));
+    let begun!: () => void;
+    const opening = new Promise<void>((resolve) => (begun = resolve));
+    const { activities, calls } = stubs({
+      opened: 'rejected',
+      opening: async () => {
+        begun();
+        await policyDone;
+      },
+    });
+    await temporal.run(activities, async (run) => {
+      const handle = await startReview(run, reviewInput(), { workflowTaskTimeout: '1 second' });
+      await opening;
+      const accepted = await handle.startUpdate(decideUpdate, { args: decide('approve', reviewer()), waitForStage: WorkflowUpdateStage.ACCEPTED });
+      release();
+      expect(await refusal(accepted.result())).toBe('proposal_not_pending');
+      expect(await handle.result()).toBe('rejected');
+      expect((await handle.describe()).status.name).toBe('COMPLETED');
+    });
+    expect(calls.transitions).toEqual([]);
+    expect(calls.executions).toEqual([]);
   });
 
   it('completes as rejected when policy refuses the proposal, before anyone reviews it', async () => {

@@ -17,19 +17,22 @@ export type Calls = {
 };
 
 /**
- * Stub activities: policy answers `opened`; each Forge execution runs `execute` (a receipt's
+ * Stub activities: policy answers `opened` (after `opening`, when given); each Forge execution runs `execute` (a receipt's
  * transaction id, or a throw); a recorded failure answers where the domain leaves the proposal.
  */
-export function stubs(options: { opened?: 'pending_review' | 'rejected'; execute?: (kind: 'apply' | 'undo') => Promise<string | null> } = {}) {
+export function stubs(options: { opened?: 'pending_review' | 'rejected'; opening?: () => Promise<void>; execute?: (kind: 'apply' | 'undo') => Promise<string | null> } = {}) {
   const calls: Calls = { transitions: [], executions: [], failures: [] };
   const activities: StubActivities = {
     async openReview() {
+      await options.opening?.();
       return options.opened === 'rejected' ? { state: 'rejected', reason: 'The target mapping is not a vault of this workspace.' } : { state: 'pending_review' };
     },
     async transitionProposal(input) {
       calls.transitions.push({ state: input.state, actorAccountId: input.actorAccountId, reason: input.reason });
     },
     async executeForge(input) {
+      // The activity records the approval it carries out first, as the domain's runForgeExecution does.
+      if (input.approval) calls.transitions.push({ state: 'approved', actorAccountId: input.actorAccountId, reason: input.approval.reason });
       calls.executions.push({ kind: input.kind, actorAccountId: input.actorAccountId });
       return { transactionId: await (options.execute ?? (async () => 'tx-1'))(input.kind) };
     },
@@ -53,8 +56,9 @@ const attributes = (workspaceId: string, state: State, accountId: string | null)
   ...(accountId ? [{ key: AccountId, value: accountId }] : []),
 ];
 
-export const startReview = ({ client, taskQueue }: TimeSkippingRun, input: ReviewInput) =>
+export const startReview = ({ client, taskQueue }: TimeSkippingRun, input: ReviewInput, options: { workflowTaskTimeout?: string } = {}) =>
   client.workflow.start(proposalReview, {
+    ...options,
     taskQueue,
     workflowId: reviewWorkflowId(input.proposalId),
     args: [input],
@@ -69,7 +73,7 @@ export const startUndo = ({ client, taskQueue }: TimeSkippingRun, proposalId: st
     typedSearchAttributes: attributes(randomUUID(), 'undoing', actorAccountId),
   });
 
-/** Waits (in workflow tasks, not in time) until the review has opened: decisions before that are refused. */
+/** Waits (in workflow tasks, not in time) until the review has opened (a decision before that waits for it). */
 export async function opened(handle: WorkflowHandle<typeof proposalReview>): Promise<void> {
   // A query before the first workflow task completed is refused; ask again.
   while ((await handle.query(stateQuery).catch(() => null)) !== 'pending_review') await new Promise((r) => setTimeout(r, 20));

@@ -8,7 +8,7 @@ import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { FastifyBaseLogger } from 'fastify';
 import type { DatabasePool } from 'slonik';
-import { claimUndo } from '../../../domain/automation/proposal-states.ts';
+import { claimUndo, transitionProposal } from '../../../domain/automation/proposal-states.ts';
 import { undoStart } from '../../../domain/automation/workflow-ids.ts';
 import { visibleProposal } from '../../../domain/automation/proposals.ts';
 import { decisionRefusal } from '../../../domain/automation/review-rules.ts';
@@ -37,6 +37,9 @@ export async function decideProposal(db: DatabasePool, temporal: Client, input: 
       'The review workflow did not answer in time; the decision was not confirmed. Read the proposal, then decide again if it is still pending.',
       () => temporal.workflow.getHandle(proposal.workflowId).executeUpdate(decideUpdate, { args: [{ decision: input.decision, reviewer, reason: input.reason }] }),
     );
+    // The decision is recorded in Temporal now; the database learns it here, before the answer (a
+    // read after it sees the decision), and from the workflow's next step if this process stops first.
+    await transitionProposal(db, { proposalId: proposal.id, state: outcome.state, actorAccountId: input.accountId, reason: input.reason, detail: { by: 'reviewer' } });
     return { id: proposal.id, state: outcome.state };
   } catch (error) {
     // The validator is the second line: it refuses the same things, and a late decision.

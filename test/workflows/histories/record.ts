@@ -11,6 +11,7 @@
 // Re-record only for a change that may break runs in flight (with nothing deployed yet, or after
 // they drained); otherwise keep the old histories and make the change replay-safe (patched()).
 import { writeFileSync } from 'node:fs';
+import { WorkflowUpdateStage } from '@temporalio/client';
 import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 // CommonJS: no named exports under plain Node (vitest's loader would allow them).
@@ -31,7 +32,7 @@ import type { StubActivities, TimeSkippingRun } from '../../support/time-skippin
 import { opened, reviewInput, startReview, startUndo, stubs } from '../proposal-support.ts';
 
 // Fixed ids, so a re-recording differs from the last one only where the workflows changed.
-const proposalId = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
+const proposalId = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const proposer = '00000000-0000-4000-8000-0000000000a1';
 const reviewer = { accountId: '00000000-0000-4000-8000-0000000000a2', actingForAccountId: null, permissions: ['automation.view', 'automation.review'] };
 const stale = async (): Promise<never> => {
@@ -133,6 +134,46 @@ try {
     await handle.executeUpdate(decideUpdate, { args: [{ decision: 'approve', reviewer, reason: null }] });
     await settled(handle.result());
     await save('proposal-review.apply-failed', handle);
+  });
+
+  // Since the decision is written after its acceptance (workflows/proposal-review.ts
+  // DECISION_AFTER_ACCEPTANCE): a rejection by a recorded activity, an approval carried by the apply,
+  // and a decision that arrived while the review was still opening.
+  await run(stubs().activities, async (r) => {
+    const handle = await startReview(r, review(8));
+    await opened(handle);
+    await handle.executeUpdate(decideUpdate, { args: [{ decision: 'reject', reviewer, reason: 'not now' }] });
+    await handle.result();
+    await save('proposal-review.recorded-decision.rejected', handle);
+  });
+
+  let letGo!: () => void;
+  const held = new Promise<void>((resolve) => (letGo = resolve));
+  let begun!: () => void;
+  const inApply = new Promise<void>((resolve) => (begun = resolve));
+  await run(stubs({ execute: async () => (begun(), await held, 'tx-1') }).activities, async (r) => {
+    const handle = await startReview(r, review(9));
+    await opened(handle);
+    await handle.executeUpdate(decideUpdate, { args: [{ decision: 'approve', reviewer, reason: 'fine' }] });
+    await inApply;
+    await save('proposal-review.recorded-decision.applying', handle);
+    letGo();
+    await handle.result();
+    await save('proposal-review.recorded-decision.executed', handle);
+  });
+
+  let policyDone!: () => void;
+  const policy = new Promise<void>((resolve) => (policyDone = resolve));
+  let opening!: () => void;
+  const inPolicy = new Promise<void>((resolve) => (opening = resolve));
+  await run(stubs({ opening: async () => (opening(), await policy) }).activities, async (r) => {
+    const handle = await startReview(r, review(10), { workflowTaskTimeout: '1 second' });
+    await inPolicy;
+    const decided = await handle.startUpdate(decideUpdate, { args: [{ decision: 'approve', reviewer, reason: null }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    policyDone();
+    await decided.result();
+    await handle.result();
+    await save('proposal-review.decided-while-opening', handle);
   });
 
   await run(stubs({ execute: async () => 'tx-undo' }).activities, async (r) => {
