@@ -33,6 +33,7 @@ import {
   issueServiceCredential,
   setProductRuntimeSettings,
 } from '../domain/product-runtime/entities.ts';
+import { encodeCursor } from '../domain/cursor.ts';
 import { applyTransaction } from '../domain/notes/knowledge.ts';
 import { createDatabase, dropDatabase, withDatabase } from '../platform/local-stack/databases.ts';
 import { findOrStartPostgres } from '../platform/local-stack/postgres-server.ts';
@@ -415,6 +416,17 @@ async function main() {
         request: (b) => ({ url: `${b}/api/dev/notes/${encoded}?mappingId=${mappingId}`, headers: auth }),
       },
       { name: 'inventory: GET /api/dev/notes (1,000 per page)', server: 'app', request: (b) => ({ url: `${b}/api/dev/notes?mappingId=${mappingId}`, headers: auth }) },
+      // The same page size, never one the process holds (decision 95): each request starts at a new
+      // cursor before the first path, so every page is read and built again.
+      {
+        name: 'inventory, every page read (a new cursor each request)',
+        server: 'app',
+        request: (b) => ({
+          url: `${b}/api/dev/notes?mappingId=${mappingId}`,
+          headers: auth,
+          requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, path: `/api/dev/notes?mappingId=${mappingId}&cursor=${encodeCursor({ after: `!${randomUUID()}` })}` }) }],
+        }),
+      },
       {
         name: 'preview: POST /api/dev/notes (dryRun, replace)',
         server: 'app',

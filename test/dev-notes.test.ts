@@ -1,4 +1,5 @@
 // Developer REST API: reads, previews, applies, conditional requests, delete → trash → restore.
+import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -8,7 +9,7 @@ import { listNoteSummaries } from '../domain/notes/store.ts';
 import type { TestDatabase } from './support/database.ts';
 import { useCaller } from './support/harness.ts';
 import type { DevClient } from './support/dev-client.ts';
-import { personalMapping } from './support/fixtures.ts';
+import { accountWithToken, personalMapping } from './support/fixtures.ts';
 
 let db: TestDatabase;
 let api: DevClient;
@@ -276,6 +277,48 @@ describe('the inventory page sent as text', () => {
     for (const note of parsed.notes) expect(note.updatedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     const rest = await api.inventory(pageMapping, `&limit=2&cursor=${parsed.nextCursor}`);
     expect(rest.data).toEqual({ mappingId: pageMapping, notes: rows.slice(2), nextCursor: null, hasMore: false });
+  });
+});
+
+describe('the inventory page Postgres writes', () => {
+  // listNotesAsCaller writes the page's JSON in SQL; each member must be, byte for byte, what
+  // JSON.stringify makes of the row as the pool reads it (escapes, key order, timestamps).
+  it('has the bytes JSON.stringify gives the same rows: control characters, quotes, non-ASCII, truncated milliseconds, every page', async () => {
+    const { mappingId: pageMapping, vaultId } = await personalMapping(db.pool, accountId);
+    const titles = ['quote " and \\ backslash', 'bell \u0007 del \u007f nul-free', 'line\u2028separator and \u00e9 and 🚀', 'tab\tand\rreturn', 'plain'];
+    for (const [i, title] of titles.entries()) {
+      expect((await api.apply({ mappingId: pageMapping, path: `P/${i} ${title.slice(0, 5).replace(/[^A-Za-z ]/g, '')}.md`, content: `---\ntitle: ${JSON.stringify(title)}\n---\nbody ${i}` })).statusCode, title).toBe(201);
+    }
+    // A timestamp whose microseconds would round up: the page truncates to milliseconds, as the pool's parser does.
+    await db.pool.query(sql.type(z.object({}))`UPDATE notes SET updated_at = '2026-01-02 03:04:05.678999+00' WHERE vault_id = ${vaultId} AND path LIKE 'P/0 %'`);
+    const rows = await listNoteSummaries(db.pool, vaultId, { limit: 100 });
+    expect(rows.map((r) => r.title)).toEqual(expect.arrayContaining(titles));
+    expect(rows.find((r) => r.path.startsWith('P/0 '))!.updatedAt).toBe('2026-01-02T03:04:05.678Z');
+    let cursor = '';
+    for (let page = 0, seen = 0; ; page++) {
+      const res = await api.inventory(pageMapping, `&limit=2${cursor}`);
+      const expected = rows.slice(seen, seen + 2);
+      seen += expected.length;
+      const hasMore = seen < rows.length;
+      const nextCursor = (res.data as { nextCursor: string | null }).nextCursor;
+      expect(res.body, `page ${page}`).toBe(JSON.stringify({ mappingId: pageMapping, notes: expected, nextCursor: hasMore ? nextCursor : null, hasMore }));
+      if (!hasMore) break;
+      expect(nextCursor).toEqual(expect.any(String));
+      cursor = `&cursor=${nextCursor}`;
+    }
+  });
+
+  it('answers a caller refused the mapping exactly as a missing mapping, and shows nothing of it', async () => {
+    const other = await accountWithToken(db.pool);
+    const { mappingId: foreign } = await personalMapping(db.pool, other.account.id);
+    await api.apply({ mappingId: foreign, path: 'Secret/Note.md', content: '# secret' }, { authorization: `Bearer ${other.token}` });
+    const refused = await api.inventory(foreign);
+    const missing = await api.inventory(randomUUID());
+    expect(refused.statusCode).toBe(404);
+    expect(refused.body).not.toContain('Secret');
+    const same = (data: unknown) => ({ ...(data as Record<string, unknown>), instance: null, requestId: null, mappingId: null });
+    expect(same(refused.data)).toEqual(same(missing.data));
+    expect(refused.data).toMatchObject({ code: 'mapping_not_found', mappingId: foreign });
   });
 });
 
