@@ -95,8 +95,8 @@ describe('inventory pages kept by vault sequence', () => {
     const lists = Array.from({ length: 200 }, (_, n) => apis[n % 2]!.inventory(mappingId, '&limit=1000'));
     const [written, listed] = await Promise.all([Promise.all(writes), Promise.all(lists)]);
     for (const w of written) expect(w.statusCode).toBe(201);
-    // Every answer is a prefix-closed state: the Race notes it lists are exactly those of some
-    // moment, and the notes from before the race are all there, unchanged.
+    // Whatever each answer caught of the race, the notes from before it are all there, unchanged,
+    // and once the writes are done both processes list exactly the database's rows.
     const before = (await listNoteSummaries(caller.db.pool, vaultId, { limit: 1000 })).filter((r) => !r.path.startsWith('Race/'));
     for (const res of listed) {
       expect(res.statusCode).toBe(200);
