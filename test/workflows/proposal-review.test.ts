@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { decideUpdate, stateQuery } from '../../workflows/proposal-review.ts';
 import type { Decision, ReviewInput, Reviewer } from '../../workflows/proposal-review.ts';
 import { useTimeSkipping } from '../support/time-skipping.ts';
-import { opened, proposalStateOf, reviewInput, startReview, stubs } from './proposal-support.ts';
+import { heldStep, opened, proposalStateOf, reviewInput, startReview, stubs } from './proposal-support.ts';
 
 const temporal = useTimeSkipping();
 
@@ -151,25 +151,17 @@ describe('proposal review workflow', () => {
   // back in the workflow (and, when Temporal or the worker stopped in between, until the step ran
   // again): the API's pre-check then lets a decision through to a workflow that is still opening.
   it('holds a decision that arrives while the review is still opening, and applies it once the review is open', async () => {
-    let release!: () => void;
-    const policyDone = new Promise<void>((resolve) => (release = resolve));
-    let begun!: () => void;
-    const opening = new Promise<void>((resolve) => (begun = resolve));
-    const { activities, calls } = stubs({
-      opening: async () => {
-        begun();
-        await policyDone;
-      },
-    });
+    const policy = heldStep();
+    const { activities, calls } = stubs({ opening: policy.run });
     const input = reviewInput();
     const approver = reviewer();
     await temporal.run(activities, async (run) => {
       // A short task timeout: the worker reports the running step (and takes the Update) every ~0.8 s.
       const handle = await startReview(run, input, { workflowTaskTimeout: '1 second' });
-      await opening;
+      await policy.begun;
       const accepted = await handle.startUpdate(decideUpdate, { args: decide('approve', approver, 'fine'), waitForStage: WorkflowUpdateStage.ACCEPTED });
       expect(await handle.query(stateQuery)).toBe('proposed');
-      release();
+      policy.release();
       expect(await accepted.result()).toEqual({ state: 'approved' });
       expect(await handle.result()).toBe('executed');
     });
@@ -178,22 +170,13 @@ describe('proposal review workflow', () => {
   });
 
   it('answers a decision held while opening as not pending when the policy rejects the proposal, and closes the review', async () => {
-    let release!: () => void;
-    const policyDone = new Promise<void>((resolve) => (release = resolve));
-    let begun!: () => void;
-    const opening = new Promise<void>((resolve) => (begun = resolve));
-    const { activities, calls } = stubs({
-      opened: 'rejected',
-      opening: async () => {
-        begun();
-        await policyDone;
-      },
-    });
+    const policy = heldStep();
+    const { activities, calls } = stubs({ opened: 'rejected', opening: policy.run });
     await temporal.run(activities, async (run) => {
       const handle = await startReview(run, reviewInput(), { workflowTaskTimeout: '1 second' });
-      await opening;
+      await policy.begun;
       const accepted = await handle.startUpdate(decideUpdate, { args: decide('approve', reviewer()), waitForStage: WorkflowUpdateStage.ACCEPTED });
-      release();
+      policy.release();
       expect(await refusal(accepted.result())).toBe('proposal_not_pending');
       expect(await handle.result()).toBe('rejected');
       expect((await handle.describe()).status.name).toBe('COMPLETED');

@@ -83,3 +83,19 @@ export async function opened(handle: WorkflowHandle<typeof proposalReview>): Pro
 export async function proposalStateOf(handle: WorkflowHandle): Promise<unknown> {
   return (await handle.describe()).typedSearchAttributes.get(ProposalState);
 }
+
+/** A step a test holds: `run` marks it begun and waits until the test calls `release`. */
+export function heldStep(): { run: () => Promise<void>; begun: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let begin!: () => void;
+  const begun = new Promise<void>((resolve) => (begin = resolve));
+  return {
+    run: async () => {
+      begin();
+      await released;
+    },
+    begun,
+    release,
+  };
+}

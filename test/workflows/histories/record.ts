@@ -29,7 +29,7 @@ import { callbackUpdate, oauthConnection } from '../../../workflows/oauth-connec
 import type { Completion, Reservation, ReservationState } from '../../../domain/intelligence/ledger.ts';
 import type { AttemptFailureCode } from '../../../domain/connections/attempts.ts';
 import type { StubActivities, TimeSkippingRun } from '../../support/time-skipping.ts';
-import { opened, reviewInput, startReview, startUndo, stubs } from '../proposal-support.ts';
+import { heldStep, opened, reviewInput, startReview, startUndo, stubs } from '../proposal-support.ts';
 
 // Fixed ids, so a re-recording differs from the last one only where the workflows changed.
 const proposalId = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
@@ -147,30 +147,24 @@ try {
     await save('proposal-review.recorded-decision.rejected', handle);
   });
 
-  let letGo!: () => void;
-  const held = new Promise<void>((resolve) => (letGo = resolve));
-  let begun!: () => void;
-  const inApply = new Promise<void>((resolve) => (begun = resolve));
-  await run(stubs({ execute: async () => (begun(), await held, 'tx-1') }).activities, async (r) => {
+  const apply = heldStep();
+  await run(stubs({ execute: async () => (await apply.run(), 'tx-1') }).activities, async (r) => {
     const handle = await startReview(r, review(9));
     await opened(handle);
     await handle.executeUpdate(decideUpdate, { args: [{ decision: 'approve', reviewer, reason: 'fine' }] });
-    await inApply;
+    await apply.begun;
     await save('proposal-review.recorded-decision.applying', handle);
-    letGo();
+    apply.release();
     await handle.result();
     await save('proposal-review.recorded-decision.executed', handle);
   });
 
-  let policyDone!: () => void;
-  const policy = new Promise<void>((resolve) => (policyDone = resolve));
-  let opening!: () => void;
-  const inPolicy = new Promise<void>((resolve) => (opening = resolve));
-  await run(stubs({ opening: async () => (opening(), await policy) }).activities, async (r) => {
+  const policy = heldStep();
+  await run(stubs({ opening: policy.run }).activities, async (r) => {
     const handle = await startReview(r, review(10), { workflowTaskTimeout: '1 second' });
-    await inPolicy;
+    await policy.begun;
     const decided = await handle.startUpdate(decideUpdate, { args: [{ decision: 'approve', reviewer, reason: null }], waitForStage: WorkflowUpdateStage.ACCEPTED });
-    policyDone();
+    policy.release();
     await decided.result();
     await handle.result();
     await save('proposal-review.decided-while-opening', handle);
