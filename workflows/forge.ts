@@ -17,17 +17,16 @@ const { executeForge } = proxyActivities<Activities>({
 // A short state write, run in the worker without a round trip through the server.
 const { recordForgeFailure } = proxyLocalActivities<Activities>({ startToCloseTimeout: '10 seconds', retry: { maximumInterval: '10 seconds' } });
 
-/** The activity's input: an apply may carry the reviewer's approval, recorded first (proposal-review.ts says why). */
-export type ForgeInput = ForgeStep;
 /** A Forge execution either completes with this, or fails with an ApplicationFailure whose type is the stable code. */
 export type ForgeResult = { ok: true; transactionId: string | null };
 
 /**
  * Runs one execution in the calling workflow. On failure the domain state is recorded first, then
  * the workflow fails (ApplicationFailure, the stable code as its type), so an operator reading
- * workflow history sees Failed, not Completed.
+ * workflow history sees Failed, not Completed. An apply with `input.approval` records the reviewer's
+ * approval first (proposal-review.ts says why).
  */
-export async function runForge(input: ForgeInput): Promise<ForgeResult> {
+export async function runForge(input: ForgeStep): Promise<ForgeResult> {
   upsertSearchAttributes([{ key: ProposalState, value: input.kind === 'apply' ? 'executing' : 'undoing' }]);
   try {
     const { transactionId } = await executeForge(input);
@@ -45,6 +44,6 @@ export async function runForge(input: ForgeInput): Promise<ForgeResult> {
 }
 
 /** An undo, started by the API as its own workflow. */
-export async function forgeExecution(input: ForgeInput): Promise<ForgeResult> {
+export async function forgeExecution(input: ForgeStep): Promise<ForgeResult> {
   return runForge(input);
 }

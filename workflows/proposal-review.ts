@@ -23,7 +23,7 @@ const stateWrites = proxyLocalActivities<Activities>({ startToCloseTimeout: '10 
 // the Update answered (api/routes/shared/proposal-decisions.ts), whichever comes first.
 const recordedStateWrites = proxyActivities<Activities>({ startToCloseTimeout: '10 seconds', retry: { maximumInterval: '10 seconds' } });
 /** Histories from before the decision was written after its acceptance replay the local activity. */
-export const DECISION_AFTER_ACCEPTANCE = 'decision-written-after-acceptance';
+const DECISION_AFTER_ACCEPTANCE = 'decision-written-after-acceptance';
 
 /** proposerAccountId is null when a Product Runtime service principal proposed (a memory candidate). */
 export type ReviewInput = { proposalId: string; proposerAccountId: string | null; actingForAccountId: string | null; expiresInMs: number };
