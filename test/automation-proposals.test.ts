@@ -86,6 +86,9 @@ describe('review', () => {
 
     const approved = await reviewer.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: { reason: 'looks right' } });
     expect(approved.data).toEqual({ id, state: 'approved' });
+    // The API records the decision before it answers (decision 94): a read right after it sees it.
+    const readBack = await reviewer.request('GET', `/api/dev/automation/proposals/${id}`);
+    expect(['approved', 'executing', 'executed']).toContain(readBack.data.state);
     const done = await waitForState(id, ['executed', 'failed']);
     expect(done.state).toBe('executed');
     expect(done.history.map((h: { state: string }) => h.state)).toEqual(['proposed', 'pending_review', 'approved', 'executing', 'executed']);

@@ -8,7 +8,7 @@ import { allHandlersFinished, ApplicationFailure, condition, defineQuery, define
 import type { Activities } from '../activities/index.ts';
 import type { ProposalState as State } from '../domain/automation/proposal-states.ts';
 // The decision rule is the domain's (pure, shared with the API's pre-check; listed workflow-safe in eslint.config.js).
-import { decisionRefusal } from '../domain/automation/review-rules.ts';
+import { decisionRefusal, decisionTransition } from '../domain/automation/review-rules.ts';
 import type { Reviewer } from '../domain/automation/review-rules.ts';
 import { runForge } from './forge.ts';
 import { ProposalState } from './search-attributes.ts';
@@ -91,27 +91,25 @@ export async function proposalReview(input: ReviewInput): Promise<string> {
   return context.with(decidedIn, () => settle(made));
 
   async function settle(made: Decision): Promise<string> {
-    const decided = { actorAccountId: made.reviewer.accountId, reason: made.reason, detail: { by: 'reviewer' } };
-    const afterAcceptance = patched(DECISION_AFTER_ACCEPTANCE);
-    if (made.decision === 'reject') {
-      if (!afterAcceptance) {
-        await move('rejected', decided);
-        return 'rejected';
-      }
-      state = 'rejected';
-      upsertSearchAttributes([{ key: ProposalState, value: state }]);
-      await recordedStateWrites.transitionProposal({ proposalId: input.proposalId, state, ...decided });
+    const decided = decisionTransition(input.proposalId, made.decision, made.reviewer.accountId, made.reason);
+    if (!patched(DECISION_AFTER_ACCEPTANCE)) {
+      // A run from before decision 94: the decision was written by a local activity.
+      await move(decided.state, decided);
+      return decided.state === 'rejected' ? state : execute(made, undefined);
+    }
+    state = decided.state;
+    upsertSearchAttributes([{ key: ProposalState, value: state }]);
+    if (decided.state === 'rejected') {
+      await recordedStateWrites.transitionProposal(decided);
       return state;
     }
-    if (afterAcceptance) {
-      state = 'approved';
-      upsertSearchAttributes([{ key: ProposalState, value: state }]);
-    } else {
-      await move('approved', decided);
-    }
+    return execute(made, { reason: made.reason });
+  }
+
+  /** The Forge apply of an approval (which it records first when given `approval`). */
+  async function execute(made: Decision, approval: { reason: string | null } | undefined): Promise<string> {
     state = 'executing';
     try {
-      const approval = afterAcceptance ? { reason: made.reason } : undefined;
       await runForge({ proposalId: input.proposalId, kind: 'apply', actorAccountId: made.reviewer.accountId, ...(approval ? { approval } : {}) });
     } catch (error) {
       // The failure is recorded (proposal failed); the review fails with its typed ApplicationFailure.

@@ -16,6 +16,7 @@ import { promoteMemory, removePromotedMemory } from '../context-scopes/memory.ts
 import { transitionProposal } from './proposal-states.ts';
 import type { ProposalState } from './proposal-states.ts';
 import { getProposal } from './proposals.ts';
+import { decisionTransition } from './review-rules.ts';
 import { forgeIdempotencyKey } from './workflow-ids.ts';
 
 type Db = CommonQueryMethods;
@@ -148,7 +149,7 @@ export async function runForgeExecution(db: DatabasePool, input: ForgeStep, afte
   const { proposalId, kind } = input;
   // The approval this apply carries out, recorded unless the API already did (a compare-and-set from pending_review).
   if (kind === 'apply' && input.approval) {
-    await transitionProposal(db, { proposalId, state: 'approved', actorAccountId: input.actorAccountId, reason: input.approval.reason, detail: { by: 'reviewer' } });
+    await transitionProposal(db, decisionTransition(proposalId, 'approve', input.actorAccountId, input.approval.reason));
   }
   await transitionProposal(db, { proposalId, state: kind === 'apply' ? 'executing' : 'undoing', actorAccountId: input.actorAccountId });
   if (kind === 'apply') await recordUndoPlan(db, proposalId);

@@ -1,6 +1,7 @@
 // Who may decide on a proposal. A domain rule with two callers that must agree: the API's pre-check
 // (clean 403s) and the review workflow's Update validator (the second line, which also refuses a
 // late decision). Pure and synchronous — validators cannot be async — so workflow code can import it.
+import type { Transition } from './proposal-states.ts';
 
 export type Reviewer = {
   accountId: string;
@@ -25,4 +26,12 @@ export function decisionRefusal(proposal: { proposerAccountId: string | null; ac
   }
   if (!reviewer.permissions.includes('automation.review')) return { code: 'permission_denied', message: 'Deciding needs the automation.review permission.' };
   return null;
+}
+
+/**
+ * The state write a decision makes, for each of its writers (decision 94: the API once the Update
+ * answered, the Forge apply that carries out an approval, the review's step for a rejection).
+ */
+export function decisionTransition(proposalId: string, decision: 'approve' | 'reject', reviewerAccountId: string | null, reason: string | null): Transition {
+  return { proposalId, state: decision === 'approve' ? 'approved' : 'rejected', actorAccountId: reviewerAccountId, reason, detail: { by: 'reviewer' } };
 }

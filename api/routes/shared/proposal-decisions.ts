@@ -11,7 +11,7 @@ import type { DatabasePool } from 'slonik';
 import { claimUndo, transitionProposal } from '../../../domain/automation/proposal-states.ts';
 import { undoStart } from '../../../domain/automation/workflow-ids.ts';
 import { visibleProposal } from '../../../domain/automation/proposals.ts';
-import { decisionRefusal } from '../../../domain/automation/review-rules.ts';
+import { decisionRefusal, decisionTransition } from '../../../domain/automation/review-rules.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { decideUpdate } from '../../../workflows/proposal-review.ts';
 import { boundedTemporalCall, startRecorded } from './workflow-starts.ts';
@@ -39,7 +39,7 @@ export async function decideProposal(db: DatabasePool, temporal: Client, input: 
     );
     // The decision is recorded in Temporal now; the database learns it here, before the answer (a
     // read after it sees the decision), and from the workflow's next step if this process stops first.
-    await transitionProposal(db, { proposalId: proposal.id, state: outcome.state, actorAccountId: input.accountId, reason: input.reason, detail: { by: 'reviewer' } });
+    await transitionProposal(db, decisionTransition(proposal.id, input.decision, input.accountId, input.reason));
     return { id: proposal.id, state: outcome.state };
   } catch (error) {
     // The validator is the second line: it refuses the same things, and a late decision.
