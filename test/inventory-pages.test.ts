@@ -107,6 +107,19 @@ describe('inventory pages kept by vault sequence', () => {
   });
 });
 
+describe("the inventory's refusals, in order", () => {
+  it('judges the token before the cursor: an unknown token with a bad cursor is 401, a known one 400', async () => {
+    const { mappingId } = caller;
+    const stranger = devClient(caller.app, 'hnp_pat_' + 'x'.repeat(43));
+    const unknown = await stranger.inventory(mappingId, '&cursor=not-a-cursor');
+    expect(unknown.statusCode).toBe(401);
+    expect(unknown.data.code).toBe('invalid_token');
+    const known = await caller.api.inventory(mappingId, '&cursor=not-a-cursor');
+    expect(known.statusCode).toBe(400);
+    expect(known.data).toMatchObject({ code: 'invalid_request', errors: [{ pointer: '/querystring/cursor' }] });
+  });
+});
+
 describe('InventoryPages', () => {
   it('keeps pages up to its bound in text, evicting the least recently used', () => {
     const pages = new InventoryPages(10);

@@ -3,26 +3,26 @@
 // parse and stringify on this machine, where admission and the round trip cost a tenth of that. So
 // each API process keeps the pages it built, as JSON text, under the vault's event sequence
 // (vaults.last_event_seq: every change to a note records an event in the same transaction, which
-// advances it). Each request is one statement, fused with admission like the hot read: the token,
-// the caller's access to the mapping and the vault's sequence. When the process holds the page at
-// that sequence it is the page the request's snapshot would read; otherwise the page is read with the
-// sequence in one statement and kept. Nothing a request needs lives only here: a miss reads it.
+// advances it). Admission is one statement, fused like the hot read's: the token, the caller's access
+// to the mapping and the vault's sequence. When the process holds the page at that sequence it is the
+// page that snapshot would read, and the request needs nothing more; otherwise the page is read with
+// its sequence in one statement and kept. Nothing a request needs lives only here: a miss reads it.
 import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { isoTimestamp } from '../../db/row-schemas.ts';
 import type { AllowanceLeases } from '../allowance-lease.ts';
 import type { Principal } from '../identity/accounts.ts';
 import { judgeMappingAccess, mappingAccessQuery, mappingAccessSchema } from '../identity/vaults.ts';
 import type { ResolvedMapping } from '../identity/vaults.ts';
 import { admitAccessToken, fusedRowSchema } from '../principals/admission.ts';
 import type { UsageSnapshot } from '../usage.ts';
+import { noteSummaryColumns, noteSummarySchema } from './store.ts';
 
 /** A page: its notes as JSON text (the array's members, comma-separated), the last path, and whether more follow. */
 export type InventoryPage = { notes: string; lastPath: string | null; hasMore: boolean };
 
 export const inventoryPageLimits = {
-  /** Text kept per process, all vaults together; the least recently used pages go first. */
+  /** Text kept per process, all vaults together, counted in characters (one or two bytes each in memory); the least recently used pages go first. */
   maxCachedBytes: 64 * 1024 * 1024,
 } as const;
 
@@ -70,15 +70,13 @@ export class InventoryPages {
 }
 
 const admittedRowSchema = fusedRowSchema({ mapping: mappingAccessSchema.nullable(), vaultSeq: z.number().nullable() });
-const pageRowSchema = z.object({ path: z.string(), title: z.string(), revision: z.string(), size: z.number(), updatedAt: isoTimestamp, seq: z.number() });
+const pageRowSchema = noteSummarySchema.extend({ seq: z.number() });
 
-export type CallerInventory = Principal & { usage: UsageSnapshot; mapping: ResolvedMapping; page: InventoryPage };
+/** An admitted inventory request: who, the mapping it may read, and the vault's event sequence now. */
+export type InventoryCaller = Principal & { usage: UsageSnapshot; mapping: ResolvedMapping; vaultSeq: number };
 
-export async function listInventoryAsCaller(
-  db: CommonQueryMethods,
-  pages: InventoryPages,
-  input: { rawToken: string; leases: AllowanceLeases; mappingId: string; limit: number; after: string | undefined },
-): Promise<CallerInventory> {
+/** Admission (token, allowance) and the caller's read access to the mapping, with the vault's sequence: one statement. */
+export async function admitInventory(db: CommonQueryMethods, input: { rawToken: string; leases: AllowanceLeases; mappingId: string }): Promise<InventoryCaller> {
   const { fused, ...admitted } = await admitAccessToken(
     db,
     { token: input.rawToken, iface: 'rest', leases: input.leases },
@@ -92,17 +90,20 @@ export async function listInventoryAsCaller(
     },
   );
   const mapping = judgeMappingAccess(input.mappingId, fused.mapping, 'read');
-  const after = input.after ?? '';
-  const held = pages.get(InventoryPages.key(mapping.vaultId, fused.vaultSeq ?? 0, after, input.limit));
-  return { ...admitted, mapping, page: held ?? (await readPage(db, pages, mapping.vaultId, after, input.limit)) };
+  return { ...admitted, mapping, vaultSeq: fused.vaultSeq ?? 0 };
 }
 
-/** Reads a page and the sequence it is the page of, in one statement (one snapshot), and keeps it. */
-async function readPage(db: CommonQueryMethods, pages: InventoryPages, vaultId: string, after: string, limit: number): Promise<InventoryPage> {
+/**
+ * The page after `after` of the vault as it is at `vaultSeq` (admitInventory's): the one this process
+ * holds, or else read with the sequence it is the page of, in one statement (one snapshot), and kept.
+ */
+export async function inventoryPage(db: CommonQueryMethods, pages: InventoryPages, vault: { vaultId: string; vaultSeq: number }, after: string, limit: number): Promise<InventoryPage> {
+  const held = pages.get(InventoryPages.key(vault.vaultId, vault.vaultSeq, after, limit));
+  if (held) return held;
   const rows = await db.any(sql.prepared('inventory_page', pageRowSchema)`
-    SELECT n.path, n.title, n.revision, n.size_bytes AS size, n.updated_at AS "updatedAt", v.last_event_seq AS seq
+    SELECT ${noteSummaryColumns}, v.last_event_seq AS seq
       FROM vaults v JOIN notes n ON n.vault_id = v.id
-     WHERE v.id = ${vaultId} AND n.path > ${after}
+     WHERE v.id = ${vault.vaultId} AND n.path > ${after}
      ORDER BY n.path LIMIT ${limit + 1}`);
   const shown = rows.slice(0, limit);
   const page: InventoryPage = {
@@ -111,6 +112,6 @@ async function readPage(db: CommonQueryMethods, pages: InventoryPages, vaultId: 
     hasMore: rows.length > limit,
   };
   // An empty page carries no sequence to keep it under; it is one cheap statement anyway.
-  if (rows.length > 0) pages.set(InventoryPages.key(vaultId, rows[0]!.seq, after, limit), page);
+  if (rows.length > 0) pages.set(InventoryPages.key(vault.vaultId, rows[0]!.seq, after, limit), page);
   return page;
 }

@@ -191,7 +191,8 @@ export async function listTrash(db: Db, vaultId: string, options: { limit: numbe
      LIMIT ${options.limit}`);
 }
 
-const noteSummaryColumns = sql.fragment`n.path, n.title, n.revision, n.size_bytes AS size, n.updated_at AS "updatedAt"`;
+/** The columns of a NoteSummary, from `notes n`. */
+export const noteSummaryColumns = sql.fragment`n.path, n.title, n.revision, n.size_bytes AS size, n.updated_at AS "updatedAt"`;
 
 export async function listNoteSummaries(db: Db, vaultId: string, options: { limit: number; after?: string }): Promise<readonly NoteSummary[]> {
   if (options.after === undefined) {

@@ -17,7 +17,7 @@ import {
 } from '../../../domain/notes/knowledge.ts';
 import { etagOf } from '../../../domain/notes/markdown.ts';
 import { noteLimits, validateNotePath } from '../../../domain/notes/paths.ts';
-import { InventoryPages, listInventoryAsCaller } from '../../../domain/notes/inventory.ts';
+import { admitInventory, inventoryPage, InventoryPages } from '../../../domain/notes/inventory.ts';
 import { readNoteAsCaller } from '../../../domain/notes/read-as-caller.ts';
 import { listTrash } from '../../../domain/notes/store.ts';
 import { sendJsonText } from '../shared/json-text.ts';
@@ -77,15 +77,16 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
         response: { 200: inventoryResponse },
         problems: ['mapping_not_found', 'permission_denied'],
       },
-      // Authentication, allowance, mapping access and the vault's sequence are one query; the page is a second only when this process does not hold it (domain/notes/inventory.ts).
+      // Authentication, allowance, mapping access and the vault's sequence are one statement; the page
+      // is a second only when this process does not hold it (domain/notes/inventory.ts).
       config: { admitsInHandler: true },
     },
     async (request, reply) => {
       const { mappingId, limit, cursor } = request.query;
-      const after = cursor === undefined ? undefined : decodeCursor(cursor, z.object({ after: z.string() })).after;
-      const rawToken = presentedToken(request);
-      const { usage, mapping, page, ...principal } = await withChallenge(() => listInventoryAsCaller(db, inventoryPages, { rawToken, leases, mappingId, limit, after }));
+      const { usage, mapping, vaultSeq, ...principal } = await withChallenge(() => admitInventory(db, { rawToken: presentedToken(request), leases, mappingId }));
       acceptCharged(request, reply, principal, usage);
+      const after = cursor === undefined ? '' : decodeCursor(cursor, z.object({ after: z.string() })).after;
+      const page = await inventoryPage(db, inventoryPages, { vaultId: mapping.vaultId, vaultSeq }, after, limit);
       const nextCursor = page.hasMore && page.lastPath !== null ? encodeCursor({ after: page.lastPath }) : null;
       // The page's notes are JSON text already (domain/notes/inventory.ts); the envelope is this request's.
       return sendJsonText(reply, `{"mappingId":${JSON.stringify(mapping.mappingId)},"notes":[${page.notes}],"nextCursor":${JSON.stringify(nextCursor)},"hasMore":${page.hasMore}}`);
