@@ -81,6 +81,17 @@ export const updateDriveDocumentExamples: OperationExamples = {
   responses: { 200: one(envelope('service.drive-document', { ...document, version: '8', modifiedTime: '2026-11-23T10:02:44.871Z' })) },
 };
 
+/** The note a Drive import would create, the same in the preview and the apply. */
+const importedNote = {
+  vaultId: ids.vault,
+  path: 'Units/Fractions warm-up.md',
+  title: 'Fractions warm-up',
+  operation: 'create',
+  beforeRevision: null,
+  afterRevision: revision,
+  size: 63,
+};
+
 export const importDriveDocumentExamples: OperationExamples = {
   parameters: { vaultId: ids.vault },
   request: one({ connectionId: ids.connection, fileId: document.fileId, path: 'Units/Fractions warm-up.md', mode: 'preview' }),
@@ -91,13 +102,7 @@ export const importDriveDocumentExamples: OperationExamples = {
         publication: {
           mode: 'preview',
           applied: false,
-          vaultId: ids.vault,
-          path: 'Units/Fractions warm-up.md',
-          title: 'Fractions warm-up',
-          operation: 'create',
-          beforeRevision: null,
-          afterRevision: revision,
-          size: 63,
+          ...importedNote,
           revisionRequired: false,
           diff: '--- /dev/null\n+++ b/Units/Fractions warm-up.md\n@@ -0,0 +1,3 @@\n+# Fractions warm-up\n+\n+1. Fold a strip into halves, then quarters.\n',
           diffTruncated: false,
@@ -109,22 +114,7 @@ export const importDriveDocumentExamples: OperationExamples = {
     201: one(
       envelope('service.drive-import', {
         document,
-        publication: {
-          mode: 'apply',
-          applied: true,
-          vaultId: ids.vault,
-          path: 'Units/Fractions warm-up.md',
-          title: 'Fractions warm-up',
-          operation: 'create',
-          beforeRevision: null,
-          afterRevision: revision,
-          size: 63,
-          revisionRequired: null,
-          diff: null,
-          diffTruncated: null,
-          eventId: '41',
-          replayed: false,
-        },
+        publication: { mode: 'apply', applied: true, ...importedNote, revisionRequired: null, diff: null, diffTruncated: null, eventId: '41', replayed: false },
       }),
     ),
   },
