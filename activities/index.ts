@@ -6,6 +6,7 @@ import type { DatabasePool } from 'slonik';
 import { recordForgeFailure, runForgeExecution } from '../domain/automation/forge.ts';
 import type { ForgeStep } from '../domain/automation/forge.ts';
 import { openReview } from '../domain/automation/policy.ts';
+import type { OpenedReview } from '../domain/automation/policy.ts';
 import { transitionProposal } from '../domain/automation/proposal-states.ts';
 import type { ProposalState, Transition } from '../domain/automation/proposal-states.ts';
 import { getEvent, recordScheduledRun } from '../domain/automation/events.ts';
@@ -49,7 +50,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createConnectionActivities({ db, secretBox: deps.secretBox ?? null, oauthProvider: deps.oauthProvider ?? null }),
     // Short state writes: the review runs them as local activities (no round trip through the server).
-    async openReview(proposalId: string): Promise<{ state: 'pending_review' } | { state: 'rejected'; reason: string }> {
+    async openReview(proposalId: string): Promise<OpenedReview> {
       return openReview(db, proposalId);
     },
     async transitionProposal(input: Transition): Promise<void> {

@@ -488,7 +488,8 @@ export const operationExamples: Record<string, OperationExamples> = {
   },
   createProposal: {
     request: one({ workspaceId: ids.workspace, bridge: 'generic-webhook', action: capturedAction, summary: proposal.summary }),
-    responses: { 201: one(proposal) },
+    // Opened with the proposal (decision 96): pending review in the 201.
+    responses: { 201: one({ ...proposal, state: 'pending_review' }) },
   },
   listProposals: {
     parameters: { workspaceId: ids.workspace, state: 'pending_review', limit: 50 },

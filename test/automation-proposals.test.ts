@@ -69,8 +69,9 @@ describe('review', () => {
     const created = await propose({ kind: 'note.write', mappingId, path: 'Auto/Plan.md', content: '# Plan\n' });
     expect(created.statusCode).toBe(201);
     const id = created.data.id as string;
-    expect(created.data).toMatchObject({ state: 'proposed', workflowId: `proposal-review-${id}`, actionKind: 'note.write' });
-    await waitForState(id, ['pending_review']);
+    // Opened with the proposal (decision 96): reviewable as soon as it is acknowledged.
+    expect(created.data).toMatchObject({ state: 'pending_review', workflowId: `proposal-review-${id}`, actionKind: 'note.write' });
+    expect((await proposer.request('GET', `/api/dev/automation/proposals/${id}`)).data.state).toBe('pending_review');
     // A proposal is never execution: nothing was written yet.
     expect((await proposer.read(mappingId, 'Auto/Plan.md')).statusCode).toBe(404);
 
@@ -143,8 +144,16 @@ describe('review', () => {
     const vault = await createVault(db.pool, { name: 'Private', ownerAccountId: own.account.id });
     const foreign = await createMapping(db.pool, { vaultId: vault.id });
     const created = await propose({ kind: 'note.write', mappingId: foreign.mappingId, path: 'X/Y.md', content: 'x' });
+    // The answer says so, with the reason: the policy ran in the transaction that stored it.
+    expect(created.statusCode).toBe(201);
+    expect(created.data).toMatchObject({ state: 'rejected', decisionReason: 'The target mapping is not a vault of this workspace.' });
     const rejected = await waitForState(created.data.id as string, ['rejected']);
+    expect(rejected.history.map((h: { state: string }) => h.state)).toEqual(['proposed', 'rejected']);
     expect(rejected.history[1]).toMatchObject({ state: 'rejected', detail: { by: 'policy' } });
+    // Its review workflow ran and closed with it; a reviewer's decision is refused.
+    const closed = await new Client({ connection: clientConnection, namespace: 'default' }).workflow.getHandle(`proposal-review-${created.data.id as string}`).result();
+    expect(closed).toBe('rejected');
+    expect((await reviewer.request('POST', `/api/dev/automation/proposals/${created.data.id as string}/approve`, { body: {} })).data.code).toBe('proposal_not_pending');
   });
 
   it('creates a proposal once per Idempotency-Key and needs automation.manage', async () => {

@@ -191,7 +191,8 @@ describe('shared memory candidates', () => {
     expect(created.data).toMatchObject({
       kind: 'runtime.memory-candidate',
       status: 'partial',
-      data: { scopeId: 'course-algebra-1', replayed: false },
+      // Opened with the candidate: reviewable at once (decision 96).
+      data: { scopeId: 'course-algebra-1', replayed: false, state: 'pending_review' },
       missing: [{ part: 'memory', reason: 'review_pending' }],
     });
     const proposalId = created.data.data.proposalId as string;

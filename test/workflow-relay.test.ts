@@ -103,7 +103,8 @@ describe('while Temporal is down, acknowledged work is recorded and made later',
     expect(performance.now() - started).toBeLessThan(10_000);
     const id = created.data.id as string;
     expect(await pendingIds()).toContain(`proposal-review-${id}`);
-    expect(await proposalState(id)).toBe('proposed');
+    // Reviewable at once (decision 96); its review workflow is not there yet.
+    expect(await proposalState(id)).toBe('pending_review');
 
     const relay = createWorkflowRelay(starter, silent);
     await dueNow();
@@ -112,6 +113,23 @@ describe('while Temporal is down, acknowledged work is recorded and made later',
     await waitForProposalState(proposer, id, ['pending_review']);
     expect((await reviewer.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: {} })).statusCode).toBe(200);
     await waitForProposalState(proposer, id, ['executed']);
+  });
+
+  it('an approval that comes before the relay started the review starts it and is executed once; the relay then finds it started', async () => {
+    const created = await propose(proposerDown, 'Relay/Early.md');
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.data.id as string;
+    expect(created.data.state).toBe('pending_review');
+    expect(await pendingIds()).toContain(`proposal-review-${id}`);
+    // Temporal is back for this API; the relay has not come round.
+    const approved = await reviewer.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: {} });
+    expect(approved.statusCode, approved.body).toBe(200);
+    expect(approved.data.state).toBe('approved');
+    expect(await pendingIds()).not.toContain(`proposal-review-${id}`);
+    const done = await waitForProposalState(proposer, id, ['executed']);
+    expect(done.executions).toHaveLength(1);
+    // A second decision is refused like any late one.
+    expect((await reviewer.request('POST', `/api/dev/automation/proposals/${id}/reject`, { body: {} })).data.code).toBe('proposal_not_pending');
   });
 
   it('an approval while Temporal is down is 503 workflow_service_unavailable with Retry-After, and nothing is decided', async () => {

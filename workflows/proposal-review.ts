@@ -46,10 +46,10 @@ export async function proposalReview(input: ReviewInput): Promise<string> {
   const notPending = () => ApplicationFailure.nonRetryable(`The proposal is ${state}, not pending review.`, 'proposal_not_pending');
   setHandler(
     decideUpdate,
-    // A decision can arrive before this workflow knows the review is open: openReview's write
-    // commits (readers, and the API's pre-check, see pending_review) before its result is back here,
-    // and when the task that carried it is lost (Temporal or the worker stopped) until the step ran
-    // again. The decision waits for the step instead of being refused as not pending.
+    // A decision can arrive before this workflow knows the review is open: a proposal is stored
+    // pending_review (decision 96; readers and the API's pre-check see it at once), and its first step
+    // may not have run yet, or its task was lost (Temporal or the worker stopped) until it runs again.
+    // The decision waits for the step instead of being refused as not pending.
     async (d) => {
       const requestContext = context.active();
       await condition(() => state !== 'proposed');
@@ -72,7 +72,8 @@ export async function proposalReview(input: ReviewInput): Promise<string> {
     upsertSearchAttributes([{ key: ProposalState, value: next }]);
   };
 
-  // Policy, then pending_review (or rejected by policy), in one step.
+  // The review as it was opened with the proposal (pending_review, or rejected by policy), or opened
+  // now for one stored proposed: one step.
   const opened = await stateWrites.openReview(input.proposalId);
   state = opened.state;
   upsertSearchAttributes([{ key: ProposalState, value: state }]);

@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { AppError } from '../errors.ts';
 import { fingerprintOf } from '../idempotency.ts';
 import { noteActionSchema } from './catalog.ts';
-import { getProposal, insertProposal } from './proposals.ts';
+import { getProposal } from './proposals.ts';
+import { submitProposal } from './policy.ts';
 import { deliveryMessageId, subscribedEndpoints } from './webhooks.ts';
 import { deliveryStart } from './workflow-ids.ts';
 import { recordStartIntents } from '../workflow-intents.ts';
@@ -224,14 +225,16 @@ export async function listRuns(db: Db, workspaceId: string, limit: number) {
 export const PROCESS_BATCH = 50;
 
 /**
- * Proposals that never got their review started (the process died between committing the proposal
- * and starting its workflow): still `proposed` a while after creation, in workspaces the account
- * manages. /process starts their reviews again; starting is idempotent.
+ * Proposals whose review was never started (Temporal was down, or the process died, between
+ * committing the proposal and starting its workflow, and the relay has not made it yet): the start
+ * recorded with the proposal still pending a while after creation, in workspaces the account
+ * manages. /process starts their reviews now; starting is idempotent.
  */
 export async function strandedProposals(db: Db, accountId: string, workspaceId: string | null): Promise<readonly Proposal[]> {
   const ids = await db.anyFirst(sql.type(idRow)`
     SELECT p.id FROM action_proposals p
-     WHERE p.state = 'proposed' AND p.created_at < now() - interval '30 seconds'
+      JOIN workflow_start_intents i ON i.workflow_id = p.workflow_id AND i.started_at IS NULL
+     WHERE p.created_at < now() - interval '30 seconds'
        AND (${workspaceId}::uuid IS NULL OR p.workspace_id = ${workspaceId}::uuid)
        AND EXISTS (SELECT 1 FROM workspace_members m JOIN workspace_roles ro ON ro.id = m.role_id
                     WHERE m.workspace_id = p.workspace_id AND m.account_id = ${accountId} AND 'automation.manage' = ANY (ro.permissions))
@@ -270,7 +273,7 @@ export async function processPendingRuns(db: DatabasePool, accountId: string, wo
            WHERE id = ${run.id}`);
         continue;
       }
-      const proposal = await insertProposal(tx, {
+      const proposal = await submitProposal(tx, {
         id: randomUUID(),
         workspaceId: run.workspaceId,
         proposer: { kind: 'account', id: run.createdBy },

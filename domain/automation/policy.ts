@@ -1,6 +1,8 @@
 // Policy before review: a proposal may be reviewed only if its kind is in the catalog, its targets
 // lie in the workspace's vaults and its sizes are within the note limits. Opening the review applies
-// it: pending_review, or rejected by policy before anyone reviews.
+// it: pending_review, or rejected by policy before anyone reviews. A proposal is opened in the
+// transaction that stores it (submitProposal, decision 96); the review workflow's first step
+// (openReview) only confirms it, and opens one that is still proposed.
 import { sql } from 'slonik';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { idRow } from '../../db/row-schemas.ts';
@@ -10,23 +12,49 @@ import { actionKinds, actionSchema, toTransaction } from './catalog.ts';
 import type { MemoryPromotion } from './catalog.ts';
 import { memoryPromotionVerdict } from '../context-scopes/policy.ts';
 import { transitionProposal } from './proposal-states.ts';
-import { getProposal } from './proposals.ts';
-import type { Proposal } from './proposals.ts';
+import { getProposal, insertProposal } from './proposals.ts';
+import type { NewProposal, Proposal } from './proposals.ts';
 
 type Db = CommonQueryMethods;
 
 /**
- * Opens the review of a proposal: policy first, so a refused proposal is rejected before anyone
- * reviews it; otherwise it is pending review. One short step (the review runs it as a local activity).
+ * Stores a proposal with its review opened, in the caller's transaction: policy first, so a refused
+ * proposal is answered rejected (with the reason) and never reviewed; otherwise it is pending review
+ * as soon as it is acknowledged. Its review workflow's start is recorded with it (insertProposal).
  */
-export async function openReview(db: DatabasePool, proposalId: string): Promise<{ state: 'pending_review' } | { state: 'rejected'; reason: string }> {
+export async function submitProposal(tx: Db, input: NewProposal): Promise<Proposal> {
+  const proposal = await insertProposal(tx, input);
+  const opened = await applyPolicy(tx, proposal);
+  // One transaction: now() and so updated_at are the insert's, and nobody else saw `proposed`.
+  return { ...proposal, state: opened.state, decisionReason: opened.state === 'rejected' ? opened.reason : proposal.decisionReason };
+}
+
+export type OpenedReview = { state: 'pending_review' } | { state: 'rejected'; reason: string };
+
+/**
+ * The review workflow's first step: the proposal as it was opened, or, for one still proposed (stored
+ * before decision 96, or by insertProposal alone), opened now. One short step (a local activity).
+ */
+export async function openReview(db: DatabasePool, proposalId: string): Promise<OpenedReview> {
   const proposal = await getProposal(db, proposalId);
-  const verdict: PolicyVerdict = proposal ? await checkPolicy(db, proposal) : { ok: false, reason: 'The proposal no longer exists.' };
+  if (!proposal) {
+    const reason = 'The proposal no longer exists.';
+    await transitionProposal(db, { proposalId, state: 'rejected', detail: { by: 'policy', reason }, reason });
+    return { state: 'rejected', reason };
+  }
+  if (proposal.state === 'proposed') return applyPolicy(db, proposal);
+  if (proposal.state === 'rejected') return { state: 'rejected', reason: proposal.decisionReason ?? '' };
+  return { state: 'pending_review' };
+}
+
+/** Applies the policy to a proposed proposal: rejected with the reason, or pending review. */
+async function applyPolicy(db: Db, proposal: Proposal): Promise<OpenedReview> {
+  const verdict = await checkPolicy(db, proposal);
   if (!verdict.ok) {
-    await transitionProposal(db, { proposalId, state: 'rejected', detail: { by: 'policy', reason: verdict.reason }, reason: verdict.reason });
+    await transitionProposal(db, { proposalId: proposal.id, state: 'rejected', detail: { by: 'policy', reason: verdict.reason }, reason: verdict.reason });
     return { state: 'rejected', reason: verdict.reason };
   }
-  await transitionProposal(db, { proposalId, state: 'pending_review' });
+  await transitionProposal(db, { proposalId: proposal.id, state: 'pending_review' });
   return { state: 'pending_review' };
 }
 

@@ -48,10 +48,13 @@ const proposalColumns = sql.fragment`p.id, p.workspace_id AS "workspaceId", p.pr
 /** Who proposes: an account (the automation gateway) or a Product Runtime service principal (a memory candidate). */
 export type Proposer = { kind: 'account'; id: string } | { kind: 'service_principal'; id: string };
 
-export async function insertProposal(
-  tx: Db,
-  input: { id: string; workspaceId: string; proposer: Proposer; actingForAccountId: string | null; bridge: string; action: ProposedAction; summary: string; expiresInSeconds: number },
-): Promise<Proposal> {
+export type NewProposal = { id: string; workspaceId: string; proposer: Proposer; actingForAccountId: string | null; bridge: string; action: ProposedAction; summary: string; expiresInSeconds: number };
+
+/**
+ * Stores a proposal, `proposed`, with its review's start recorded. Interfaces submit proposals with
+ * their review opened (policy.ts submitProposal); this alone leaves opening to the review workflow.
+ */
+export async function insertProposal(tx: Db, input: NewProposal): Promise<Proposal> {
   const accountId = input.proposer.kind === 'account' ? input.proposer.id : null;
   const principalId = input.proposer.kind === 'service_principal' ? input.proposer.id : null;
   const proposal = await tx.one(sql.type(proposalSchema)`

@@ -8,7 +8,8 @@ import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { emptyRow, isoTimestamp } from '../../db/row-schemas.ts';
 import type { MemoryPromotion } from '../automation/catalog.ts';
-import { insertProposal, proposalSchema } from '../automation/proposals.ts';
+import { proposalSchema } from '../automation/proposals.ts';
+import { submitProposal } from '../automation/policy.ts';
 import type { Proposal } from '../automation/proposals.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { AppError } from '../errors.ts';
@@ -73,7 +74,7 @@ export async function proposeMemoryCandidate(
   return db.transaction(async (tx) => {
     const stored = await claimIdempotencyKey(tx, input.idempotency);
     if (stored) return { proposal: proposalSchema.parse(stored.body), replayed: true };
-    const proposal = await insertProposal(tx, {
+    const proposal = await submitProposal(tx, {
       id: randomUUID(),
       workspaceId: input.scope.workspaceId,
       proposer: { kind: 'service_principal', id: input.servicePrincipalId },

@@ -71,5 +71,5 @@ export const automationGateway: FastifyPluginAsyncZod<AutomationDeps> = async (a
   await app.register(discoveryRoutes);
   await app.register(eventRoutes, { db: deps.db, temporal: deps.temporal, taskQueue: deps.taskQueue, starter: deps.starter, defaultExpirySeconds: deps.proposalExpirySeconds });
   await app.register(webhookRoutes, { db: deps.db, temporal: deps.temporal, taskQueue: deps.taskQueue, secretBox: deps.secretBox, egress: deps.egress, retryBaseMs: deps.webhookRetryBaseMs });
-  await app.register(proposalRoutes, { db: deps.db, temporal: deps.temporal, starter: deps.starter, defaultExpirySeconds: deps.proposalExpirySeconds });
+  await app.register(proposalRoutes, { db: deps.db, starter: deps.starter, defaultExpirySeconds: deps.proposalExpirySeconds });
 };

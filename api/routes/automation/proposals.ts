@@ -3,28 +3,27 @@
 // (by the workflows' activities, and the undo claim here); decisions go to the proposal's review
 // workflow, whose validator applies the same rule as the pre-check here (review-rules.ts).
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { noteActionSchema } from '../../../domain/automation/catalog.ts';
 import { executionSchema, proposalExecutions } from '../../../domain/automation/forge.ts';
 import { proposalStateSchema } from '../../../domain/automation/proposal-states.ts';
-import { bridgeNameSchema, getProposal, visibleProposal, historyEntrySchema, insertProposal, listProposals, proposalHistory, proposalSchema } from '../../../domain/automation/proposals.ts';
+import { bridgeNameSchema, getProposal, visibleProposal, historyEntrySchema, listProposals, proposalHistory, proposalSchema } from '../../../domain/automation/proposals.ts';
 import { previewProposal, proposalPreviewSchema } from '../../../domain/automation/preview.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { claimIdempotencyKey, storeIdempotentResponse } from '../../../domain/idempotency.ts';
 import { memberPermissions, requireWorkspacePermission } from '../../../domain/identity/workspaces.ts';
 import { principalOf } from '../../auth.ts';
 import { idempotencyKeyHeader } from '../shared/headers.ts';
-import { startRecorded } from '../shared/workflow-starts.ts';
+import { startSubmittedReview } from '../shared/workflow-starts.ts';
+import { submitProposal } from '../../../domain/automation/policy.ts';
 import type { WorkflowStarter } from '../shared/workflow-starts.ts';
-import { reviewStart } from '../../../domain/automation/workflow-ids.ts';
 import { decideProposal, undoProposal } from '../shared/proposal-decisions.ts';
 import { idempotencyScope, restCaller } from '../shared/vault-calls.ts';
 import { decodeCursor, encodeCursor } from '../../../domain/cursor.ts';
 
-export type ProposalDeps = { db: DatabasePool; temporal: Client; starter: WorkflowStarter; defaultExpirySeconds: number };
+export type ProposalDeps = { db: DatabasePool; starter: WorkflowStarter; defaultExpirySeconds: number };
 
 const MAX_EXPIRY_SECONDS = 30 * 24 * 3600;
 const security = [{ bearerAuth: [] }];
@@ -42,7 +41,7 @@ const proposalBody = z.strictObject({
 const proposalView = proposalSchema.extend({ history: z.array(historyEntrySchema).optional(), executions: z.array(executionSchema).optional() }).meta({ id: 'ActionProposal' });
 
 export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, deps) => {
-  const { db, temporal } = deps;
+  const { db } = deps;
 
   app.post(
     '/proposals',
@@ -53,7 +52,9 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
         operationId: 'createProposal',
         summary: 'Propose a bounded action (needs automation.manage; Idempotency-Key required)',
         description:
-          'Stores the proposal and starts its review workflow. A proposal is never approval or execution. Answers 201 with Location (the proposal); ' +
+          'Stores the proposal with its review opened and starts its review workflow. Policy is applied first: the answer is pending_review, or rejected ' +
+          'with the reason in decisionReason (a kind outside the catalog, a target outside the workspace, content over the limits). ' +
+          'A proposal is never approval or execution. Answers 201 with Location (the proposal); ' +
           'the same Idempotency-Key with the same body replays the first answer (Idempotent-Replayed: true).',
         body: proposalBody,
         response: { 201: proposalView },
@@ -71,7 +72,7 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
       const result = await db.transaction(async (tx) => {
         const stored = await claimIdempotencyKey(tx, idempotency);
         if (stored) return { proposal: proposalSchema.parse(stored.body), replayed: true };
-        const proposal = await insertProposal(tx, {
+        const proposal = await submitProposal(tx, {
           id: randomUUID(),
           workspaceId: body.workspaceId,
           proposer: { kind: 'account', id: account.id },
@@ -84,10 +85,9 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
         await storeIdempotentResponse(tx, idempotency, { status: 201, body: proposal, etag: null });
         return { proposal, replayed: false };
       });
-      // A replay only (re)starts the review while the proposal has not entered it yet.
-      const current = result.replayed ? await getProposal(db, result.proposal.id) : result.proposal;
       // The review was recorded with the proposal: tried now, else started by the relay.
-      if (current?.state === 'proposed') await startRecorded(deps.starter, [reviewStart(current.id)], request.log);
+      const current = result.replayed ? await getProposal(db, result.proposal.id) : result.proposal;
+      if (current) await startSubmittedReview(deps.starter, current, result.replayed, request.log);
       if (result.replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(201).header('location', `${app.prefix}/proposals/${result.proposal.id}`).send(result.proposal);
     },
@@ -190,7 +190,7 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
         },
       },
       async (request) =>
-        decideProposal(db, temporal, {
+        decideProposal(deps.starter, {
           proposalId: request.params.id,
           accountId: principalOf(request).account.id,
           actingForAccountId: request.body.actingForAccountId ?? null,

@@ -70,7 +70,7 @@ function wantsJson(request: FastifyRequest): boolean {
 const etagOf = (markup: Html) => `"${createHash('sha256').update(markup.value).digest('base64url').slice(0, 22)}"`;
 
 export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, deps) => {
-  const { db, temporal, publicBaseUrl } = deps;
+  const { db, publicBaseUrl } = deps;
   const sessionDeps = { db, leases: deps.leases, publicBaseUrl };
   const assets = loadAssets();
   const assetLinks = { css: assetPath(assets.css), js: assetPath(assets.js) };
@@ -229,7 +229,7 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
     },
     async (request, reply) => {
       const reason = request.body.reason?.trim() || null;
-      const outcome = await decideProposal(db, temporal, { proposalId: request.params.id, accountId: request.principal!.account.id, actingForAccountId: null, decision: request.body.decision, reason });
+      const outcome = await decideProposal(deps.starter, { proposalId: request.params.id, accountId: request.principal!.account.id, actingForAccountId: null, decision: request.body.decision, reason });
       if (wantsJson(request)) return outcome;
       return reply.redirect(`/console/proposals/${outcome.id}?done=${request.body.decision}`, 303);
     },

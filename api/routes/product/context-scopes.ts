@@ -10,8 +10,7 @@ import { getProposal } from '../../../domain/automation/proposals.ts';
 import { fingerprintOf } from '../../../domain/idempotency.ts';
 import { listScopeMemory, memoryCandidateStatus, memoryLimits, proposeMemoryCandidate } from '../../../domain/context-scopes/memory.ts';
 import { effectivePolicy, listVisibleScopes, resolveScope, scopeContext, scopeIntelligence } from '../../../domain/context-scopes/scopes.ts';
-import { startRecorded } from '../shared/workflow-starts.ts';
-import { reviewStart } from '../../../domain/automation/workflow-ids.ts';
+import { startSubmittedReview } from '../shared/workflow-starts.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
 import { runtimeCaller, runtimeEnvelope } from './kit.ts';
 import {
@@ -146,9 +145,9 @@ export const contextScopeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
         idempotency,
         expiresInSeconds: deps.proposalExpirySeconds,
       });
-      // The review starts once the proposal is committed; a replay (re)starts it only while it has not entered review.
+      // The review starts once the proposal is committed (a replay starts it only while it is open).
       const current = replayed ? await getProposal(db, proposal.id) : proposal;
-      if (current?.state === 'proposed') await startRecorded(deps.starter, [reviewStart(current.id)], request.log);
+      if (current) await startSubmittedReview(deps.starter, current, replayed, request.log);
       const data = { candidateId: proposal.id, scopeId: scope.scopeKey, proposalId: proposal.id, state: current?.state ?? proposal.state, replayed, createdAt: proposal.createdAt };
       return reply.code(201).send(
         envelope('runtime.memory-candidate', data, [{ part: 'memory', reason: 'review_pending', detail: 'Shared memory only after a person approves it and Forge executes it.' }]),

@@ -349,7 +349,7 @@ export const createSharedMemoryCandidateExamples: OperationExamples = {
     201: one(
       envelope(
         'runtime.memory-candidate',
-        { candidateId: ids.proposal, scopeId: 'course-algebra-1', proposalId: ids.proposal, state: 'proposed', replayed: false, createdAt: '2026-11-03T13:40:00.000Z' },
+        { candidateId: ids.proposal, scopeId: 'course-algebra-1', proposalId: ids.proposal, state: 'pending_review', replayed: false, createdAt: '2026-11-03T13:40:00.000Z' },
         [{ part: 'memory', reason: 'review_pending', detail: 'Shared memory only after a person approves it and Forge executes it.' }],
       ),
     ),

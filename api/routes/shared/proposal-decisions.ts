@@ -3,18 +3,18 @@
 // The rules are the domain's (review-rules.ts, proposal-states.ts); this is their Temporal side:
 // a decision is the review workflow's Update (it needs Temporal now: bounded, else 503), an undo a
 // Forge workflow recorded with its claim and started at once or by the relay.
-import { WorkflowUpdateFailedError } from '@temporalio/client';
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { FastifyBaseLogger } from 'fastify';
 import type { DatabasePool } from 'slonik';
 import { claimUndo, transitionProposal } from '../../../domain/automation/proposal-states.ts';
-import { undoStart } from '../../../domain/automation/workflow-ids.ts';
+import { reviewStart, undoStart } from '../../../domain/automation/workflow-ids.ts';
 import { visibleProposal } from '../../../domain/automation/proposals.ts';
 import { decisionRefusal, decisionTransition } from '../../../domain/automation/review-rules.ts';
 import { AppError } from '../../../domain/errors.ts';
+import { markStarted } from '../../../domain/workflow-intents.ts';
 import { decideUpdate } from '../../../workflows/proposal-review.ts';
-import { boundedTemporalCall, startRecorded } from './workflow-starts.ts';
+import { boundedTemporalCall, startIntent, startRecorded } from './workflow-starts.ts';
 import type { WorkflowStarter } from './workflow-starts.ts';
 
 export type Decision = { proposalId: string; accountId: string; actingForAccountId: string | null; decision: 'approve' | 'reject'; reason: string | null };
@@ -23,7 +23,8 @@ export type Decision = { proposalId: string; accountId: string; actingForAccount
  * Approves or rejects a pending proposal: the domain's rule first (clean 403s), then the review
  * workflow's Update, whose validator applies the same rule again and refuses a late decision.
  */
-export async function decideProposal(db: DatabasePool, temporal: Client, input: Decision): Promise<{ id: string; state: 'approved' | 'rejected' }> {
+export async function decideProposal(starter: WorkflowStarter, input: Decision): Promise<{ id: string; state: 'approved' | 'rejected' }> {
+  const { db, temporal } = starter;
   const { object: proposal, permissions } = await visibleProposal(db, input.proposalId, input.accountId, 'automation.view');
   const reviewer = { accountId: input.accountId, actingForAccountId: input.actingForAccountId, permissions };
   const refusal = decisionRefusal(proposal, reviewer);
@@ -35,7 +36,19 @@ export async function decideProposal(db: DatabasePool, temporal: Client, input: 
     const outcome = await boundedTemporalCall(
       temporal,
       'The review workflow did not answer in time; the decision was not confirmed. Read the proposal, then decide again if it is still pending.',
-      () => temporal.workflow.getHandle(proposal.workflowId).executeUpdate(decideUpdate, { args: [{ decision: input.decision, reviewer, reason: input.reason }] }),
+      async () => {
+        const decide = () => temporal.workflow.getHandle(proposal.workflowId).executeUpdate(decideUpdate, { args: [{ decision: input.decision, reviewer, reason: input.reason }] });
+        try {
+          return await decide();
+        } catch (error) {
+          // Open since it was stored, its review not started yet (Temporal was down; the relay has not
+          // come round): start it now (a no-op if it just started) and decide.
+          if (!(error instanceof WorkflowNotFoundError)) throw error;
+          await startIntent(starter, reviewStart(proposal.id));
+          await markStarted(db, [proposal.workflowId]);
+          return decide();
+        }
+      },
     );
     // The decision is recorded in Temporal now; the database learns it here, before the answer (a
     // read after it sees the decision), and from the workflow's next step if this process stops first.

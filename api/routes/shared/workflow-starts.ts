@@ -18,7 +18,7 @@ import type { Proposal } from '../../../domain/automation/proposals.ts';
 import { getProposal } from '../../../domain/automation/proposals.ts';
 import { AccountId, ActionKind, ProposalState, WorkspaceId } from '../../../domain/automation/search-attributes.ts';
 import { MAX_DELIVERY_ATTEMPTS } from '../../../domain/automation/webhooks.ts';
-import { deliveryWorkflowId, startKinds } from '../../../domain/automation/workflow-ids.ts';
+import { deliveryWorkflowId, reviewStart, startKinds } from '../../../domain/automation/workflow-ids.ts';
 import { markStarted } from '../../../domain/workflow-intents.ts';
 import type { StartIntent } from '../../../domain/workflow-intents.ts';
 import { OAUTH_ATTEMPT_START_KIND } from '../../../domain/connections/attempts.ts';
@@ -167,6 +167,16 @@ export async function startRecorded(s: WorkflowStarter, intents: readonly StartI
   }
   await markStarted(s.db, started).catch((error: unknown) => log.warn({ reason: reasonOf(error) }, 'could not mark workflow starts as made; the relay will find them already started'));
   return { started: started.length, deferred: intents.length - started.length };
+}
+
+/**
+ * Starts the review of a proposal an interface submitted (its start was recorded with it): on the
+ * first answer always; on a replay only while the proposal is still open (its review may not have
+ * started yet; a second start is a no-op), never for a decided or closed one, whose review ran.
+ */
+export async function startSubmittedReview(s: WorkflowStarter, proposal: Pick<Proposal, 'id' | 'state'>, replayed: boolean, log: FastifyBaseLogger): Promise<void> {
+  if (replayed && proposal.state !== 'proposed' && proposal.state !== 'pending_review') return;
+  await startRecorded(s, [reviewStart(proposal.id)], log);
 }
 
 /** What a client is told to wait when Temporal did not answer a request that needs it now. */
