@@ -6,8 +6,10 @@ import { escapeHtml, html, page, raw } from '../api/routes/console/html.ts';
 import { safeNext } from '../api/routes/console/index.ts';
 import { inboxList } from '../api/routes/console/inbox-page.ts';
 import { proposalFragment, refreshIntervalOf } from '../api/routes/console/proposal-view.ts';
-import type { Inbox } from '../domain/console/inbox.ts';
+import type { Inbox, InboxItem } from '../domain/console/inbox.ts';
+import { changeScope } from '../domain/console/inbox.ts';
 import type { ProposalPage } from '../domain/console/proposal-page.ts';
+import { diffLineCounts, summarizeChange } from '../domain/console/proposal-page.ts';
 
 const hostile = `<script>alert("x")</script>&'`;
 const ids = { proposal: '0b0f4c55-9d5e-4b55-9a53-2f1e1c3a8d11', ws: '5f1d7e0a-3c2b-4a19-8f6e-7d4c3b2a1908', proposer: '9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d' };
@@ -33,7 +35,7 @@ const proposal = {
 };
 
 function view(overrides: Partial<ProposalPage> = {}): ProposalPage {
-  return {
+  const base: ProposalPage = {
     proposal,
     workspaceName: hostile,
     people: { [ids.proposer]: hostile },
@@ -70,9 +72,13 @@ function view(overrides: Partial<ProposalPage> = {}): ProposalPage {
     previewWithheld: null,
     standing: { canDecide: true, refusal: null },
     canUndo: false,
-    workflows: [{ workflowId: proposal.workflowId, purpose: 'review' }],
+    workflows: [{ workflowId: proposal.workflowId, purpose: 'review' as const }],
+    change: null,
+    next: null,
     ...overrides,
   };
+  // The totals are the preview's, unless a case states its own.
+  return 'change' in overrides ? base : { ...base, change: summarizeChange(base.preview) };
 }
 
 const context = { csrfToken: 'hnp_csrf_token', temporalUi: { baseUrl: 'http://ui.example', namespace: 'default' } };
@@ -130,6 +136,80 @@ describe('the proposal page', () => {
     expect(plain).toContain(`<code>proposal-review-${ids.proposal}</code>`);
   });
 
+  it('reads as a review: what it is, what it changes, then the decision, then what happened', () => {
+    const markup = proposalFragment(view(), context).value;
+    const at = (needle: string) => {
+      const i = markup.indexOf(needle);
+      expect(i, needle).toBeGreaterThan(-1);
+      return i;
+    };
+    const order = [at('id="about-title"'), at('id="change-title"'), at('id="change-totals"'), at('id="decide-title"'), at('id="wf-title"'), at('id="history-title"')];
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+  });
+
+  it('sums a transaction up before its diffs: totals, a jump list, and diffs collapsed past a size', () => {
+    const results = Array.from({ length: 100 }, (_, i) => ({
+      index: i,
+      operation: i % 4 === 0 ? ('replace' as const) : ('create' as const),
+      mappingId: ids.ws,
+      path: `Plans/Note ${i}.md`,
+      title: `Note ${i}`,
+      beforeRevision: i % 4 === 0 ? 'sha256:aa' : null,
+      afterRevision: 'sha256:bb',
+      size: 10,
+      revisionRequired: false,
+      diff: i % 4 === 0 ? '--- a/x\n+++ b/x\n@@ -1,2 +1,3 @@\n-a\n+b\n+c\n d\n' : '--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+new\n',
+      diffTruncated: false,
+    }));
+    const preview = { ...view().preview!, actionKind: 'note.transaction', transaction: { ...view().preview!.transaction!, results } };
+    const big = view({ preview, change: summarizeChange(preview) });
+    expect(big.change).toMatchObject({ notes: 100, created: 75, replaced: 25, unchanged: 0, linesAdded: 75 + 50, linesRemoved: 25 });
+    const markup = proposalFragment(big, context).value;
+    expect(markup).toContain('<strong>100 notes</strong>: 75 notes created, 25 notes replaced');
+    expect(markup).toContain('125 lines added');
+    expect(markup.match(/<li><a href="#c-\d+">/g)).toHaveLength(100);
+    // More notes than openDiffLimits.notes: every diff starts collapsed, each a <details> of its own.
+    expect(markup.match(/<details class="change" id="c-\d+">/g)).toHaveLength(100);
+    expect(markup).not.toMatch(/<details class="change" id="c-\d+" open>/);
+    // A short change opens its diffs.
+    expect(proposalFragment(view(), context).value).toContain('<details class="change" id="c-0" open>');
+  });
+
+  it('counts the lines a unified diff adds and removes, not its file headers', () => {
+    expect(diffLineCounts('--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n-one\n+uno\n two\n+three\n')).toEqual({ linesAdded: 2, linesRemoved: 1 });
+    expect(diffLineCounts('')).toEqual({ linesAdded: 0, linesRemoved: 0 });
+  });
+
+  it('says what the reviewer did of the state the proposal is in now', () => {
+    const notice = (state: ProposalPage['proposal']['state'], done: 'approve' | 'reject' | 'undo') =>
+      /<p class="notice" role="status">([^<]*)<\/p>/.exec(proposalFragment(view({ proposal: { ...proposal, state } }), { ...context, done }).value)?.[1];
+    expect(notice('executing', 'approve')).toMatch(/Forge is applying it now/);
+    expect(notice('executed', 'approve')).toBe('Approved, and Forge applied it: the receipt is below.');
+    expect(notice('failed', 'approve')).toMatch(/could not apply it/);
+    expect(notice('rejected', 'reject')).toBe('Rejected. It will never be executed.');
+    expect(notice('undone', 'undo')).toMatch(/^Undone/);
+  });
+
+  it('speaks of a receipt only where there is one', () => {
+    const decided = (state: ProposalPage['proposal']['state']) => proposalFragment(view({ proposal: { ...proposal, state }, preview: null, change: null, previewWithheld: 'decided' }), context).value;
+    expect(decided('rejected')).toContain('It was rejected, so nothing was changed.');
+    expect(decided('rejected')).not.toContain('receipt');
+    expect(decided('expired')).not.toContain('receipt');
+    expect(decided('executed')).toContain('the receipt below');
+  });
+
+  it('keeps a refused decision\'s reason in the form, escaped, with the refusal in words', () => {
+    const markup = proposalFragment(view(), { ...context, refused: { message: 'Your reason has 2,001 characters.', code: 'invalid_request', reason: `${hostile}\nsecond line` } }).value;
+    expect(markup).toContain('<div class="alert" role="alert" id="decision-problem"><p>Your reason has 2,001 characters.</p><p class="code">Code: <code>invalid_request</code></p></div>');
+    expect(markup).toContain(`>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;\nsecond line</textarea>`);
+  });
+
+  it('links the next proposal waiting for this reviewer, or says none is left', () => {
+    expect(proposalFragment(view(), context).value).toContain('No other proposal is waiting for you.');
+    const next = proposalFragment(view({ next: { id: ids.ws, summary: hostile, actionKind: 'note.write', bridge: 'zapier' } }), context).value;
+    expect(next).toContain(`href="/console/proposals/${ids.ws}" data-key="n" rel="next">Next waiting: &lt;script&gt;`);
+  });
+
   it('follows only proposals a worker is moving', () => {
     expect(refreshIntervalOf(view())).toBe(0);
     for (const state of ['approved', 'executing', 'undoing', 'proposed'] as const) expect(refreshIntervalOf(view({ proposal: { ...proposal, state } }))).toBeGreaterThan(0);
@@ -138,18 +218,61 @@ describe('the proposal page', () => {
 });
 
 describe('the inbox list', () => {
+  const now = Date.parse(at);
+  const item = (overrides: Partial<InboxItem> = {}): InboxItem => ({
+    ...proposal,
+    workspaceName: hostile,
+    proposerName: hostile,
+    scope: changeScope(proposal),
+    standing: { canDecide: true, refusal: null },
+    ...overrides,
+  });
+  const inbox = (items: InboxItem[], filters: Partial<Inbox['filters']> = {}): Inbox => ({
+    filters: { workspaceId: null, state: 'pending_review', bridge: null, sort: 'newest', ...filters },
+    workspaces: [{ id: ids.ws, name: hostile, role: 'reviewer', permissions: ['automation.view'] }],
+    bridges: ['zapier'],
+    proposals: items,
+    nextCursor: 'abc',
+  });
+
   it('escapes what proposers wrote and says why a proposal is view-only', () => {
-    const inbox: Inbox = {
-      filters: { workspaceId: null, state: 'pending_review', bridge: null },
-      workspaces: [{ id: ids.ws, name: hostile, role: 'reviewer', permissions: ['automation.view'] }],
-      bridges: ['zapier'],
-      proposals: [{ ...proposal, workspaceName: hostile, standing: { canDecide: false, refusal: { code: 'permission_denied', message: 'Deciding needs automation.review.' } } }],
-      nextCursor: 'abc',
-    };
-    const markup = inboxList(inbox, false).value;
+    const markup = inboxList(inbox([item({ standing: { canDecide: false, refusal: { code: 'permission_denied', message: 'Deciding needs automation.review.' } } })]), false, now).value;
     expect(markup).not.toContain('<script>');
     expect(markup).toContain('View only: Deciding needs automation.review.');
     expect(markup).toContain('href="/console?cursor=abc"');
+  });
+
+  it('is a table of who proposed what, what it touches, how big, how long it waited and when it expires', () => {
+    const transaction = {
+      kind: 'note.transaction',
+      mappingId: ids.ws,
+      actions: [
+        { type: 'write-note', path: 'Plans/A.md', content: 'ab' },
+        { type: 'write-note', path: 'Plans/B.md', content: 'ü' },
+        { type: 'write-note', path: 'Plans/C.md', content: '' },
+      ],
+    };
+    const rows = [
+      item({ createdAt: new Date(now - 3 * 3_600_000).toISOString(), expiresAt: new Date(now + 2 * 86_400_000).toISOString() }),
+      item({ id: ids.ws, actionKind: 'note.transaction', action: transaction, scope: changeScope({ action: transaction }), proposerName: 'Ada', summary: 'Three plans' }),
+    ];
+    const markup = inboxList(inbox(rows), false, now).value;
+    for (const column of ['Proposal', 'Proposed by', 'Touches', 'Size', 'Waiting', 'Expires', 'Workspace · bridge']) expect(markup).toContain(`>${column}`);
+    expect(markup.match(/<tr class="proposal-row/g)).toHaveLength(2);
+    expect(markup).toContain('<code>Plans/A.md</code> <span class="more">and 2 more</span>');
+    expect(markup).toContain('3 notes, 4 B');
+    expect(markup).toContain('>3 h</span>');
+    expect(markup).toContain('in 2 d <time');
+    expect(markup).toContain('>Ada</td>');
+    expect(markup).toContain('data-announce="Proposal 2 of 2: Three plans; Waiting for review; by Ada; waiting under a minute"');
+  });
+
+  it('sorts by the waiting time or the expiry, saying which in aria-sort, keeping the filters', () => {
+    const newest = inboxList(inbox([item()], { bridge: 'zapier' }), false, now).value;
+    expect(newest).toContain('aria-sort="ascending"><a href="/console?bridge=zapier&amp;sort=oldest">Waiting');
+    const expiring = inboxList(inbox([item()], { sort: 'expiring' }), false, now).value;
+    expect(expiring).toContain('aria-sort="ascending"><a href="/console?sort=expiring">Expires');
+    expect(expiring).toContain('href="/console?sort=expiring&amp;cursor=abc"');
   });
 });
 

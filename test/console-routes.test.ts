@@ -210,9 +210,11 @@ describe('sessions', () => {
       const headers = cookie ? { cookie } : {};
       const page = await app.inject({ method: 'GET', url: '/console', headers });
       expect(page.statusCode, cookie).toBe(303);
-      expect(page.headers['location']).toBe('/console/sign-in?next=%2Fconsole');
+      // A cookie that no longer admits was a session that ended: sign-in says so.
+      const ended = cookie ? '&expired=1' : '';
+      expect(page.headers['location']).toBe(`/console/sign-in?next=%2Fconsole${ended}`);
       const deep = await app.inject({ method: 'GET', url: '/console/proposals/00000000-0000-4000-8000-000000000000', headers });
-      expect(deep.headers['location']).toBe('/console/sign-in?next=%2Fconsole%2Fproposals%2F00000000-0000-4000-8000-000000000000');
+      expect(deep.headers['location']).toBe(`/console/sign-in?next=%2Fconsole%2Fproposals%2F00000000-0000-4000-8000-000000000000${ended}`);
       const data = await app.inject({ method: 'GET', url: '/console', headers: { ...headers, ...json } });
       expect(data.statusCode).toBe(401);
       expect(data.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -236,8 +238,11 @@ describe('sessions', () => {
       const res = await consoleGet(app, s, '/console', json);
       expect(res.statusCode).toBe(401);
       expect(parse(res).code).toBe('session_invalid');
-      expect((await consoleGet(app, s, '/console')).headers['location']).toBe('/console/sign-in?next=%2Fconsole');
+      expect((await consoleGet(app, s, '/console')).headers['location']).toBe('/console/sign-in?next=%2Fconsole&expired=1');
     }
+    const signIn = await app.inject({ method: 'GET', url: '/console/sign-in?next=%2Fconsole&expired=1' });
+    expect(signIn.body).toContain('Your session ended: it expired, was signed out elsewhere, or its token was revoked.');
+    expect(signIn.body).toContain('name="next" value="/console"');
     const inactive = await consoleGet(app, sessions[2]!, '/console', json);
     expect(inactive.statusCode).toBe(403);
     expect(parse(inactive).code).toBe('account_inactive');
@@ -273,7 +278,7 @@ describe('sign-out', () => {
     expect((await sessionRows(p.account.id))[0]!.endedAt).not.toBeNull();
     const after = await consoleGet(app, session, '/console');
     expect(after.statusCode).toBe(303);
-    expect(after.headers['location']).toBe('/console/sign-in?next=%2Fconsole');
+    expect(after.headers['location']).toBe('/console/sign-in?next=%2Fconsole&expired=1');
   });
 
   it('refuses to end a live session without its CSRF token, and the session goes on', async () => {
@@ -338,6 +343,19 @@ describe('CSRF and origin checks on decisions', () => {
     expect(parse(unknown).errors[0].pointer).toBe('/body/extra');
     await refusedAs(await consolePost(app, reviewerSession, url, { decision: 'reject', reason: 'a\u0000b' }, json), 400, 'invalid_character');
     await refusedAs(await consolePost(app, reviewerSession, url, { decision: 'maybe' }, json), 400, 'invalid_request');
+    expect(await proposalInDb(id)).toEqual({ state: 'pending_review', decisionReason: null });
+  });
+
+  it('answers a reason over the limit on the page itself, in words, with what was typed kept in the form', async () => {
+    const typed = `${'Because <b>it</b> & more. '.repeat(80)}end`; // 2,083 characters
+    const res = await consolePost(app, reviewerSession, url, { decision: 'approve', reason: typed });
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.body).toContain(`Your reason has ${typed.length.toLocaleString('en')} characters; a reason holds at most 2,000. Shorten it, then decide again: nothing was decided.`);
+    expect(res.body).not.toContain('/body/reason');
+    // The form is there again, holding the reason (escaped), next to the decision buttons.
+    expect(res.body).toContain(`>${typed.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;')}</textarea>`);
+    expect(res.body).toContain('value="approve"');
     expect(await proposalInDb(id)).toEqual({ state: 'pending_review', decisionReason: null });
   });
 
@@ -536,10 +554,28 @@ describe('inbox', () => {
     const first = await inbox(`workspaceId=${pagingWorkspaceId}`);
     expect(first['proposals']).toHaveLength(25);
     expect(first['nextCursor']).toEqual(expect.any(String));
-    expect(first['filters']).toEqual({ workspaceId: pagingWorkspaceId, state: 'pending_review', bridge: null });
+    expect(first['filters']).toEqual({ workspaceId: pagingWorkspaceId, state: 'pending_review', bridge: null, sort: 'newest' });
     const { seen, pages } = await allPages(`workspaceId=${pagingWorkspaceId}`);
     expect(pages).toBe(2);
     expect(seen).toEqual([...created].reverse());
+    // Each row says who proposed it, what it touches and how big it is.
+    expect((first['proposals'] as Array<Record<string, unknown>>)[0]).toMatchObject({ proposerName: owner.account.displayName, scope: { firstTarget: 'Page/29.md', moreTargets: 0, notes: 1, bytes: 2 } });
+  });
+
+  it('pages in the other orders too: waiting longest first, expiring soonest first', async () => {
+    const oldest = await allPages(`workspaceId=${pagingWorkspaceId}&sort=oldest`);
+    expect(oldest.pages).toBe(2);
+    expect(oldest.seen).toEqual(created);
+    const expiring = await allPages(`workspaceId=${pagingWorkspaceId}&sort=expiring`);
+    expect(expiring.pages).toBe(2);
+    expect([...expiring.seen].sort()).toEqual([...created].sort());
+    const expiresAt = new Map<string, string>();
+    for (const page of [await inbox(`workspaceId=${pagingWorkspaceId}&sort=expiring`)]) {
+      for (const p of page['proposals'] as Array<{ id: string; expiresAt: string }>) expiresAt.set(p.id, p.expiresAt);
+    }
+    const firstPage = expiring.seen.slice(0, 25).map((id) => expiresAt.get(id)!);
+    expect(firstPage).toEqual([...firstPage].sort());
+    expect((await consoleGet(app, reviewerSession, `/console?sort=sideways`, json)).statusCode).toBe(400);
   });
 
   it('filters by bridge, state (pending_review by default, any) and workspace', async () => {

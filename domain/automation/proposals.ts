@@ -85,25 +85,52 @@ export async function visibleProposal(db: Db, id: string, accountId: string, per
   return authorizeInWorkspace(db, await getProposal(db, id), accountId, permission, () => new AppError('proposal_not_found', undefined, { extensions: { proposalId: id } }));
 }
 
+/** The orders proposals are listed in: newest or oldest first, or the soonest to expire first. */
+export const proposalOrders = ['newest', 'oldest', 'expiring'] as const;
+export type ProposalOrder = (typeof proposalOrders)[number];
+
+/** Where a page of proposals ends: the last one's sort key (to the millisecond) and id. */
+export type ProposalKeyset = { at: string; id: string };
+
 /**
- * Proposals of the given workspaces, newest first, optionally in one state and from one bridge; the
- * caller has checked that its account may see every workspace listed. `before` is the keyset of the
- * previous page's last proposal.
+ * Proposals of the given workspaces, in `order` (newest first unless said), optionally in one
+ * state and from one bridge; the caller has checked that its account may see every workspace
+ * listed. `before` is the keyset of the previous page's last proposal (`keysetOf`).
  */
 export async function listProposals(
   db: Db,
-  input: { workspaceIds: readonly string[]; state?: ProposalState | undefined; bridge?: string | undefined; limit: number; before?: { createdAt: string; id: string } | undefined },
+  input: {
+    workspaceIds: readonly string[];
+    state?: ProposalState | undefined;
+    bridge?: string | undefined;
+    limit: number;
+    order?: ProposalOrder | undefined;
+    before?: ProposalKeyset | undefined;
+  },
 ) {
   if (input.workspaceIds.length === 0) return [];
+  const order = input.order ?? 'newest';
+  // Cursors carry milliseconds (what the API returns), so order at that precision too.
+  const key = order === 'expiring' ? sql.fragment`date_trunc('milliseconds', p.expires_at)` : sql.fragment`date_trunc('milliseconds', p.created_at)`;
+  const after = input.before
+    ? order === 'newest'
+      ? sql.fragment`AND (${key}, p.id) < (${input.before.at}::timestamptz, ${input.before.id}::uuid)`
+      : sql.fragment`AND (${key}, p.id) > (${input.before.at}::timestamptz, ${input.before.id}::uuid)`
+    : sql.fragment``;
+  const direction = order === 'newest' ? sql.fragment`DESC` : sql.fragment`ASC`;
   return db.any(sql.type(proposalSchema)`
     SELECT ${proposalColumns} FROM action_proposals p
      WHERE p.workspace_id = ANY (${sql.array([...input.workspaceIds], 'uuid')})
        ${input.state ? sql.fragment`AND p.state = ${input.state}` : sql.fragment``}
        ${input.bridge ? sql.fragment`AND p.bridge = ${input.bridge}` : sql.fragment``}
-       ${input.before ? sql.fragment`AND (date_trunc('milliseconds', p.created_at), p.id) < (${input.before.createdAt}::timestamptz, ${input.before.id}::uuid)` : sql.fragment``}
-     -- Cursors carry milliseconds (what the API returns), so order at that precision too.
-     ORDER BY date_trunc('milliseconds', p.created_at) DESC, p.id DESC
+       ${after}
+     ORDER BY ${key} ${direction}, p.id ${direction}
      LIMIT ${input.limit}`);
+}
+
+/** The keyset a page in `order` ends at, for the next page's `before`. */
+export function keysetOf(proposal: Proposal, order: ProposalOrder): ProposalKeyset {
+  return { at: order === 'expiring' ? proposal.expiresAt : proposal.createdAt, id: proposal.id };
 }
 
 export const historyEntrySchema = z.object({ state: z.string(), occurredAt: isoTimestamp, actorAccountId: z.uuid().nullable(), detail: z.record(z.string(), z.unknown()) });

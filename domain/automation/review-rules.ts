@@ -11,6 +11,9 @@ export type Reviewer = {
   permissions: readonly string[];
 };
 
+/** The longest reason a decision may carry, in characters (the gateway and the console). */
+export const decisionReasonMaxChars = 2_000;
+
 export type DecisionRefusal = { code: 'self_approval_forbidden' | 'permission_denied'; message: string };
 
 /**

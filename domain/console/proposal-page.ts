@@ -8,10 +8,11 @@ import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { executionSchema, proposalExecutions, receiptSchema } from '../automation/forge.ts';
 import { previewProposal, proposalPreviewSchema } from '../automation/preview.ts';
+import type { ProposalPreview } from '../automation/preview.ts';
 import { historyEntrySchema, proposalHistory, proposalSchema, visibleProposal } from '../automation/proposals.ts';
 import type { ProposalState } from '../automation/proposal-states.ts';
 import { undoWorkflowId } from '../automation/workflow-ids.ts';
-import { standingOf, standingSchema } from './inbox.ts';
+import { nextToReview, nextToReviewSchema, standingOf, standingSchema } from './inbox.ts';
 
 type Db = CommonQueryMethods;
 
@@ -21,6 +22,47 @@ const previewStates: readonly ProposalState[] = ['proposed', 'pending_review', '
 /** States a proposal leaves by itself (a worker is acting): the page follows them without a reload. */
 export const movingStates: readonly ProposalState[] = ['proposed', 'approved', 'executing', 'undoing'];
 
+/** Totals of what approving would change, and each note's share: the summary a reviewer reads before the diffs. */
+export const changeSummarySchema = z.object({
+  notes: z.number().int(),
+  created: z.number().int(),
+  replaced: z.number().int(),
+  unchanged: z.number().int(),
+  linesAdded: z.number().int(),
+  linesRemoved: z.number().int(),
+  /** Per target note, in the action's order (index as in the preview's results). */
+  perNote: z.array(z.object({ index: z.number().int(), path: z.string(), operation: z.string(), linesAdded: z.number().int(), linesRemoved: z.number().int() })),
+});
+export type ChangeSummary = z.infer<typeof changeSummarySchema>;
+
+/** Lines added and removed by a unified diff (its file headers are not lines of the note). */
+export function diffLineCounts(diff: string): { linesAdded: number; linesRemoved: number } {
+  let linesAdded = 0;
+  let linesRemoved = 0;
+  for (const line of diff.split('\n')) {
+    if (line.startsWith('+') && !line.startsWith('+++')) linesAdded++;
+    else if (line.startsWith('-') && !line.startsWith('---')) linesRemoved++;
+  }
+  return { linesAdded, linesRemoved };
+}
+
+/** The summary of a preview's transaction, or null when there is none (nothing to diff, or it would fail before one). */
+export function summarizeChange(preview: ProposalPreview | null): ChangeSummary | null {
+  const results = preview?.transaction?.results;
+  if (!results) return null;
+  const perNote = results.map((r) => ({ index: r.index, path: r.path, operation: r.operation, ...diffLineCounts(r.diff) }));
+  const count = (operation: string) => perNote.filter((n) => n.operation === operation).length;
+  return {
+    notes: perNote.length,
+    created: count('create'),
+    replaced: count('replace'),
+    unchanged: perNote.length - count('create') - count('replace'),
+    linesAdded: perNote.reduce((sum, n) => sum + n.linesAdded, 0),
+    linesRemoved: perNote.reduce((sum, n) => sum + n.linesRemoved, 0),
+    perNote,
+  };
+}
+
 export const proposalPageSchema = z.object({
   proposal: proposalSchema,
   workspaceName: z.string(),
@@ -29,21 +71,26 @@ export const proposalPageSchema = z.object({
   history: z.array(historyEntrySchema),
   executions: z.array(executionSchema.extend({ receipt: receiptSchema.nullable() })),
   preview: proposalPreviewSchema.nullable(),
+  /** The preview's totals (notes created / replaced, lines added / removed), null without a transaction preview. */
+  change: changeSummarySchema.nullable(),
   /** Why there is no preview: the state (the receipt tells), or the role cannot read notes. */
   previewWithheld: z.enum(['decided', 'needs_vault_read']).nullable(),
   standing: standingSchema,
   canUndo: z.boolean(),
   /** The proposal's workflows, oldest first: its review (which runs Forge's apply) and each undo. */
   workflows: z.array(z.object({ workflowId: z.string(), purpose: z.enum(['review', 'undo']) })),
+  /** The proposal this reviewer would review next (the newest other one waiting that it may decide). */
+  next: nextToReviewSchema,
 });
 export type ProposalPage = z.infer<typeof proposalPageSchema>;
 
 export async function readProposalPage(db: Db, accountId: string, proposalId: string): Promise<ProposalPage> {
   const { object: proposal, permissions } = await visibleProposal(db, proposalId, accountId, 'automation.view');
-  const [history, executions, workspaceName] = await Promise.all([
+  const [history, executions, workspaceName, next] = await Promise.all([
     proposalHistory(db, proposal.id),
     proposalExecutions(db, proposal.id),
     db.oneFirst(sql.type(z.object({ name: z.string() }))`SELECT name FROM workspaces WHERE id = ${proposal.workspaceId}`),
+    nextToReview(db, accountId, proposal.id),
   ]);
   const decided = !previewStates.includes(proposal.state);
   const canRead = permissions.includes('vault.read');
@@ -58,6 +105,7 @@ export async function readProposalPage(db: Db, accountId: string, proposalId: st
     history: [...history],
     executions: executions.map((e) => ({ ...e, receipt: e.receipt ? receiptSchema.parse(e.receipt) : null })),
     preview,
+    change: summarizeChange(preview),
     previewWithheld: preview ? null : decided ? 'decided' : 'needs_vault_read',
     standing,
     canUndo: standing.canDecide && proposal.state === 'executed',
@@ -66,6 +114,7 @@ export async function readProposalPage(db: Db, accountId: string, proposalId: st
       // Each claimed undo ran as its own workflow, numbered in claim order (proposal-states.ts).
       ...history.filter((h) => h.state === 'undoing').map(() => ({ workflowId: undoWorkflowId(proposal.id, ++undoAttempt), purpose: 'undo' as const })),
     ],
+    next,
   };
 }
 

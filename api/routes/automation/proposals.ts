@@ -18,6 +18,7 @@ import { principalOf } from '../../auth.ts';
 import { idempotencyKeyHeader } from '../shared/headers.ts';
 import { startSubmittedReview } from '../shared/workflow-starts.ts';
 import { submitProposal } from '../../../domain/automation/policy.ts';
+import { decisionReasonMaxChars } from '../../../domain/automation/review-rules.ts';
 import type { WorkflowStarter } from '../shared/workflow-starts.ts';
 import { decideProposal, undoProposal } from '../shared/proposal-decisions.ts';
 import { idempotencyScope, restCaller } from '../shared/vault-calls.ts';
@@ -116,8 +117,11 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
     async (request) => {
       const q = request.query;
       await requireWorkspacePermission(db, q.workspaceId, principalOf(request).account.id, 'automation.view');
-      let before: { createdAt: string; id: string } | undefined;
-      if (q.cursor) before = decodeCursor(q.cursor, z.object({ createdAt: z.string(), id: z.uuid() }));
+      let before: { at: string; id: string } | undefined;
+      if (q.cursor) {
+        const cursor = decodeCursor(q.cursor, z.object({ createdAt: z.string(), id: z.uuid() }));
+        before = { at: cursor.createdAt, id: cursor.id };
+      }
       const rows = await listProposals(db, { workspaceIds: [q.workspaceId], state: q.state, bridge: q.bridge, limit: q.limit + 1, before });
       const proposals = rows.slice(0, q.limit);
       const last = proposals[proposals.length - 1];
@@ -184,7 +188,7 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
               ? 'Approval starts the Forge execution; read the proposal to follow it to executed and its receipt. The proposer, the person it acts for, and anyone acting for either are refused (403 self_approval_forbidden).'
               : 'A rejected proposal is never executed. The proposer, the person it acts for, and anyone acting for either are refused (403 self_approval_forbidden).',
           params: z.object({ id: z.uuid().describe('The proposal id.') }),
-          body: z.strictObject({ reason: z.string().max(2000).optional(), actingForAccountId: z.uuid().optional() }).default({}),
+          body: z.strictObject({ reason: z.string().max(decisionReasonMaxChars).optional(), actingForAccountId: z.uuid().optional() }).default({}),
           response: { 200: z.object({ id: z.uuid(), state: z.enum(['approved', 'rejected']) }) },
           problems: ['proposal_not_found', 'permission_denied', 'self_approval_forbidden', 'proposal_not_pending', 'workflow_service_unavailable'],
         },

@@ -35,11 +35,28 @@ export function person(people: Record<string, string>, id: string | null, fallba
   return name ? html`<span class="person" title="${id}">${name}</span>` : html`<span class="person unknown">account ${id}</span>`;
 }
 
-export function signInBody(input: { next: string; problem?: AppError | undefined; signedOut?: boolean }): Html {
+/** Why a token was not taken, in one plain sentence (the catalog's title is the API's wording). */
+function signInProblemText(problem: AppError): string {
+  switch (problem.code) {
+    case 'invalid_token':
+      return 'That token was not accepted: it is not a token of this platform, or it expired, was rotated or was revoked. Check that you pasted all of it (it starts with hnp_pat_).';
+    case 'entitlement_required':
+      return "Your account's plan does not include the reviewer console (the automation gateway needs the Developer or Team plan).";
+    case 'account_inactive':
+      return 'Your account is suspended, so it cannot sign in.';
+    case 'rate_limited':
+      return `Too many requests for your account just now: ${problem.message}`;
+    default:
+      return problem.message || errorCatalog[problem.code].title;
+  }
+}
+
+export function signInBody(input: { next: string; problem?: AppError | undefined; signedOut?: boolean; expired?: boolean }): Html {
   return html`<section class="card narrow" aria-labelledby="sign-in-title">
   <h1 id="sign-in-title">Sign in to review</h1>
   ${input.signedOut ? html`<p class="notice" role="status">You are signed out.</p>` : null}
-  ${input.problem ? html`<div class="alert" role="alert"><p><strong>${errorCatalog[input.problem.code].title}</strong></p><p>${input.problem.message}</p><p class="code">Code: <code>${input.problem.code}</code></p></div>` : null}
+  ${input.expired && !input.problem ? html`<p class="notice" role="status">Your session ended: it expired, was signed out elsewhere, or its token was revoked. Sign in again and you are taken back to the page you were on.</p>` : null}
+  ${input.problem ? html`<div class="alert" role="alert"><p>${signInProblemText(input.problem)}</p><p class="code">Code: <code>${input.problem.code}</code></p></div>` : null}
   <p>Paste a personal access token of your account. It is exchanged for a session that lasts up to eight hours; the token itself is not kept by your browser.</p>
   <form method="post" action="/console/sign-in" class="stack">
     <input type="hidden" name="next" value="${input.next}">

@@ -17,6 +17,8 @@ import { z } from 'zod';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import { inboxQuerySchema, inboxSchema, readInbox } from '../../../domain/console/inbox.ts';
 import { proposalPageSchema, readProposalPage } from '../../../domain/console/proposal-page.ts';
+import type { ProposalPage } from '../../../domain/console/proposal-page.ts';
+import { decisionReasonMaxChars } from '../../../domain/automation/review-rules.ts';
 import { openSession, signOut } from '../../../domain/console/sessions.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { admitAccessToken } from '../../../domain/principals/admission.ts';
@@ -28,7 +30,8 @@ import { errorBody, signInBody } from './fragments.ts';
 import { page } from './html.ts';
 import type { Html } from './html.ts';
 import { inboxBody, inboxList, inboxRefreshMs } from './inbox-page.ts';
-import { proposalBody, proposalFragment, refreshIntervalOf } from './proposal-view.ts';
+import { decisionRefusalText, proposalBody, proposalFragment, refreshIntervalOf } from './proposal-view.ts';
+import type { ProposalViewContext } from './proposal-view.ts';
 import { admitSession, clearSessionCookie, requireCsrf, requireSameOrigin, sessionSecretOf, setSessionCookie } from './session.ts';
 import type { WorkflowStarter } from '../shared/workflow-starts.ts';
 
@@ -137,7 +140,9 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
     // A script (JSON, or the refresher fetching a live part) gets problem+json; a person a page.
     if (wantsJson(request) || request.url.includes('fragment=')) return sendProblem(reply, problem);
     if (problem.code === 'session_invalid' && request.method === 'GET') {
-      return reply.redirect(`/console/sign-in?next=${encodeURIComponent(safeNext(request.url))}`, 303);
+      // A session cookie was sent, so there was a session and it ended: the sign-in page says so.
+      const ended = sessionSecretOf(request) !== undefined ? '&expired=1' : '';
+      return reply.redirect(`/console/sign-in?next=${encodeURIComponent(safeNext(request.url))}${ended}`, 303);
     }
     for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
     if (request.routeOptions.url === '/console/sign-in') {
@@ -161,8 +166,12 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
 
   app.get(
     '/sign-in',
-    { schema: { hide: true, querystring: z.object({ next: z.string().max(2048).optional(), signedOut: z.literal('1').optional() }) }, config: { consolePublic: true } },
-    async (request, reply) => sendPage(request, reply, 'Sign in', signInBody({ next: safeNext(request.query.next), signedOut: request.query.signedOut === '1' })),
+    {
+      schema: { hide: true, querystring: z.object({ next: z.string().max(2048).optional(), signedOut: z.literal('1').optional(), expired: z.literal('1').optional() }) },
+      config: { consolePublic: true },
+    },
+    async (request, reply) =>
+      sendPage(request, reply, 'Sign in', signInBody({ next: safeNext(request.query.next), signedOut: request.query.signedOut === '1', expired: request.query.expired === '1' })),
   );
 
   app.post(
@@ -200,9 +209,10 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
     const inbox = await readInbox(db, request.principal!.account.id, query);
     if (wantsJson(request)) return sendJson(reply, inboxSchema, inbox);
     const paged = query.cursor !== undefined;
-    const list = inboxList(inbox, paged);
+    const now = Date.now();
+    const list = inboxList(inbox, paged, now);
     if (fragment) return sendFragment(request, reply, list, paged ? 0 : inboxRefreshMs);
-    return sendPage(request, reply, 'Inbox', inboxBody(inbox, paged, etagOf(list)));
+    return sendPage(request, reply, 'Inbox', inboxBody(inbox, paged, etagOf(list), now));
   });
 
   app.get(
@@ -211,12 +221,21 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
     async (request, reply) => {
       const view = await readProposalPage(db, request.principal!.account.id, request.params.id);
       if (wantsJson(request)) return sendJson(reply, proposalPageSchema, view);
-      const context = { csrfToken: request.consoleSession!.csrfToken, temporalUi: deps.temporalUi, done: request.query.done };
-      const fragment = proposalFragment(view, context);
-      if (request.query.fragment) return sendFragment(request, reply, fragment, refreshIntervalOf(view));
-      return sendPage(request, reply, view.proposal.summary || view.proposal.actionKind, proposalBody(view, context, etagOf(fragment)));
+      return sendProposalPage(request, reply, view, { done: request.query.done, fragment: request.query.fragment !== undefined });
     },
   );
+
+  function sendProposalPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    view: ProposalPage,
+    options: { done?: ProposalViewContext['done']; fragment?: boolean; refused?: ProposalViewContext['refused']; status?: number },
+  ) {
+    const context: ProposalViewContext = { csrfToken: request.consoleSession!.csrfToken, temporalUi: deps.temporalUi, done: options.done, refused: options.refused };
+    const fragment = proposalFragment(view, context);
+    if (options.fragment) return sendFragment(request, reply, fragment, refreshIntervalOf(view));
+    return sendPage(request, reply, view.proposal.summary || view.proposal.actionKind, proposalBody(view, context, etagOf(fragment)), options.status);
+  }
 
   app.post(
     '/proposals/:id/decision',
@@ -224,14 +243,32 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
       schema: {
         hide: true,
         params: idParams,
-        body: z.strictObject({ csrf: csrfField, decision: z.enum(['approve', 'reject']), reason: z.string().max(2000).optional() }),
+        // The reason's limit is checked below, so a reason too long is answered on the page, kept.
+        body: z.strictObject({ csrf: csrfField, decision: z.enum(['approve', 'reject']), reason: z.string().max(FORM_BODY_LIMIT).optional() }),
       },
     },
     async (request, reply) => {
-      const reason = request.body.reason?.trim() || null;
-      const outcome = await decideProposal(deps.starter, { proposalId: request.params.id, accountId: request.principal!.account.id, actingForAccountId: null, decision: request.body.decision, reason });
-      if (wantsJson(request)) return outcome;
-      return reply.redirect(`/console/proposals/${outcome.id}?done=${request.body.decision}`, 303);
+      const typed = request.body.reason ?? '';
+      const reason = typed.trim() || null;
+      const accountId = request.principal!.account.id;
+      try {
+        if (reason && reason.length > decisionReasonMaxChars) {
+          throw new AppError('invalid_request', `Your reason has ${reason.length.toLocaleString('en')} characters; a reason holds at most ${decisionReasonMaxChars.toLocaleString('en')}. Shorten it, then decide again: nothing was decided.`, {
+            extensions: { errors: [{ pointer: '/body/reason', message: `at most ${decisionReasonMaxChars} characters` }] },
+          });
+        }
+        const outcome = await decideProposal(deps.starter, { proposalId: request.params.id, accountId, actingForAccountId: null, decision: request.body.decision, reason });
+        if (wantsJson(request)) return outcome;
+        return reply.redirect(`/console/proposals/${outcome.id}?done=${request.body.decision}`, 303);
+      } catch (error) {
+        // A person gets the proposal again, as it is now, with what went wrong in words and their reason kept.
+        const problem = toAppError(error);
+        if (wantsJson(request) || (problem.status >= 500 && problem.code !== 'workflow_service_unavailable') || problem.code === 'proposal_not_found') throw error;
+        logFailure(request, error, problem);
+        for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+        const view = await readProposalPage(db, accountId, request.params.id);
+        return sendProposalPage(request, reply, view, { refused: { message: decisionRefusalText(problem, request.body.decision), code: problem.code, reason: typed }, status: problem.status });
+      }
     },
   );
 

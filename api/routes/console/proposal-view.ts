@@ -1,12 +1,16 @@
-// The proposal page: who proposed what for whom, the preview's diff against the current notes, the
-// decision form (or why this reviewer cannot decide), receipts, undo, the workflows in the Temporal
-// UI, and the history. While a worker is moving the proposal (approved → executing → executed, an
-// undo) the page's script refreshes this part in place (`?fragment=proposal`).
-import type { ProposalPage } from '../../../domain/console/proposal-page.ts';
+// The proposal page, read top to bottom as a review: what it is, what approving would change (the
+// totals, a jump list, then each note's diff, collapsible), then the decision (or why this reviewer
+// cannot decide), then what happened: receipts, undo, the workflows in the Temporal UI, the
+// history. While a worker is moving the proposal (approved → executing → executed, an undo) the
+// page's script refreshes this part in place (`?fragment=proposal`).
+import type { ChangeSummary, ProposalPage } from '../../../domain/console/proposal-page.ts';
 import { movingStates } from '../../../domain/console/proposal-page.ts';
 import type { ProposalPreview } from '../../../domain/automation/preview.ts';
+import type { ProposalState } from '../../../domain/automation/proposal-states.ts';
 import { errorCatalog, isErrorCode } from '../../../domain/errors.ts';
-import { person, stateBadge, stateLabel, time } from './fragments.ts';
+import type { AppError } from '../../../domain/errors.ts';
+import { decisionReasonMaxChars } from '../../../domain/automation/review-rules.ts';
+import { person, stateBadge, time } from './fragments.ts';
 import { html } from './html.ts';
 import type { Html } from './html.ts';
 
@@ -15,27 +19,51 @@ export const movingRefreshMs = 2_000;
 
 export const refreshIntervalOf = (view: ProposalPage) => (movingStates.includes(view.proposal.state) ? movingRefreshMs : 0);
 
-export type ProposalViewContext = { csrfToken: string; temporalUi: { baseUrl: string; namespace: string } | null; done?: string | undefined };
-
-const doneNotices: Record<string, string> = {
-  approve: 'Approved. Forge applies it now; this page follows it to its receipt.',
-  reject: 'Rejected. It will never be executed.',
-  undo: 'Undo requested. Forge restores the notes now; this page follows it.',
+/** What the reviewer just did (`?done=`), and a decision the server refused, with what they typed. */
+export type ProposalViewContext = {
+  csrfToken: string;
+  temporalUi: { baseUrl: string; namespace: string } | null;
+  done?: 'approve' | 'reject' | 'undo' | undefined;
+  refused?: { message: string; code: string; reason: string } | undefined;
 };
 
+/** Diffs open by default: a change of a few notes, each short enough to read at once; the rest are one click away. */
+export const openDiffLimits = { notes: 5, lines: 200 };
+
+/** The notice after a reviewer's action, said of the state the proposal is in now (the page follows it). */
+function doneNotice(done: ProposalViewContext['done'], state: ProposalState): string | null {
+  if (done === 'approve') {
+    if (state === 'executed') return 'Approved, and Forge applied it: the receipt is below.';
+    if (state === 'failed') return 'Approved, but Forge could not apply it: the execution below says why.';
+    if (state === 'undoing' || state === 'undone') return null;
+    return 'Approved. Forge is applying it now; this page follows it to its receipt.';
+  }
+  if (done === 'reject') return 'Rejected. It will never be executed.';
+  if (done === 'undo') {
+    if (state === 'undone') return 'Undone: Forge restored the notes (the undo receipt is below).';
+    if (state === 'executed') return 'The undo could not be applied, so the change stays: the undo execution below says why.';
+    return 'Undo requested. Forge is restoring the notes now; this page follows it.';
+  }
+  return null;
+}
+
+const fragmentSrc = (view: ProposalPage, done: ProposalViewContext['done']) => `/console/proposals/${view.proposal.id}?fragment=proposal${done ? `&done=${done}` : ''}`;
+
 export function proposalBody(view: ProposalPage, context: ProposalViewContext, fragmentEtag: string): Html {
-  const notice = context.done ? doneNotices[context.done] : undefined;
-  return html`<p class="crumbs"><a href="/console">← Inbox</a></p>
-${notice ? html`<p class="notice" role="status">${notice}</p>` : null}
-<div id="proposal" data-live-src="/console/proposals/${view.proposal.id}?fragment=proposal" data-live-interval="${refreshIntervalOf(view)}" data-live-etag="${fragmentEtag}">
+  return html`<p class="crumbs"><a href="/console" data-key="u">← Inbox</a></p>
+<div id="proposal" data-live-src="${fragmentSrc(view, context.done)}" data-live-interval="${refreshIntervalOf(view)}" data-live-etag="${fragmentEtag}">
 ${proposalFragment(view, context)}
-</div>`;
+</div>
+${shortcutsHelp()}`;
 }
 
 export function proposalFragment(view: ProposalPage, context: ProposalViewContext): Html {
   const p = view.proposal;
+  const notice = doneNotice(context.done, p.state);
   return html`<h1>${p.summary || `${p.actionKind} from ${p.bridge}`}</h1>
-<p class="meta">${stateBadge(p.state)} ${movingStates.includes(p.state) ? html`<span class="subtle">updating…</span>` : null}</p>
+<p class="meta">${stateBadge(p.state)} ${movingStates.includes(p.state) ? html`<span class="subtle">updating…</span>` : null}
+  ${view.next ? html`<a class="next-link" href="/console/proposals/${view.next.id}" data-key="n" rel="next">Next waiting: ${view.next.summary || view.next.actionKind} →</a>` : html`<span class="subtle">No other proposal is waiting for you.</span>`}</p>
+${notice ? html`<p class="notice" role="status">${notice}</p>` : null}
 <section class="card" aria-labelledby="about-title">
   <h2 id="about-title">About this proposal</h2>
   <dl class="facts">
@@ -51,29 +79,51 @@ export function proposalFragment(view: ProposalPage, context: ProposalViewContex
     <dt>Proposal id</dt><dd><code>${p.id}</code></dd>
   </dl>
 </section>
-${decisionPanel(view, context)}
 ${previewSection(view)}
+${decisionPanel(view, context)}
 ${receiptsSection(view, context)}
 ${workflowsSection(view, context)}
 ${historySection(view)}`;
 }
 
+/** The page's keys, listed where a reviewer finds them (assets/console.js binds them). */
+function shortcutsHelp(): Html {
+  return html`<details class="shortcuts"><summary>Keyboard shortcuts</summary>
+  <dl class="facts">
+    <dt><kbd>d</kbd></dt><dd>Go to the decision (the reason, then Approve and Reject)</dd>
+    <dt><kbd>n</kbd></dt><dd>Next proposal waiting for you</dd>
+    <dt><kbd>u</kbd></dt><dd>Back to the inbox</dd>
+    <dt><kbd>[</kbd> <kbd>]</kbd></dt><dd>Previous / next note of the change</dd>
+  </dl>
+</details>`;
+}
+
 function decisionPanel(view: ProposalPage, context: ProposalViewContext): Html | null {
   const p = view.proposal;
-  if (p.state !== 'pending_review') return null;
+  const refusedAlert = context.refused
+    ? html`<div class="alert" role="alert" id="decision-problem"><p>${context.refused.message}</p><p class="code">Code: <code>${context.refused.code}</code></p></div>`
+    : null;
+  if (p.state !== 'pending_review') {
+    // Decided meanwhile: the refusal still says what became of this reviewer's decision.
+    return refusedAlert ? html`<section class="card" id="decide" aria-labelledby="decide-title"><h2 id="decide-title">Your decision was not taken</h2>${refusedAlert}</section>` : null;
+  }
   if (!view.standing.canDecide) {
     return html`<section class="card why-not-card" aria-labelledby="decide-title">
   <h2 id="decide-title">You cannot decide this proposal</h2>
+  ${refusedAlert}
   <p>${view.standing.refusal?.message ?? ''}</p>
   <p class="help">${view.standing.refusal?.code === 'self_approval_forbidden' ? 'Another reviewer of the workspace with the automation.review permission decides it.' : 'Ask a workspace owner for a role with automation.review.'}</p>
 </section>`;
   }
-  return html`<section class="card" aria-labelledby="decide-title">
+  const refused = context.refused;
+  return html`<section class="card" id="decide" aria-labelledby="decide-title">
   <h2 id="decide-title">Your decision</h2>
+  ${refusedAlert}
   <form method="post" action="/console/proposals/${p.id}/decision" class="stack">
     <input type="hidden" name="csrf" value="${context.csrfToken}">
-    <label for="reason">Reason <span class="subtle">(optional, kept in the history; at most 2,000 characters)</span></label>
-    <textarea id="reason" name="reason" rows="3" maxlength="2000"></textarea>
+    <label for="reason">Reason <span class="subtle">(optional, kept in the history; at most ${decisionReasonMaxChars.toLocaleString('en')} characters)</span></label>
+    <textarea id="reason" name="reason" rows="3" maxlength="${decisionReasonMaxChars}" data-counter="reason-count"${refused ? html` aria-describedby="decision-problem"` : null}>${refused?.reason ?? ''}</textarea>
+    <p class="help" id="reason-count" aria-live="polite"></p>
     <div class="actions">
       <button type="submit" name="decision" value="approve" class="button primary">Approve</button>
       <button type="submit" name="decision" value="reject" class="button danger">Reject</button>
@@ -82,6 +132,17 @@ function decisionPanel(view: ProposalPage, context: ProposalViewContext): Html |
   </form>
 </section>`;
 }
+
+/** What a decided proposal's page says instead of a diff: where to read what happened. */
+const decidedTexts: Partial<Record<ProposalState, string>> = {
+  rejected: 'It was rejected, so nothing was changed.',
+  expired: 'It expired before anyone decided, so nothing was changed.',
+  executing: 'Forge is applying it now; its receipt will say what changed.',
+  executed: 'Forge applied it: the receipt below says what changed.',
+  failed: 'Forge could not apply it: the execution below says why. Nothing was changed.',
+  undoing: 'Forge is undoing it now: the receipts below say what changed and what is being restored.',
+  undone: 'It was applied and then undone: the receipts below say what changed and what was restored.',
+};
 
 function previewSection(view: ProposalPage): Html {
   const p = view.proposal;
@@ -96,25 +157,59 @@ function previewSection(view: ProposalPage): Html {
   if (!view.preview) {
     return html`<section class="card" aria-labelledby="change-title">
   <h2 id="change-title">Changes</h2>
-  <p>${view.previewWithheld === 'needs_vault_read' ? 'Your role cannot read this vault (vault.read), so the diff against its notes is not shown.' : `The proposal is ${stateLabel(p.state).toLowerCase()}: the receipt below says what Forge changed.`}</p>
+  <p>${view.previewWithheld === 'needs_vault_read' ? 'Your role cannot read this vault (vault.read), so the diff against its notes is not shown.' : (decidedTexts[p.state] ?? 'It is decided: the history below says what happened.')}</p>
 </section>`;
   }
-  return html`<section class="card" aria-labelledby="change-title">
+  const change = view.change;
+  const results = view.preview.transaction?.results ?? [];
+  const openByDefault = results.length <= openDiffLimits.notes;
+  return html`<section class="card" id="change" aria-labelledby="change-title">
   <h2 id="change-title">What approving would change</h2>
   <p class="help">Computed ${time(view.preview.computedAt)} against the current revision of every target note (the automation API's preview).</p>
   ${verdict(view.preview)}
-  ${view.preview.transaction?.results.map(
-    (r) => html`<article class="change" aria-labelledby="c-${r.index}">
-    <h3 id="c-${r.index}"><code>${r.path}</code> <span class="badge op-${r.operation}">${r.operation}</span></h3>
+  ${change ? changeTotals(change) : null}
+  ${change && change.notes > 1 ? jumpList(change) : null}
+  ${results.map((r) => {
+    const counts = change?.perNote.find((n) => n.index === r.index);
+    const lines = (counts?.linesAdded ?? 0) + (counts?.linesRemoved ?? 0);
+    const open = openByDefault && lines <= openDiffLimits.lines;
+    return html`<details class="change" id="c-${r.index}"${open ? html` open` : null}>
+    <summary><span class="change-title"><code>${r.path}</code> <span class="badge op-${r.operation}">${operationLabel(r.operation)}</span>
+      ${counts ? lineCounts(counts) : null}${open ? null : html` <span class="subtle">(${lines > openDiffLimits.lines ? 'large: ' : ''}select to show the diff)</span>`}</span></summary>
     <dl class="facts inline">
       <dt>Current revision</dt><dd><code class="rev">${r.beforeRevision ?? 'none (new note)'}</code></dd>
       <dt>After</dt><dd><code class="rev">${r.afterRevision}</code></dd>
     </dl>
     ${diff(r.diff, r.path)}
     ${r.diffTruncated ? html`<p class="help">The diff is truncated; the whole content is in the proposal's action.</p>` : null}
-  </article>`,
-  )}
+  </details>`;
+  })}
 </section>`;
+}
+
+const operationLabel = (operation: string) => (operation === 'create' ? 'new note' : operation === 'replace' ? 'replaced' : operation === 'noop' ? 'unchanged' : operation);
+
+function lineCounts(counts: { linesAdded: number; linesRemoved: number }): Html {
+  return html`<span class="lines"><span class="added">+${counts.linesAdded}</span> <span class="removed">−${counts.linesRemoved}</span><span class="visually-hidden"> (${counts.linesAdded} lines added, ${counts.linesRemoved} removed)</span></span>`;
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en')} ${n === 1 ? one : many}`;
+
+/** The totals, first: how much this is before any diff. */
+function changeTotals(change: ChangeSummary): Html {
+  const parts = [change.created ? `${plural(change.created, 'note')} created` : null, change.replaced ? `${plural(change.replaced, 'note')} replaced` : null, change.unchanged ? `${plural(change.unchanged, 'note')} unchanged` : null].filter(Boolean);
+  return html`<p class="totals" id="change-totals"><strong>${plural(change.notes, 'note')}</strong>: ${parts.join(', ') || 'nothing'}; <span class="added">${plural(change.linesAdded, 'line')} added</span>, <span class="removed">${plural(change.linesRemoved, 'line')} removed</span>.</p>`;
+}
+
+/** Every note of a transaction, linked to its diff (which the script opens when it is collapsed). */
+function jumpList(change: ChangeSummary): Html {
+  return html`<nav class="jump" aria-labelledby="jump-title">
+  <h3 id="jump-title">Notes in this change</h3>
+  <p class="jump-actions" hidden><button type="button" class="button secondary small" data-diffs="open">Expand all</button> <button type="button" class="button secondary small" data-diffs="close">Collapse all</button></p>
+  <ol class="jump-list">${change.perNote.map(
+    (n) => html`<li><a href="#c-${n.index}"><code>${n.path}</code></a> <span class="subtle">${operationLabel(n.operation)}</span> ${lineCounts(n)}</li>`,
+  )}</ol>
+</nav>`;
 }
 
 function verdict(preview: ProposalPreview): Html {
@@ -210,4 +305,20 @@ function historySection(view: ProposalPage): Html {
       ${Object.keys(h.detail).length ? html`<span class="detail">${Object.entries(h.detail).map(([k, v]) => html`<span>${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}</span> `)}</span>` : null}</li>`,
   )}</ol>
 </section>`;
+}
+
+/** A refused decision in words, for the reviewer who made it (the form keeps their reason). */
+export function decisionRefusalText(problem: AppError, decision: 'approve' | 'reject'): string {
+  const verb = decision === 'approve' ? 'approve' : 'reject';
+  switch (problem.code) {
+    case 'proposal_not_pending':
+      return `It could not ${verb} this proposal: it was decided or closed in the meantime (${problem.message}). The page below shows it as it is now.`;
+    case 'workflow_service_unavailable':
+      return `The review service did not answer in time, so nothing was decided. Try again in a few seconds: your reason is kept below.`;
+    case 'self_approval_forbidden':
+    case 'permission_denied':
+      return `You cannot decide this proposal: ${problem.message}`;
+    default:
+      return problem.message;
+  }
 }
