@@ -178,6 +178,8 @@ describe('the proposal page', () => {
   it('counts the lines a unified diff adds and removes, not its file headers', () => {
     expect(diffLineCounts('--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n-one\n+uno\n two\n+three\n')).toEqual({ linesAdded: 2, linesRemoved: 1 });
     expect(diffLineCounts('')).toEqual({ linesAdded: 0, linesRemoved: 0 });
+    // Inside a hunk a removed "-- note" reads "--- note": a line, not a header.
+    expect(diffLineCounts('--- a/x\n+++ b/x\n@@ -1 +1 @@\n--- note\n+++ note\n')).toEqual({ linesAdded: 1, linesRemoved: 1 });
   });
 
   it('says what the reviewer did of the state the proposal is in now', () => {

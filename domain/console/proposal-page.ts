@@ -39,9 +39,12 @@ export type ChangeSummary = z.infer<typeof changeSummarySchema>;
 export function diffLineCounts(diff: string): { linesAdded: number; linesRemoved: number } {
   let linesAdded = 0;
   let linesRemoved = 0;
+  let inHunk = false;
   for (const line of diff.split('\n')) {
-    if (line.startsWith('+') && !line.startsWith('+++')) linesAdded++;
-    else if (line.startsWith('-') && !line.startsWith('---')) linesRemoved++;
+    // The file headers (--- / +++) come before the first hunk; inside one, "---" is a removed "--".
+    if (line.startsWith('@@')) inHunk = true;
+    else if (inHunk && line.startsWith('+')) linesAdded++;
+    else if (inHunk && line.startsWith('-')) linesRemoved++;
   }
   return { linesAdded, linesRemoved };
 }

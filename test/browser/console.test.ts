@@ -8,6 +8,7 @@
 // good; axe-core finds no violations at laptop and phone widths; the pages work from the keyboard;
 // and no page logs a console error. Screenshots go to .data/artifacts/screenshots/console-*.png.
 import { randomUUID } from 'node:crypto';
+import { sql } from 'slonik';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { Page } from 'playwright-core';
@@ -177,10 +178,11 @@ describe('the inbox', () => {
       const { page, errors } = await open(viewport);
       await signIn(page, reviewer.token);
       const list = page.locator('#inbox-list');
-      const titles = await list.getByRole('heading', { level: 3 }).allInnerTexts();
+      const titles = await list.locator('a.row-link').allInnerTexts();
       expect(titles).toEqual(expect.arrayContaining(['Replan the planting week', 'Add the reading list', 'Rename the tool shed note']));
-      const row = list.locator('li', { hasText: 'Replan the planting week' });
-      expect(await row.innerText()).toMatch(/Garden club[\s\S]*zapier/);
+      const row = list.locator('tr', { hasText: 'Replan the planting week' });
+      // Who proposed it, what it touches (the first path and how many more), its size, its age, where it comes from.
+      expect(await row.innerText()).toMatch(/Priya Proposer[\s\S]*Plans\/Week\.md\s+and 1 more[\s\S]*2 notes, [\d.]+ B[\s\S]*Garden club · zapier/);
       expect(await row.locator('.badge').innerText()).toBe('Waiting for review');
       expect(await list.getByRole('link', { name: 'Add the reading list' }).getAttribute('href')).toBe(`/console/proposals/${readingId}`);
       await screenshot(page, `console-inbox-${viewport}`);
@@ -193,7 +195,7 @@ describe('the inbox', () => {
     const { page, errors } = await open();
     await signIn(page, reviewer.token);
     const list = page.locator('#inbox-list');
-    const titles = () => list.getByRole('heading', { level: 3 }).allInnerTexts();
+    const titles = () => list.locator('a.row-link').allInnerTexts();
     const apply = () => page.getByRole('button', { name: 'Apply filters' }).click();
 
     await page.getByLabel('Workspace').selectOption({ label: 'Book circle' });
@@ -249,8 +251,11 @@ describe('a proposal: its diff, the decision, the receipt and undo', () => {
       expect(await page.locator('section', { has: page.getByRole('heading', { name: 'About this proposal' }) }).innerText()).toMatch(/Proposed by\s+Priya Proposer/);
       expect(await page.getByText('Forge can apply this to the notes as they are now.').count()).toBe(1);
 
-      const week = page.locator('article.change', { has: page.getByRole('heading', { name: weekPath }) });
-      expect(await week.locator('.badge').innerText()).toBe('replace');
+      // The totals come before any diff; a change of two short notes shows both diffs open.
+      expect(await page.locator('#change-totals').innerText()).toBe('2 notes: 1 note created, 1 note replaced; 5 lines added, 1 line removed.');
+      const week = page.locator('details.change', { hasText: weekPath });
+      expect(await week.getAttribute('open')).toBe('');
+      expect(await week.locator('.badge').innerText()).toBe('replaced');
       expect(await week.locator('code.rev').first().innerText()).toBe(weekRevision);
       const diff = week.getByLabel(`Diff of ${weekPath}`);
       await diff.waitFor();
@@ -259,7 +264,7 @@ describe('a proposal: its diff, the decision, the receipt and undo', () => {
       expect(await diff.locator('del').first().isVisible()).toBe(true);
       expect(await diff.locator('ins').first().isVisible()).toBe(true);
 
-      const seeds = page.locator('article.change', { has: page.getByRole('heading', { name: seedsPath }) });
+      const seeds = page.locator('details.change', { hasText: seedsPath });
       expect(await seeds.locator('code.rev').first().innerText()).toBe('none (new note)');
       expect(await seeds.locator('del').count()).toBe(0);
       expect(await seeds.locator('ins').allInnerTexts()).toContain('+Tomatoes, basil.');
@@ -276,7 +281,8 @@ describe('a proposal: its diff, the decision, the receipt and undo', () => {
     await signIn(page, secondReviewer.token, `/console/proposals/${weekId}`);
     await page.getByLabel(/^Reason/).fill('Tomatoes go in before the rain.');
     await page.getByRole('button', { name: 'Approve' }).click();
-    await page.getByText('Approved. Forge applies it now; this page follows it to its receipt.').waitFor();
+    // Said of the state it is in now: Forge may already have finished when the page renders.
+    await page.getByText(/^Approved(\. Forge is applying it now; this page follows it to its receipt\.|, and Forge applied it)/).waitFor();
     await page.waitForURL((url) => url.searchParams.get('done') === 'approve');
     // Set after the redirect: gone if the page reloads while following the proposal.
     await page.evaluate(() => (window.followed = 'in place'));
@@ -312,7 +318,7 @@ describe('a proposal: its diff, the decision, the receipt and undo', () => {
     await screenshot(page, 'console-receipt-laptop', { fullPage: true });
 
     await page.getByRole('button', { name: 'Undo this change' }).click();
-    await page.getByText('Undo requested.').waitFor();
+    await page.getByText(/^(Undo requested\. Forge is restoring the notes now|Undone: Forge restored the notes)/).waitFor();
     await proposal.locator('.badge.state-undone').waitFor({ timeout: MOVING_TIMEOUT });
     expect(await stateOf(weekId)).toBe('undone');
     const restored = await proposer.api.read(garden.mappingId, weekPath);
@@ -321,6 +327,126 @@ describe('a proposal: its diff, the decision, the receipt and undo', () => {
     expect(await proposal.locator('article.execution', { hasText: 'Undone by Forge' }).locator('tbody th').allInnerTexts()).toEqual([weekPath, seedsPath]);
     expect(errors).toEqual([]);
   }, 60_000);
+});
+
+describe('reviewing as reviewers do it', () => {
+  test('a 100-note transaction: totals first, every diff collapsed, a jump list that opens its note, Expand all', async () => {
+    const actions = Array.from({ length: 100 }, (_, i) => ({ type: 'write-note', path: `Bulk/Note ${String(i).padStart(3, '0')}.md`, content: `# Note ${i}\n\n${'A line of text.\n'.repeat(5)}` }));
+    const id = await propose(books, 'Import a hundred notes', { kind: 'note.transaction', actions }, 'zapier');
+    for (const viewport of viewportNames) {
+      const { page, errors } = await open(viewport);
+      await signIn(page, reviewer.token, `/console/proposals/${id}`);
+      expect(await page.locator('#change-totals').innerText()).toBe('100 notes: 100 notes created; 700 lines added, 0 lines removed.');
+      const notes = page.locator('details.change');
+      expect(await notes.count()).toBe(100);
+      expect(await page.locator('details.change[open]').count()).toBe(0);
+      // What it changes comes before the decision.
+      const changeTop = (await page.getByRole('heading', { name: 'What approving would change' }).boundingBox())!.y;
+      const decisionTop = (await page.getByRole('heading', { name: 'Your decision' }).boundingBox())!.y;
+      expect(changeTop).toBeLessThan(decisionTop);
+      await screenshot(page, `console-transaction-${viewport}`);
+      await page.locator('nav.jump').getByRole('link', { name: 'Bulk/Note 057.md' }).click();
+      await page.waitForURL((url) => url.hash === '#c-57');
+      expect(await page.locator('#c-57').getAttribute('open')).toBe('');
+      expect(await page.locator('#c-57').getByLabel('Diff of Bulk/Note 057.md').isVisible()).toBe(true);
+      await page.getByRole('button', { name: 'Expand all' }).click();
+      expect(await page.locator('details.change[open]').count()).toBe(100);
+      await page.getByRole('button', { name: 'Collapse all' }).click();
+      expect(await page.locator('details.change[open]').count()).toBe(0);
+      expect(await noHorizontalOverflow(page), 'the transaction page scrolls sideways').toBe(true);
+      expect(await axeViolations(page)).toEqual([]);
+      expect(errors).toEqual([]);
+    }
+  });
+
+  test('three proposals in a row from the keyboard alone: j, Enter, d, the reason, Approve, n', async () => {
+    // A reviewer of a workspace of their own, so "next" is exactly these three.
+    const solo = await person('Kim Keyboard');
+    const ws = await createWorkspace(ctx.db.pool, { name: 'Keyboard club', ownerAccountId: proposer.id });
+    await addMember(ctx.db.pool, { workspaceId: ws.id, accountId: solo.id, role: 'reviewer' });
+    const { mappingId } = await createMapping(ctx.db.pool, { vaultId: (await createVault(ctx.db.pool, { name: 'Keyboard vault', ownerWorkspaceId: ws.id })).id });
+    const club: Space = { id: ws.id, name: 'Keyboard club', mappingId };
+    const ids: string[] = [];
+    for (const n of [1, 2, 3]) ids.push(await propose(club, `Keyboard ${n}`, { kind: 'note.write', path: `Keys/${n}.md`, content: `# ${n}\n` }, 'generic-webhook'));
+    const { page, errors } = await open();
+    await signIn(page, solo.token);
+    await page.keyboard.press('j');
+    // Newest first: the first row is the third proposal, announced with its place in the list.
+    expect((await focused(page)).text).toBe('Keyboard 3');
+    expect(await page.locator('#row-status').innerText()).toMatch(/^Proposal 1 of 3: Keyboard 3; Waiting for review; by Priya Proposer; waiting /);
+    await page.keyboard.press('j');
+    await page.keyboard.press('k');
+    expect((await focused(page)).text).toBe('Keyboard 3');
+    await page.keyboard.press('Enter');
+    const decided: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      await page.waitForURL((url) => /^\/console\/proposals\/[0-9a-f-]+$/.test(url.pathname) && !url.searchParams.get('done'));
+      const id = new URL(page.url()).pathname.split('/').pop()!;
+      await page.keyboard.press('d');
+      expect((await focused(page)).id).toBe('reason');
+      await page.keyboard.type(`Keyboard review ${i + 1}`);
+      await page.keyboard.press('Tab');
+      expect((await focused(page)).text).toBe('Approve');
+      await page.keyboard.press('Enter');
+      await page.waitForURL((url) => url.searchParams.get('done') === 'approve');
+      decided.push(id);
+      if (i < 2) await page.keyboard.press('n');
+    }
+    expect([...decided].sort()).toEqual([...ids].sort());
+    await page.getByText('No other proposal is waiting for you.').waitFor();
+    for (const id of ids) await waitForState(id, 'executed');
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  test('an ended session is said so on sign-in, and signing in returns to the page', async () => {
+    const { page, errors } = await open();
+    await signIn(page, secondReviewer.token, `/console/proposals/${shedId}`);
+    await ctx.db.pool.query(sql.unsafe`UPDATE console_sessions SET created_at = now() - interval '9 hours', expires_at = now() - interval '1 hour' WHERE account_id = ${secondReviewer.id} AND ended_at IS NULL`);
+    await page.reload();
+    await page.waitForURL((url) => url.pathname === '/console/sign-in' && url.searchParams.get('expired') === '1');
+    expect(await page.locator('.notice[role=status]').innerText()).toBe('Your session ended: it expired, was signed out elsewhere, or its token was revoked. Sign in again and you are taken back to the page you were on.');
+    await page.getByLabel('Personal access token').fill(secondReviewer.token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL((url) => url.pathname === `/console/proposals/${shedId}`);
+    expect(errors).toEqual([]);
+  });
+
+  test('a reason over the limit is answered in words, and what was typed is still in the form', async () => {
+    const { page, errors } = await open();
+    await signIn(page, reviewer.token, `/console/proposals/${shedId}`);
+    // A browser keeps to maxlength when typing; a pasted or scripted one may not.
+    const typed = `${'Long thoughts about the shed. '.repeat(70)}The end.`;
+    await page.evaluate((text) => {
+      const field = document.getElementById('reason');
+      field.removeAttribute('maxlength');
+      field.value = text;
+    }, typed);
+    await page.getByRole('button', { name: 'Approve' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain(`Your reason has ${typed.length.toLocaleString('en')} characters; a reason holds at most 2,000. Shorten it, then decide again: nothing was decided.`);
+    expect(await page.locator('#reason').inputValue()).toBe(typed);
+    expect(await stateOf(shedId)).toBe('pending_review');
+    await screenshot(page, 'console-long-reason-laptop');
+    expect(errors.filter((e) => !/status of 400/.test(e))).toEqual([]);
+  });
+
+  test('on a phone a receipt shows every column, hashes and event ids wrapped, nothing clipped', async () => {
+    const { page, errors } = await open('phone');
+    await signIn(page, reviewer.token, `/console/proposals/${weekId}`);
+    await page.getByRole('heading', { name: 'Receipts' }).waitFor();
+    const cells = page.locator('table.receipt tbody tr').first().locator('td[data-label="Event"]');
+    const box = (await cells.boundingBox())!;
+    expect(box.x).toBeGreaterThanOrEqual(0);
+    expect(box.x + box.width).toBeLessThanOrEqual(390);
+    // The event id is there and whole (the label "Event:" is the cell's ::before, not its text).
+    const week = (await proposer.api.events(garden.mappingId, '&limit=100')).data['events'] as Array<{ id: string; path: string; actor: { type: string } }>;
+    expect(week.map((e) => String(e.id))).toContain(await cells.innerText());
+    expect(await cells.isVisible()).toBe(true);
+    expect(await noHorizontalOverflow(page), 'the receipt scrolls sideways').toBe(true);
+    await screenshot(page, 'console-receipt-phone', { fullPage: true });
+    expect(errors).toEqual([]);
+  });
 });
 
 describe('who may not decide, and posts that are not from the console', () => {
@@ -464,7 +590,7 @@ describe('accessibility', () => {
       await page.keyboard.press('Tab');
       expect((await focused(page)).text).toBe('Approve');
       await page.keyboard.press(key);
-      await page.getByText('Approved. Forge applies it now').waitFor();
+      await page.getByText(/^Approved(\. Forge is applying it now|, and Forge applied it)/).waitFor();
       await waitForState(id, 'executed');
       const decided = await proposer.api.request('GET', `/api/dev/automation/proposals/${id}`);
       expect(decided.data['decisionReason']).toBe(`Fine by keyboard (${key}).`);

@@ -250,11 +250,12 @@ function receiptsSection(view: ProposalPage, context: ProposalViewContext): Html
       e.receipt
         ? html`${e.receipt.transactionId ? html`<p>Knowledge transaction <code>${e.receipt.transactionId}</code></p>` : null}
     <div class="table-wrap" tabindex="0" role="region" aria-label="${e.kind} changes">
-    <table>
+    <table class="receipt">
       <caption class="visually-hidden">What ${e.kind === 'apply' ? 'the execution' : 'the undo'} changed</caption>
       <thead><tr><th scope="col">Note</th><th scope="col">Operation</th><th scope="col">Before</th><th scope="col">After</th><th scope="col">Event</th></tr></thead>
       <tbody>${e.receipt.changes.map(
-        (c) => html`<tr><th scope="row"><code>${c.path}</code></th><td>${c.operation}</td><td><code class="rev">${c.beforeRevision ?? '—'}</code></td><td><code class="rev">${c.afterRevision ?? '—'}</code></td><td><code>${c.eventId ?? '—'}</code></td></tr>`,
+        (c) =>
+          html`<tr><th scope="row" data-label="Note"><code>${c.path}</code></th><td data-label="Operation">${c.operation}</td><td data-label="Before"><code class="rev">${c.beforeRevision ?? '—'}</code></td><td data-label="After"><code class="rev">${c.afterRevision ?? '—'}</code></td><td data-label="Event"><code class="rev">${c.eventId ?? '—'}</code></td></tr>`,
       )}</tbody>
     </table>
     </div>`
