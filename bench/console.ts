@@ -63,6 +63,15 @@ export async function runConsoleSuite(input: { db: DatabasePool; samples?: numbe
     }
   }
   const withDiff = proposalIds[0]!;
+  // A transaction of 100 new notes (issue 29: the page a large proposal makes).
+  const hundred = randomUUID();
+  const hundredAction = {
+    kind: 'note.transaction' as const,
+    mappingId: first.mappingId,
+    actions: Array.from({ length: 100 }, (_, i) => ({ type: 'write-note' as const, path: `Bulk/Note ${i}.md`, content: `# Note ${i}\n\n${'A line of the imported note.\n'.repeat(20)}` })),
+  };
+  await insertProposal(db, { id: hundred, workspaceId: first.id, proposer: { kind: 'account', id: proposer.id }, actingForAccountId: null, bridge: 'zapier', action: hundredAction, summary: 'Bench: 100 notes', expiresInSeconds: 86_400 });
+  await transitionProposal(db, { proposalId: hundred, state: 'pending_review' });
 
   const connection = lazyTemporalConnection('127.0.0.1:7233');
   const allowances = { rest: { perMinute: 1_000_000_000, perMonth: { team: 1_000_000_000 } }, mcp: { perMinute: 1, perMonth: {} } };
@@ -104,6 +113,15 @@ export async function runConsoleSuite(input: { db: DatabasePool; samples?: numbe
     const page = await timed(() => app.inject({ method: 'GET', url: `/console/proposals/${withDiff}`, headers: { cookie } }), samples, [200], 5);
     row('API: GET /proposals/:id + GET …/preview (20 KB note replaced)', apiRead, null);
     row('console: proposal page with the rendered diff', page, apiRead);
+
+    const apiHundred = await timed(async () => {
+      const a = await app.inject({ method: 'GET', url: `/api/dev/automation/proposals/${hundred}`, headers: bearer });
+      const b = await app.inject({ method: 'GET', url: `/api/dev/automation/proposals/${hundred}/preview`, headers: bearer });
+      return { statusCode: a.statusCode === 200 ? b.statusCode : a.statusCode, body: b.body };
+    }, samples, [200], 5);
+    const hundredPage = await timed(() => app.inject({ method: 'GET', url: `/console/proposals/${hundred}`, headers: { cookie } }), samples, [200], 5);
+    row('API: GET /proposals/:id + GET …/preview (a transaction of 100 new notes)', apiHundred, null);
+    row('console: the 100-note proposal page (totals, jump list, collapsed diffs)', hundredPage, apiHundred);
   } finally {
     await db.query(sql.type(emptyRow)`DELETE FROM action_proposals WHERE workspace_id = ANY (${sql.array(workspaces.map((w) => w.id), 'uuid')})`);
     await app.close();
