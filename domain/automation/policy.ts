@@ -37,11 +37,8 @@ export type OpenedReview = { state: 'pending_review' } | { state: 'rejected'; re
  */
 export async function openReview(db: DatabasePool, proposalId: string): Promise<OpenedReview> {
   const proposal = await getProposal(db, proposalId);
-  if (!proposal) {
-    const reason = 'The proposal no longer exists.';
-    await transitionProposal(db, { proposalId, state: 'rejected', detail: { by: 'policy', reason }, reason });
-    return { state: 'rejected', reason };
-  }
+  // Nothing to write for a proposal that is gone: its review just closes.
+  if (!proposal) return { state: 'rejected', reason: 'The proposal no longer exists.' };
   if (proposal.state === 'proposed') return applyPolicy(db, proposal);
   if (proposal.state === 'rejected') return { state: 'rejected', reason: proposal.decisionReason ?? '' };
   return { state: 'pending_review' };

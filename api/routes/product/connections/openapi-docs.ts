@@ -137,32 +137,22 @@ export const listClassroomRosterExamples: OperationExamples = {
   responses: { 200: one(envelope('service.classroom-roster', { students: [{ userId: '104857392018475620193', fullName: 'Avery Kim' }], nextPageToken: null })) },
 };
 
+/** The assignment Classroom made, as the first answer and its replay show it. */
+const exampleAssignment = {
+  connectionId: ids.connection,
+  courseId: '612345678901',
+  courseWorkId: '723456789012',
+  title: 'Fraction strips practice',
+  state: 'PUBLISHED',
+  alternateLink: 'https://classroom.google.com/c/NjEyMzQ1Njc4OTAx/a/NzIzNDU2Nzg5MDEy/details',
+};
+
 export const createClassroomAssignmentExamples: OperationExamples = {
   parameters: { connectionId: ids.connection, courseId: '612345678901' },
   request: one({ title: 'Fraction strips practice', description: 'Fold and label the strips, then answer the three questions.', materials: [{ url: 'https://docs.google.com/document/d/1ZpXq8Lr2sT4uV6wY8zA0bC2dE4fG6hI8' }], dueDate: '2026-11-28' }),
   responses: {
-    201: one(
-      envelope('service.classroom-assignment', {
-        connectionId: ids.connection,
-        courseId: '612345678901',
-        courseWorkId: '723456789012',
-        title: 'Fraction strips practice',
-        state: 'PUBLISHED',
-        alternateLink: 'https://classroom.google.com/c/NjEyMzQ1Njc4OTAx/a/NzIzNDU2Nzg5MDEy/details',
-        replayed: false,
-      }),
-    ),
-    200: one(
-      envelope('service.classroom-assignment', {
-        connectionId: ids.connection,
-        courseId: '612345678901',
-        courseWorkId: '723456789012',
-        title: 'Fraction strips practice',
-        state: 'PUBLISHED',
-        alternateLink: 'https://classroom.google.com/c/NjEyMzQ1Njc4OTAx/a/NzIzNDU2Nzg5MDEy/details',
-        replayed: true,
-      }),
-    ),
+    201: one(envelope('service.classroom-assignment', { ...exampleAssignment, replayed: false })),
+    200: one(envelope('service.classroom-assignment', { ...exampleAssignment, replayed: true })),
   },
 };
 
