@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { insertProposal } from '../domain/automation/proposals.ts';
+import { submitProposal } from '../domain/automation/policy.ts';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
 import type { TestDatabase } from './support/database.ts';
@@ -171,6 +172,35 @@ describe('/process recovery', () => {
       if (state !== 'pending_review') await new Promise((r) => setTimeout(r, 100));
     }
     expect(state).toBe('pending_review');
+  });
+
+  it('finds a review by its start still pending, whatever the state: an opened proposal whose start was never made is resumed, a started one is not', async () => {
+    const accountId = (await manager.request('GET', '/api/dev/me')).data.account.id as string;
+    const input = (path: string) => ({
+      id: randomUUID(),
+      workspaceId,
+      proposer: { kind: 'account' as const, id: accountId },
+      actingForAccountId: null,
+      bridge: 'test',
+      action: { kind: 'note.write' as const, mappingId, path, content: 's' },
+      summary: '',
+      expiresInSeconds: 3600,
+    });
+    // Opened with the proposal (decision 96) while Temporal was down: pending_review, its start recorded and not made.
+    const unstarted = await db.pool.transaction((tx) => submitProposal(tx, input('Inbox/Unstarted.md')));
+    expect(unstarted.state).toBe('pending_review');
+    // Through the API: its review started in the request.
+    const started = await manager.request('POST', '/api/dev/automation/proposals', { body: { workspaceId, ...proposal(), summary: 'started' }, headers: { 'idempotency-key': randomUUID() } });
+    expect(started.statusCode).toBe(201);
+    const startedId = started.data.id as string;
+    await db.pool.query(sql.type(z.object({}))`UPDATE action_proposals SET created_at = now() - interval '1 minute' WHERE id = ANY (${sql.array([unstarted.id, startedId], 'uuid')})`);
+    const res = await manager.request('POST', '/api/dev/automation/process', { body: { workspaceId } });
+    expect(res.data.resumedReviews).toContain(unstarted.id);
+    expect(res.data.resumedReviews).not.toContain(startedId);
+    // Resumed once: the start is made now, so the next /process leaves it alone.
+    expect((await manager.request('POST', '/api/dev/automation/process', { body: { workspaceId } })).data.resumedReviews).not.toContain(unstarted.id);
+    const review = new Client({ connection, namespace: 'default' }).workflow.getHandle(`proposal-review-${unstarted.id}`);
+    expect((await review.describe()).status.name).toBe('RUNNING');
   });
 });
 

@@ -562,6 +562,22 @@ describe('inbox', () => {
     expect((first['proposals'] as Array<Record<string, unknown>>)[0]).toMatchObject({ proposerName: owner.account.displayName, scope: { firstTarget: 'Page/29.md', moreTargets: 0, notes: 1, bytes: 2 } });
   });
 
+  it('names the next proposal waiting for this reviewer: the newest other one it may decide, never the proposer\'s own', async () => {
+    const current = created[0]!;
+    const pageOf = async (session: ConsoleSession) => {
+      const res = await consoleGet(app, session, `/console/proposals/${current}`, json);
+      expect(res.statusCode, res.body).toBe(200);
+      return parse(res)['next'] as { id: string } | null;
+    };
+    // What the reviewer's inbox lists first, skipping the proposal itself and any it may not decide.
+    const waiting = (await inbox('')) as { proposals: Array<{ id: string; standing: { canDecide: boolean } }> };
+    const expected = waiting.proposals.find((p) => p.id !== current && p.standing.canDecide)!;
+    expect(expected).toBeDefined();
+    expect((await pageOf(reviewerSession))?.id).toBe(expected.id);
+    // The owner proposed every one of them: nothing is waiting for the owner.
+    expect(await pageOf(await consoleSignIn(app, owner.token))).toBeNull();
+  });
+
   it('pages in the other orders too: waiting longest first, expiring soonest first', async () => {
     const oldest = await allPages(`workspaceId=${pagingWorkspaceId}&sort=oldest`);
     expect(oldest.pages).toBe(2);

@@ -353,8 +353,17 @@ describe('reviewing as reviewers do it', () => {
       expect(await page.locator('details.change[open]').count()).toBe(100);
       await page.getByRole('button', { name: 'Collapse all' }).click();
       expect(await page.locator('details.change[open]').count()).toBe(0);
+      // ] and [ walk the notes, opening each; u goes back to the inbox.
+      await page.keyboard.press(']');
+      await page.keyboard.press(']');
+      expect(await page.evaluate(() => document.activeElement.closest('details').id)).toBe('c-1');
+      await page.keyboard.press('[');
+      expect(await page.evaluate(() => document.activeElement.closest('details').id)).toBe('c-0');
+      expect(await page.locator('details.change[open]').count()).toBe(2);
       expect(await noHorizontalOverflow(page), 'the transaction page scrolls sideways').toBe(true);
       expect(await axeViolations(page)).toEqual([]);
+      await page.keyboard.press('u');
+      await page.waitForURL((url) => url.pathname === '/console');
       expect(errors).toEqual([]);
     }
   });
@@ -384,7 +393,9 @@ describe('reviewing as reviewers do it', () => {
       const id = new URL(page.url()).pathname.split('/').pop()!;
       await page.keyboard.press('d');
       expect((await focused(page)).id).toBe('reason');
-      await page.keyboard.type(`Keyboard review ${i + 1}`);
+      // The keys are inert in the field: "d" and "n" here are typed, not obeyed.
+      await page.keyboard.type(`Keyboard review ${i + 1}: done`);
+      expect(await page.locator('#reason-count').innerText()).toBe(`${'Keyboard review 1: done'.length} of 2,000 characters`);
       await page.keyboard.press('Tab');
       expect((await focused(page)).text).toBe('Approve');
       await page.keyboard.press('Enter');
@@ -393,6 +404,8 @@ describe('reviewing as reviewers do it', () => {
       if (i < 2) await page.keyboard.press('n');
     }
     expect([...decided].sort()).toEqual([...ids].sort());
+    const reasons = await Promise.all(decided.map(async (id) => (await proposer.api.request('GET', `/api/dev/automation/proposals/${id}`)).data['decisionReason']));
+    expect(reasons).toEqual(['Keyboard review 1: done', 'Keyboard review 2: done', 'Keyboard review 3: done']);
     await page.getByText('No other proposal is waiting for you.').waitFor();
     for (const id of ids) await waitForState(id, 'executed');
     expect(errors).toEqual([]);
