@@ -15,13 +15,12 @@ export const inboxRefreshMs = 10_000;
 
 /** The inbox's query string for these filters (and a cursor), as links and the refresher use it. */
 export function inboxHref(filters: Inbox['filters'], extra: Record<string, string> = {}): string {
-  if (extra['sort']) filters = { ...filters, sort: extra['sort'] as ProposalOrder };
   const params = new URLSearchParams();
   if (filters.workspaceId) params.set('workspaceId', filters.workspaceId);
   if (filters.state !== 'pending_review') params.set('state', filters.state);
   if (filters.bridge) params.set('bridge', filters.bridge);
   if (filters.sort !== 'newest') params.set('sort', filters.sort);
-  for (const [k, v] of Object.entries(extra)) if (k !== 'sort') params.set(k, v);
+  for (const [k, v] of Object.entries(extra)) params.set(k, v);
   const query = params.toString();
   return `/console${query ? `?${query}` : ''}`;
 }
@@ -89,8 +88,8 @@ ${
     <th scope="col">Proposed by</th>
     <th scope="col">Touches</th>
     <th scope="col">Size</th>
-    <th scope="col"${sort === 'newest' ? html` aria-sort="ascending"` : sort === 'oldest' ? html` aria-sort="descending"` : null}><a href="${inboxHref(inbox.filters, { sort: sort === 'oldest' ? 'newest' : 'oldest' })}">Waiting<span class="visually-hidden"> (sort ${sort === 'oldest' ? 'newest first' : 'longest waiting first'})</span></a></th>
-    <th scope="col"${sort === 'expiring' ? html` aria-sort="ascending"` : null}><a href="${inboxHref(inbox.filters, { sort: 'expiring' })}">Expires<span class="visually-hidden"> (sort soonest first)</span></a></th>
+    <th scope="col"${sort === 'newest' ? html` aria-sort="ascending"` : sort === 'oldest' ? html` aria-sort="descending"` : null}><a href="${inboxHref({ ...inbox.filters, sort: sort === 'oldest' ? 'newest' : 'oldest' })}">Waiting<span class="visually-hidden"> (sort ${sort === 'oldest' ? 'newest first' : 'longest waiting first'})</span></a></th>
+    <th scope="col"${sort === 'expiring' ? html` aria-sort="ascending"` : null}><a href="${inboxHref({ ...inbox.filters, sort: 'expiring' })}">Expires<span class="visually-hidden"> (sort soonest first)</span></a></th>
     <th scope="col">Workspace · bridge</th>
   </tr></thead>
   <tbody>${inbox.proposals.map((item, i) => row(item, i, count, now))}</tbody>
