@@ -2,6 +2,7 @@
 // interface, each with its own prefix, schemas and auth hook. No module-level state: everything an
 // interface needs arrives through `deps`, so tests build as many isolated apps as they like.
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController } from 'fastify';
@@ -35,6 +36,9 @@ import { productRuntime } from './routes/product/index.ts';
 import { GroupCommit } from '../domain/notes/group-commit.ts';
 import { RUNTIME_MOUNT } from './routes/product/kit.ts';
 import { reviewerConsole } from './routes/console/index.ts';
+import { defaultLiveOptions } from './routes/console/live.ts';
+import { NotificationListener } from '../db/notification-listener.ts';
+import { proposalChangesChannel } from '../domain/console/live.ts';
 import type { WorkflowStarter } from './routes/shared/workflow-starts.ts';
 import { startWorkflowRelay } from './workflow-relay.ts';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
@@ -79,6 +83,12 @@ export type AppDeps = {
   metrics?: Registry | null;
   /** Trace requests and Temporal calls with the process's tracer provider (platform/tracing.ts). */
   tracing?: boolean;
+  /**
+   * The reviewer console's live stream (decision 98): the session connection it LISTENs on (default:
+   * the pool's URL; DATABASE_LISTEN_URL behind a transaction pooler), its heartbeat and how many
+   * streams this process holds at most. null: no stream, the pages poll.
+   */
+  consoleLive?: { databaseUrl?: string; heartbeatMs?: number; maxStreams?: number } | null;
 };
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -111,8 +121,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // response still in flight then goes out with Connection: close, so its socket ends too and close()
   // completes as soon as the last in-flight request is answered.
   let closing = false;
+  // A connection that has not sent a byte (a browser's preconnect, a client that gave up before its
+  // request) is not idle to Node, which would hold close() until its headersTimeout (60 s): with no
+  // request there is nothing to finish, so it is closed at once.
+  const connections = new Set<Socket>();
+  app.server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
   app.addHook('preClose', async () => {
     closing = true;
+    for (const socket of connections) if (socket.bytesRead === 0) socket.destroy();
   });
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close');
@@ -179,6 +198,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     mediaStore: deps.mediaStore ?? createPostgresBlobStore(deps.db),
     connections: deps.connections && deps.secretBox ? { ...deps.connections, secretBox: deps.secretBox } : null,
   });
+  // One LISTEN connection per process for every open console stream, made when the first one opens.
+  const proposalChanges =
+    deps.consoleLive === null ? null : new NotificationListener(deps.consoleLive?.databaseUrl ?? deps.db.configuration.connectionUri, proposalChangesChannel, app.log);
+  if (proposalChanges) app.addHook('onClose', () => proposalChanges.stop());
   await app.register(reviewerConsole, {
     prefix: '/console',
     db: deps.db,
@@ -186,6 +209,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...workflows,
     publicBaseUrl: deps.publicBaseUrl,
     temporalUi: deps.temporalUiUrl ? { baseUrl: deps.temporalUiUrl.replace(/\/+$/, ''), namespace: deps.temporal.namespace } : null,
+    live: {
+      listener: proposalChanges,
+      heartbeatMs: deps.consoleLive?.heartbeatMs ?? defaultLiveOptions.heartbeatMs,
+      maxStreams: deps.consoleLive?.maxStreams ?? defaultLiveOptions.maxStreams,
+    },
   });
 
   return app;

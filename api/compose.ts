@@ -56,6 +56,7 @@ export async function startApi(
     connections: google ? { provider: createGoogleOAuthProvider(google), settings: google, publicBaseUrl: google.publicBaseUrl } : null,
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
     temporalUiUrl: config.TEMPORAL_UI_URL ?? null,
+    consoleLive: { databaseUrl: config.DATABASE_LISTEN_URL ?? databaseUrl },
     // Every API process relays the workflow starts still pending (any number may run at once).
     workflowRelay: {},
     metrics: registry,

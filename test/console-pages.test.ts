@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { escapeHtml, html, page, raw } from '../api/routes/console/html.ts';
 import { safeNext } from '../api/routes/console/index.ts';
+import { etagOf } from '../api/routes/console/fragments.ts';
 import { inboxList } from '../api/routes/console/inbox-page.ts';
 import { proposalFragment, refreshIntervalOf } from '../api/routes/console/proposal-view.ts';
 import type { Inbox, InboxItem } from '../domain/console/inbox.ts';
@@ -210,6 +211,15 @@ describe('the proposal page', () => {
     expect(proposalFragment(view(), context).value).toContain('No other proposal is waiting for you.');
     const next = proposalFragment(view({ next: { id: ids.ws, summary: hostile, actionKind: 'note.write', bridge: 'zapier' } }), context).value;
     expect(next).toContain(`href="/console/proposals/${ids.ws}" data-key="n" rel="next">Next waiting: &lt;script&gt;`);
+  });
+
+  it('its ETag ignores when the preview was computed (every rendering) and follows everything else', () => {
+    const once = view();
+    const later = view({ preview: { ...once.preview!, computedAt: '2026-11-23T12:07:31.123Z' } });
+    expect(proposalFragment(later, context).value).not.toBe(proposalFragment(once, context).value);
+    expect(etagOf(proposalFragment(later, context))).toBe(etagOf(proposalFragment(once, context)));
+    expect(etagOf(proposalFragment(view({ proposal: { ...proposal, state: 'approved' } }), context))).not.toBe(etagOf(proposalFragment(once, context)));
+    expect(etagOf(proposalFragment(view({ preview: { ...once.preview!, verdict: 'would_fail' } }), context))).not.toBe(etagOf(proposalFragment(once, context)));
   });
 
   it('follows only proposals a worker is moving', () => {

@@ -87,3 +87,80 @@ export async function waitForProposalState(api: DevClient, id: string, states: r
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** One Server-Sent Event as the console's live stream writes it. */
+export type StreamEvent = { event: string; data: unknown };
+
+/**
+ * The console's live stream (GET /console/live) over real HTTP, read as the browser's EventSource
+ * would: `next(name)` waits for the next event of that name (and returns the events skipped on the
+ * way), `ended` settles when the server ends the response. `status`/`headers` are the response's.
+ */
+export async function openConsoleStream(baseUrl: string, cookie: string) {
+  const aborter = new AbortController();
+  const response = await fetch(`${baseUrl}/console/live`, { headers: { cookie, accept: 'text/event-stream' }, signal: aborter.signal });
+  const events: StreamEvent[] = [];
+  const comments: string[] = [];
+  let wake = null as (() => void) | null;
+  let done = false;
+  const ended = (async () => {
+    if (!response.body || !response.headers.get('content-type')?.startsWith('text/event-stream')) return;
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of response.body) {
+        buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+        for (let at = buffer.indexOf('\n\n'); at !== -1; at = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, at);
+          buffer = buffer.slice(at + 2);
+          const fields = new Map<string, string>();
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) comments.push(line.slice(1).trim());
+            else if (line.includes(':')) fields.set(line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trimStart());
+          }
+          if (fields.has('event')) events.push({ event: fields.get('event')!, data: JSON.parse(fields.get('data') ?? 'null') });
+          wake?.();
+        }
+      }
+    } catch {
+      // aborted by close()
+    } finally {
+      done = true;
+      wake?.();
+    }
+  })();
+  let read = 0;
+  /** The next event named `name` (within `timeoutMs`); the ones passed over on the way are `skipped`. */
+  async function next(name: string, timeoutMs = 5_000): Promise<StreamEvent & { skipped: StreamEvent[] }> {
+    const until = Date.now() + timeoutMs;
+    const skipped: StreamEvent[] = [];
+    for (;;) {
+      while (read < events.length) {
+        const event = events[read++]!;
+        if (event.event === name) return { ...event, skipped };
+        skipped.push(event);
+      }
+      if (done) throw new Error(`the stream ended before a ${name} event (seen: ${JSON.stringify(skipped)})`);
+      const left = until - Date.now();
+      if (left <= 0) throw new Error(`no ${name} event within ${timeoutMs} ms (seen: ${JSON.stringify(skipped)})`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        wake = () => {
+          clearTimeout(timer);
+          wake = null;
+          resolve();
+        };
+      });
+    }
+  }
+  return {
+    status: response.status,
+    headers: response.headers,
+    problem: async () => (await response.json()) as Json,
+    events,
+    comments,
+    next,
+    ended,
+    close: () => aborter.abort(),
+  };
+}

@@ -1,4 +1,5 @@
 // Small pieces every console page uses: times, state badges, people, the sign-in and error pages.
+import { createHash } from 'node:crypto';
 import type { AppError } from '../../../domain/errors.ts';
 import { errorCatalog } from '../../../domain/errors.ts';
 import type { ProposalState } from '../../../domain/automation/proposal-states.ts';
@@ -6,10 +7,16 @@ import { html } from './html.ts';
 import type { Html } from './html.ts';
 
 /** A timestamp as a <time> element: machine-readable, shown in UTC to the minute. */
-export function time(iso: string): Html {
+export function time(iso: string, options: { volatile?: boolean } = {}): Html {
   const shown = `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
-  return html`<time datetime="${iso}">${shown}</time>`;
+  return options.volatile ? html`<time data-volatile datetime="${iso}">${shown}</time>` : html`<time datetime="${iso}">${shown}</time>`;
 }
+
+/** A time that changes on every rendering (when a preview was computed): not a change of the page, so left out of its ETag. */
+const VOLATILE_TIME = /<time data-volatile [^>]*>[^<]*<\/time>/g;
+
+/** The ETag of a page's live part: what it shows, less its volatile times. */
+export const etagOf = (markup: Html) => `"${createHash('sha256').update(markup.value.replace(VOLATILE_TIME, '')).digest('base64url').slice(0, 22)}"`;
 
 const stateLabels: Record<ProposalState, string> = {
   proposed: 'Proposed',

@@ -10,7 +10,7 @@ import { stateBadge, stateLabel, time } from './fragments.ts';
 import { html } from './html.ts';
 import type { Html } from './html.ts';
 
-/** How often an open inbox asks for changes (only while the tab is visible). */
+/** How often an open inbox asks for changes when it cannot hold the live stream (only while the tab is visible). */
 export const inboxRefreshMs = 10_000;
 
 /** The inbox's query string for these filters (and a cursor), as links and the refresher use it. */
@@ -60,7 +60,7 @@ export function inboxBody(inbox: Inbox, paged: boolean, listEtag: string, now = 
   </div>
   <button type="submit" class="button secondary">Apply filters</button>
 </form>
-<section id="inbox-list" aria-labelledby="list-title" data-live-src="${inboxHref(filters, { fragment: 'list' })}" data-live-interval="${paged ? 0 : inboxRefreshMs}" data-live-etag="${listEtag}">
+<section id="inbox-list" aria-labelledby="list-title" data-live-src="${inboxHref(filters, { fragment: 'list' })}" data-live-interval="${paged ? 0 : inboxRefreshMs}" data-live-etag="${listEtag}"${paged ? null : html` data-live-topic="inbox"${filters.workspaceId ? html` data-live-workspace="${filters.workspaceId}"` : null}`}>
 ${inboxList(inbox, paged, now)}
 </section>
 <p class="visually-hidden" id="row-status" role="status" aria-live="polite"></p>

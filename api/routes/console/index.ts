@@ -5,7 +5,6 @@
 // proposal is not found). Decisions and undo go through the same code as the API's
 // (api/routes/shared/proposal-decisions.ts). Every page also answers its data as JSON, from the
 // domain's zod schemas, to `Accept: application/json`. docs/console.md.
-import { createHash } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
@@ -26,10 +25,12 @@ import { assertNoNulInRecord } from '../../edge.ts';
 import { logFailure, sendProblem, toAppError } from '../../problems.ts';
 import { decideProposal, undoProposal } from '../shared/proposal-decisions.ts';
 import { assetPath, loadAssets } from './assets.ts';
-import { errorBody, signInBody } from './fragments.ts';
+import { errorBody, etagOf, signInBody } from './fragments.ts';
 import { page } from './html.ts';
 import type { Html } from './html.ts';
 import { inboxBody, inboxList, inboxRefreshMs } from './inbox-page.ts';
+import { LiveStreams, openLiveStream } from './live.ts';
+import type { LiveOptions } from './live.ts';
 import { decisionRefusalText, proposalBody, proposalFragment, refreshIntervalOf } from './proposal-view.ts';
 import type { ProposalViewContext } from './proposal-view.ts';
 import { admitSession, clearSessionCookie, requireCsrf, requireSameOrigin, sessionSecretOf, setSessionCookie } from './session.ts';
@@ -44,6 +45,8 @@ export type ConsoleDeps = {
   publicBaseUrl: string | undefined;
   /** Where proposal workflows are linked (TEMPORAL_UI_URL); null shows their ids only. */
   temporalUi: { baseUrl: string; namespace: string } | null;
+  /** The live stream's listener and bounds (live.ts). */
+  live: LiveOptions;
 };
 
 /** Form bodies are a token, a reason (≤ 2,000 characters) and a few short fields. */
@@ -70,13 +73,14 @@ function wantsJson(request: FastifyRequest): boolean {
   return accept.includes('application/json') && !accept.includes('text/html');
 }
 
-const etagOf = (markup: Html) => `"${createHash('sha256').update(markup.value).digest('base64url').slice(0, 22)}"`;
-
 export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, deps) => {
   const { db, publicBaseUrl } = deps;
   const sessionDeps = { db, leases: deps.leases, publicBaseUrl };
   const assets = loadAssets();
   const assetLinks = { css: assetPath(assets.css), js: assetPath(assets.js) };
+  const streams = new LiveStreams();
+  // Before the server waits for its connections: an open stream would hold close() for ever.
+  app.addHook('preClose', async () => streams.endAll());
 
   app.decorateRequest('consoleSession', null);
   await app.register(cookie);
@@ -137,8 +141,8 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
     const problem = toAppError(error);
     logFailure(request, error, problem);
     if (problem.code === 'session_invalid' && sessionSecretOf(request) !== undefined) clearSessionCookie(request, reply, publicBaseUrl);
-    // A script (JSON, or the refresher fetching a live part) gets problem+json; a person a page.
-    if (wantsJson(request) || request.url.includes('fragment=')) return sendProblem(reply, problem);
+    // A script (JSON, the refresher fetching a live part, the live stream) gets problem+json; a person a page.
+    if (wantsJson(request) || request.url.includes('fragment=') || request.routeOptions.url === '/console/live') return sendProblem(reply, problem);
     if (problem.code === 'session_invalid' && request.method === 'GET') {
       // A session cookie was sent, so there was a session and it ended: the sign-in page says so.
       const ended = sessionSecretOf(request) !== undefined ? '&expired=1' : '';
@@ -215,6 +219,11 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
     return sendPage(request, reply, 'Inbox', inboxBody(inbox, paged, etagOf(list), now));
   });
 
+  // Server-Sent Events: which proposals changed, as they commit (live.ts); the page fetches its fragment.
+  app.get('/live', { schema: { hide: true, querystring: z.strictObject({}) } }, async (request, reply) =>
+    openLiveStream(request, reply, { sessionDeps, live: deps.live, streams }),
+  );
+
   app.get(
     '/proposals/:id',
     { schema: { hide: true, params: idParams, querystring: z.strictObject({ fragment: z.literal('proposal').optional(), done: z.enum(['approve', 'reject', 'undo']).optional() }) } },
@@ -234,7 +243,10 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
     const context: ProposalViewContext = { csrfToken: request.consoleSession!.csrfToken, temporalUi: deps.temporalUi, done: options.done, refused: options.refused };
     const fragment = proposalFragment(view, context);
     if (options.fragment) return sendFragment(request, reply, fragment, refreshIntervalOf(view));
-    return sendPage(request, reply, view.proposal.summary || view.proposal.actionKind, proposalBody(view, context, etagOf(fragment)), options.status);
+    // A refused decision's page shows the proposal as its live part would, plus the refusal and the
+    // reason as typed: it carries the live part's ETag, so only a change of the proposal replaces it.
+    const liveEtag = etagOf(options.refused ? proposalFragment(view, { ...context, refused: undefined }) : fragment);
+    return sendPage(request, reply, view.proposal.summary || view.proposal.actionKind, proposalBody(view, context, liveEtag), options.status);
   }
 
   app.post(

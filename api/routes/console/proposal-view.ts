@@ -51,7 +51,7 @@ const fragmentSrc = (view: ProposalPage, done: ProposalViewContext['done']) => `
 
 export function proposalBody(view: ProposalPage, context: ProposalViewContext, fragmentEtag: string): Html {
   return html`<p class="crumbs"><a href="/console" data-key="u">← Inbox</a></p>
-<div id="proposal" data-live-src="${fragmentSrc(view, context.done)}" data-live-interval="${refreshIntervalOf(view)}" data-live-etag="${fragmentEtag}">
+<div id="proposal" data-live-src="${fragmentSrc(view, context.done)}" data-live-interval="${refreshIntervalOf(view)}" data-live-etag="${fragmentEtag}" data-live-topic="proposal" data-live-proposal="${view.proposal.id}">
 ${proposalFragment(view, context)}
 </div>
 ${shortcutsHelp()}`;
@@ -165,7 +165,7 @@ function previewSection(view: ProposalPage): Html {
   const openByDefault = results.length <= openDiffLimits.notes;
   return html`<section class="card" id="change" aria-labelledby="change-title">
   <h2 id="change-title">What approving would change</h2>
-  <p class="help">Computed ${time(view.preview.computedAt)} against the current revision of every target note (the automation API's preview).</p>
+  <p class="help">Computed ${time(view.preview.computedAt, { volatile: true })} against the current revision of every target note (the automation API's preview).</p>
   ${verdict(view.preview)}
   ${change ? changeTotals(change) : null}
   ${change && change.notes > 1 ? jumpList(change) : null}
