@@ -6,7 +6,9 @@
 //     SELECT of 25 rows;
 //   - the inbox's live poll answered 304 (what an open tab costs every 10 s);
 //   - a proposal page with its diff (a 20 KB note replaced) vs the two API calls it replaces
-//     (GET /proposals/:id and GET /proposals/:id/preview).
+//     (GET /proposals/:id and GET /proposals/:id/preview);
+//   - over real HTTP, a proposal's commit to its row on an open inbox: the live stream (the event,
+//     then the list fetched) against the polling page it replaced.
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { sql } from 'slonik';
@@ -22,9 +24,14 @@ import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
 import { applyTransaction } from '../domain/notes/knowledge.ts';
 import { revisionOf } from '../domain/notes/markdown.ts';
 import { lazyTemporalConnection } from '../platform/temporal.ts';
-import { timed } from './timing.ts';
+import { stats, timed } from './timing.ts';
+import { inboxRefreshMs } from '../api/routes/console/inbox-page.ts';
+import { openConsoleStream } from '../test/support/console.ts';
 import type { Stats } from './timing.ts';
 
+
+/** Samples of the polling page: each waits a random part of the 10 s interval (the suite's longest row). */
+const POLLED_SAMPLES = 5;
 
 export async function runConsoleSuite(input: { db: DatabasePool; samples?: number; printTable: (header: string[], rows: string[][]) => void }): Promise<void> {
   const { db } = input;
@@ -88,7 +95,8 @@ export async function runConsoleSuite(input: { db: DatabasePool; samples?: numbe
 
   const rows: string[][] = [];
   const row = (name: string, s: Stats, baseline: Stats | null) =>
-    rows.push([name, String(s.n), s.p50.toFixed(2), s.p95.toFixed(2), s.p99.toFixed(2), baseline ? (s.p50 / baseline.p50).toFixed(1) : '-']);
+    rows.push([name, String(s.n), s.p50.toFixed(2), s.p95.toFixed(2), s.p99.toFixed(2), baseline ? ratio(s.p50 / baseline.p50) : '-']);
+  const ratio = (r: number) => (r < 0.1 ? r.toPrecision(2) : r.toFixed(1));
   try {
     const bare = await timed(async () => {
       const r = await db.any(sql.type(z.object({ id: z.uuid() }))`
@@ -120,6 +128,47 @@ export async function runConsoleSuite(input: { db: DatabasePool; samples?: numbe
     const hundredPage = await timed(() => app.inject({ method: 'GET', url: `/console/proposals/${hundred}`, headers: { cookie } }), samples, [200], 5);
     row('API: GET /proposals/:id + GET …/preview (a transaction of 100 new notes)', apiHundred, null);
     row('console: the 100-note proposal page (totals, jump list, collapsed diffs)', hundredPage, apiHundred);
+
+    // Issue 29: a proposal created while the inbox is open, from its commit to its row in the list
+    // the page holds. Before: the page polled every 10 s (a random phase against the commit). Now:
+    // the live stream names it and the page fetches its list once.
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const address = app.server.address();
+    const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const listShows = async (id: string) => (await (await fetch(`${base}/console?fragment=list`, { headers: { cookie } })).text()).includes(id);
+    const arrive = async () => {
+      const id = randomUUID();
+      await db.transaction(async (tx) => {
+        await insertProposal(tx, { id, workspaceId: first.id, proposer: { kind: 'account', id: proposer.id }, actingForAccountId: null, bridge: 'zapier', action: { kind: 'note.write', mappingId: first.mappingId, path: `Inbox/Live ${id}.md`, content: '# Live\n' }, summary: 'Live arrival', expiresInSeconds: 86_400 });
+        await transitionProposal(tx, { proposalId: id, state: 'pending_review' });
+      });
+      return { id, committed: performance.now() };
+    };
+    const stream = await openConsoleStream(base, cookie);
+    const streamed: number[] = [];
+    try {
+      await stream.next('ready');
+      for (let i = 0; i < Math.min(samples, 100); i++) {
+        const { id, committed } = await arrive();
+        for (let seen = await stream.next('proposal'); (seen.data as { id: string }).id !== id; seen = await stream.next('proposal'));
+        if (!(await listShows(id))) throw new Error('the list fetched after the event does not show the proposal');
+        streamed.push(performance.now() - committed);
+      }
+    } finally {
+      stream.close();
+    }
+    const polled: number[] = [];
+    for (let i = 0; i < POLLED_SAMPLES; i++) {
+      // The page's poll timer runs on its own: its next tick is anywhere in the coming interval.
+      const phase = Math.random() * inboxRefreshMs;
+      const { id, committed } = await arrive();
+      await new Promise((resolve) => setTimeout(resolve, phase));
+      while (!(await listShows(id))) await new Promise((resolve) => setTimeout(resolve, inboxRefreshMs));
+      polled.push(performance.now() - committed);
+    }
+    const before = stats(polled);
+    row(`before: polling every ${inboxRefreshMs / 1000} s, commit → row on an open inbox (HTTP)`, before, null);
+    row('live stream (SSE ← LISTEN/NOTIFY), commit → event → list fetched (HTTP)', stats(streamed), before);
   } finally {
     await db.query(sql.type(emptyRow)`DELETE FROM action_proposals WHERE workspace_id = ANY (${sql.array(workspaces.map((w) => w.id), 'uuid')})`);
     await app.close();

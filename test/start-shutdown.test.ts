@@ -1,7 +1,8 @@
 // `npm start`, then Ctrl-C as a terminal sends it: SIGINT to the whole foreground process group
 // (npm, its shell, our node process). The embedded Postgres and the Temporal dev server run in
 // their own groups, so only our process hears it and stops the services in order:
-// API, worker, Temporal, Postgres. The test asserts the order of the log lines, not timings.
+// API, worker, Temporal, Postgres. A reviewer console's open live stream is ended first, so it does
+// not hold the API open. The test asserts the order of the log lines, not timings.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { canConnect } from '../platform/local-stack/ports.ts';
 import { projectRoot } from '../platform/project-root.ts';
+import { openConsoleStream } from './support/console.ts';
 
 let dataDir: string;
 let child: ChildProcess | undefined;
@@ -64,7 +66,23 @@ it('stops the API, then the worker, then Temporal, then Postgres on Ctrl-C', { t
   expect((await lstat(join(dataDir, 'postgres'))).isDirectory()).toBe(true);
   expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(true);
 
+  // A reviewer's console open on its live stream: Ctrl-C must end it, not wait for the browser.
+  const api = /API {10}(http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)?.[1];
+  const reviewerToken = /Reviewer token (hnp_pat_\S+)/.exec(stdout)?.[1];
+  expect(api && reviewerToken, stdout).toBeTruthy();
+  const signIn = await fetch(`${api}/console/sign-in`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: reviewerToken! }).toString(),
+  });
+  expect(signIn.status).toBe(303);
+  const stream = await openConsoleStream(api!, signIn.headers.getSetCookie()[0]!.split(';')[0]!);
+  await stream.next('ready');
+
   process.kill(-child.pid!, 'SIGINT');
+  expect((await stream.next('end', 30_000)).data).toEqual({ reason: 'shutdown' });
+  await stream.ended;
   await exited;
 
   const messages = stdout
