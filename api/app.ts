@@ -36,14 +36,14 @@ import { productRuntime } from './routes/product/index.ts';
 import { GroupCommit } from '../domain/notes/group-commit.ts';
 import { RUNTIME_MOUNT } from './routes/product/kit.ts';
 import { reviewerConsole } from './routes/console/index.ts';
-import { defaultLiveOptions } from './routes/console/live.ts';
+import { defaultLiveOptions, LiveStreams } from './routes/console/live.ts';
 import { NotificationListener } from '../db/notification-listener.ts';
 import { proposalChangesChannel } from '../domain/console/live.ts';
 import type { WorkflowStarter } from './routes/shared/workflow-starts.ts';
 import { startWorkflowRelay } from './workflow-relay.ts';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import type { Registry } from 'prom-client';
-import { registerHttpMetrics } from './metrics/http.ts';
+import { registerHttpMetrics, registerLiveStreamMetrics } from './metrics/http.ts';
 import { registerTracing } from './observability.ts';
 import type { RelayOptions } from './workflow-relay.ts';
 
@@ -202,6 +202,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const proposalChanges =
     deps.consoleLive === null ? null : new NotificationListener(deps.consoleLive?.databaseUrl ?? deps.db.configuration.connectionUri, proposalChangesChannel, app.log);
   if (proposalChanges) app.addHook('onClose', () => proposalChanges.stop());
+  const liveStreams = new LiveStreams();
+  if (deps.metrics) registerLiveStreamMetrics(deps.metrics, { streams: () => liveStreams.size, listening: () => !proposalChanges || proposalChanges.subscribers === 0 || proposalChanges.listening });
   await app.register(reviewerConsole, {
     prefix: '/console',
     db: deps.db,
@@ -214,6 +216,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       heartbeatMs: deps.consoleLive?.heartbeatMs ?? defaultLiveOptions.heartbeatMs,
       maxStreams: deps.consoleLive?.maxStreams ?? defaultLiveOptions.maxStreams,
     },
+    streams: liveStreams,
   });
 
   return app;

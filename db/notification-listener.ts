@@ -15,6 +15,8 @@ export type NotificationSubscriber = {
   notify: (payload: string) => void;
   /** Listening (again): notifications from now on reach `notify`; anything before may have been missed. */
   listening: () => void;
+  /** The connection was lost: nothing reaches `notify` until `listening` is called again. */
+  lost: () => void;
 };
 
 type Log = { warn: (obj: object, msg: string) => void; info: (obj: object, msg: string) => void };
@@ -89,7 +91,9 @@ export class NotificationListener {
     const onLost = (error?: Error) => {
       if (lost || this.#stopped) return;
       lost = true;
+      const wasListening = this.#listening;
       this.#listening = false;
+      if (wasListening) for (const subscriber of this.#subscribers) subscriber.lost();
       if (this.#client === client) this.#client = null;
       client.removeAllListeners('notification');
       void client.end().catch(() => undefined);

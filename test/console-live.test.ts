@@ -17,6 +17,7 @@ import { createAccount, issueAccessToken } from '../domain/identity/accounts.ts'
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { addMember, createRole, createWorkspace, removeMember } from '../domain/identity/workspaces.ts';
 import { emptyRow } from '../db/row-schemas.ts';
+import { createMetricsRegistry } from '../platform/metrics.ts';
 import { buildTestApp } from './support/app.ts';
 import { consoleSignIn, openConsoleStream } from './support/console.ts';
 import type { ConsoleSession } from './support/console.ts';
@@ -200,7 +201,7 @@ describe('a proposal change reaches an open stream', () => {
     expect(((await res.json()) as { code: string }).code).toBe('invalid_request');
   });
 
-  it('says `resync` when its database connection was lost and is back, and carries changes again', async () => {
+  it('says `paused` when its database connection is lost, `resync` when it is back, and carries changes again', async () => {
     const stream = await openConsoleStream(ctx.url, session.cookie);
     try {
       await stream.next('ready');
@@ -208,6 +209,8 @@ describe('a proposal change reaches an open stream', () => {
       await ctx.db.pool.any(sql.type(emptyRow)`
         SELECT FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                       WHERE application_name = 'hnp-notifications' AND datname = current_database()) t`);
+      // Told at once that nothing can come for now (the page polls), then that it is back.
+      await stream.next('paused');
       await stream.next('resync', 10_000);
       const id = await propose(garden, 'After the resync');
       expect((await stream.next('proposal')).data).toEqual({ id, workspaceId: garden.id });
@@ -270,6 +273,28 @@ describe('bounds and shutdown', () => {
     } finally {
       for (const stream of open) stream.close();
       await bounded.close();
+    }
+  });
+
+  it('shows in the metrics: open streams and whether the listener is up; a stream is no response time', async () => {
+    const registry = createMetricsRegistry({ process: 'api' });
+    const measured = await buildTestApp(ctx.db.pool, { metrics: registry });
+    await measured.listen({ host: '127.0.0.1', port: 0 });
+    const address = measured.server.address();
+    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    try {
+      const session = await consoleSignIn(measured, reviewerToken);
+      const stream = await openConsoleStream(url, session.cookie);
+      await stream.next('ready');
+      let text = await registry.metrics();
+      expect(text).toContain('hnp_console_live_streams{process="api"} 1');
+      expect(text).toContain('hnp_console_live_listening{process="api"} 1');
+      stream.close();
+      await expect.poll(async () => (await registry.metrics()).includes('hnp_console_live_streams{process="api"} 0')).toBe(true);
+      text = await registry.metrics();
+      expect(text).not.toMatch(/hnp_http_request_duration_seconds_count\{[^}]*route="\/console\/live"/);
+    } finally {
+      await measured.close();
     }
   });
 

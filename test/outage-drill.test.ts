@@ -13,7 +13,8 @@
 // and executed once with one receipt, every acknowledged write is there once (one event), every
 // generation settled once (one reservation, one model call,
 // replays for the rest) and the organization's committed spend is exactly its receipts, nothing is
-// left pending or running, and every refusal was a 503 with Retry-After, never a 500.
+// left pending or running, every refusal was a 503 with Retry-After, never a 500, and a reviewer
+// console open on each API was told of the Postgres cut and of its end, and left no change unshown.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -37,6 +38,7 @@ import type { DevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import { freePort } from '../platform/local-stack/ports.ts';
 import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
+import { openConsoleStream } from './support/console.ts';
 import { accountWithToken } from './support/fixtures.ts';
 import { generateBody, orgLedger, setBudget } from './support/intelligence.ts';
 import { buildRuntimeChain } from './support/product-runtime.ts';
@@ -386,6 +388,19 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
       }
       await Promise.all(generations);
     };
+    // A reviewer's console open on each API: its live stream must come through both outages.
+    const consoles = await Promise.all(apis.map(async (api) => {
+      const signedIn = await fetch(`${api}/console/sign-in`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: reviewerToken }).toString(),
+      });
+      expect(signedIn.status).toBe(303);
+      const stream = await openConsoleStream(api, signedIn.headers.getSetCookie()[0]!.split(';')[0]!);
+      await stream.next('ready');
+      return { api, stream, resyncedAt: 0 };
+    }));
     const running = Promise.all([load(), generating()]);
 
     await new Promise((r) => setTimeout(r, 3_000));
@@ -406,6 +421,12 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
     await new Promise((r) => setTimeout(r, POSTGRES_OUTAGE_MS));
     await pg.start();
     phase = 'recovered';
+    // Each stream was told its server heard nothing during the cut (its page polls), then that it hears again.
+    for (const c of consoles) {
+      await c.stream.next('paused', 10_000);
+      await c.stream.next('resync', 30_000);
+      c.resyncedAt = Date.now();
+    }
     await new Promise((r) => setTimeout(r, 2_000));
     loading = false;
     await running;
@@ -442,6 +463,16 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
     });
     for (const p of await readProposals()) expect(p, p.id).toMatchObject({ state: 'executed', applies: 1, receipts: 1 });
     expect((await readProposals()).length).toBe(proposalIds.length);
+    // No open console is left stale: every proposal's last change was announced on each stream, or
+    // came before the stream's resync (after which the page refreshed).
+    const lastChanges = await db.pool.any(sql.type(z.object({ id: z.uuid(), at: z.string() }))`
+      SELECT id, to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at FROM action_proposals WHERE id = ANY(${sql.array(proposalIds, 'uuid')})`);
+    for (const c of consoles) {
+      const announced = new Set(c.stream.events.filter((e) => e.event === 'proposal').map((e) => (e.data as { id: string }).id));
+      for (const p of lastChanges) expect(announced.has(p.id) || Date.parse(p.at) <= c.resyncedAt, `${c.api}: ${p.id} changed at ${p.at}`).toBe(true);
+      expect(announced.size, c.api).toBeGreaterThan(0);
+      c.stream.close();
+    }
     // Every acknowledged single-note write is there, written once (one event), whatever transaction it shared.
     const writes = await db.pool.any(sql.type(z.object({ path: z.string(), events: z.coerce.number(), content: z.string().nullable() }))`
       SELECT e.path, count(*) AS events, (SELECT n.content FROM notes n WHERE n.vault_id = e.vault_id AND n.path = e.path) AS content

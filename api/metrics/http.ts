@@ -5,7 +5,7 @@
 // `unmatched`. Label children are cached per label set, so a response costs two map look-ups and
 // two increments (bench/README.md: metrics on vs off).
 import type { FastifyInstance } from 'fastify';
-import { Counter, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import { RUNTIME_MOUNT } from '../routes/product/kit.ts';
 
@@ -17,6 +17,24 @@ const interfaces: [prefix: string, name: string][] = [
   [RUNTIME_MOUNT, 'product'],
   ['/console', 'console'],
 ];
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A response that stays open (Server-Sent Events): kept out of the duration histogram (its life is no response time). */
+    longLived?: boolean;
+  }
+}
+
+/** Open live streams and whether their notifications are flowing (api/routes/console/live.ts). */
+export function registerLiveStreamMetrics(registry: Registry, source: { streams: () => number; listening: () => boolean }): void {
+  new Gauge({ name: 'hnp_console_live_streams', help: "Reviewer console live streams (SSE) this process holds open.", registers: [registry], collect() { this.set(source.streams()); } });
+  new Gauge({
+    name: 'hnp_console_live_listening',
+    help: "1 while this process's LISTEN connection for proposal changes is up (or not needed yet: no stream opened), 0 while it is being made again.",
+    registers: [registry],
+    collect() { this.set(source.listening() ? 1 : 0); },
+  });
+}
 
 export function interfaceOf(route: string): string {
   for (const [prefix, name] of interfaces) if (route === prefix || route.startsWith(`${prefix}/`)) return name;
@@ -57,7 +75,8 @@ export function registerHttpMetrics(app: FastifyInstance, registry: Registry): v
       children.set(key, child);
     }
     child.count.inc();
-    child.duration.observe(reply.elapsedTime / 1000);
+    // A stream's life (the console's live updates) is not a response time.
+    if (!request.routeOptions.config.longLived) child.duration.observe(reply.elapsedTime / 1000);
     if (reply.problemCode) problems.inc({ interface: interfaceOf(route), code: reply.problemCode });
     done();
   });

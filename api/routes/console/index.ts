@@ -29,8 +29,8 @@ import { errorBody, etagOf, signInBody } from './fragments.ts';
 import { page } from './html.ts';
 import type { Html } from './html.ts';
 import { inboxBody, inboxList, inboxRefreshMs } from './inbox-page.ts';
-import { LiveStreams, openLiveStream } from './live.ts';
-import type { LiveOptions } from './live.ts';
+import { openLiveStream } from './live.ts';
+import type { LiveOptions, LiveStreams } from './live.ts';
 import { decisionRefusalText, proposalBody, proposalFragment, refreshIntervalOf } from './proposal-view.ts';
 import type { ProposalViewContext } from './proposal-view.ts';
 import { admitSession, clearSessionCookie, requireCsrf, requireSameOrigin, sessionSecretOf, setSessionCookie } from './session.ts';
@@ -45,8 +45,9 @@ export type ConsoleDeps = {
   publicBaseUrl: string | undefined;
   /** Where proposal workflows are linked (TEMPORAL_UI_URL); null shows their ids only. */
   temporalUi: { baseUrl: string; namespace: string } | null;
-  /** The live stream's listener and bounds (live.ts). */
+  /** The live stream's listener and bounds, and the streams this process holds (live.ts). */
   live: LiveOptions;
+  streams: LiveStreams;
 };
 
 /** Form bodies are a token, a reason (≤ 2,000 characters) and a few short fields. */
@@ -78,7 +79,7 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
   const sessionDeps = { db, leases: deps.leases, publicBaseUrl };
   const assets = loadAssets();
   const assetLinks = { css: assetPath(assets.css), js: assetPath(assets.js) };
-  const streams = new LiveStreams();
+  const { streams } = deps;
   // Before the server waits for its connections: an open stream would hold close() for ever.
   app.addHook('preClose', async () => streams.endAll());
 
@@ -220,7 +221,7 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
   });
 
   // Server-Sent Events: which proposals changed, as they commit (live.ts); the page fetches its fragment.
-  app.get('/live', { schema: { hide: true, querystring: z.strictObject({}) } }, async (request, reply) =>
+  app.get('/live', { schema: { hide: true, querystring: z.strictObject({}) }, config: { longLived: true } }, async (request, reply) =>
     openLiveStream(request, reply, { sessionDeps, live: deps.live, streams }),
   );
 

@@ -6,8 +6,9 @@
 // authorized fragment routes, so no rule of what a reviewer may see is written twice.
 //
 // Events: `ready` (listening: refresh once, a change may have come before), `proposal`
-// ({id, workspaceId}, only for workspaces where the reviewer has automation.view), `resync` (the
-// database connection was lost and is back: refresh, a change may have been missed), `end`
+// ({id, workspaceId}, only for workspaces where the reviewer has automation.view), `paused` (the
+// database connection was lost: nothing will come until `resync`, so the page polls meanwhile),
+// `resync` (it is back: refresh, a change may have been missed), `end`
 // ({reason: session_ended | shutdown}; the page stops or reconnects accordingly). A comment line
 // every heartbeat keeps proxies from closing an idle stream; each heartbeat also re-checks the
 // session (uncharged) and the reviewer's workspaces, so a revoked token or a removed member stops
@@ -88,7 +89,11 @@ export async function openLiveStream(request: FastifyRequest, reply: FastifyRepl
     body.end();
   };
   forget = deps.streams.add({ end });
-  reply.raw.on('close', cleanUp);
+  // The browser went away: stop listening and let go of the body.
+  reply.raw.on('close', () => {
+    cleanUp();
+    body.end();
+  });
 
   unsubscribe = listener.subscribe({
     notify: (payload) => {
@@ -99,6 +104,7 @@ export async function openLiveStream(request: FastifyRequest, reply: FastifyRepl
       write(frame(heard ? 'resync' : 'ready', {}));
       heard = true;
     },
+    lost: () => write(frame('paused', {})),
   });
   heartbeat = setInterval(() => {
     void (async () => {

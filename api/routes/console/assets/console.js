@@ -148,6 +148,7 @@
       };
       source.addEventListener('ready', ready);
       source.addEventListener('resync', ready);
+      source.addEventListener('paused', () => setStreaming(false)); // the server hears nothing until `resync`: poll meanwhile
       source.addEventListener('proposal', (event) => {
         const change = JSON.parse(event.data);
         for (const part of listeners) if (part.wants(change)) void part.refresh();
