@@ -200,7 +200,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // One LISTEN connection per process for every open console stream, made when the first one opens.
   const proposalChanges =
-    deps.consoleLive === null ? null : new NotificationListener(deps.consoleLive?.databaseUrl ?? deps.db.configuration.connectionUri, proposalChangesChannel, app.log);
+    deps.consoleLive === null ? null : new NotificationListener(() => deps.consoleLive?.databaseUrl ?? deps.db.configuration.connectionUri, proposalChangesChannel, app.log);
   if (proposalChanges) app.addHook('onClose', () => proposalChanges.stop());
   const liveStreams = new LiveStreams();
   if (deps.metrics) registerLiveStreamMetrics(deps.metrics, { streams: () => liveStreams.size, listening: () => !proposalChanges || proposalChanges.subscribers === 0 || proposalChanges.listening });

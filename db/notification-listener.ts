@@ -28,7 +28,7 @@ const CONNECT_TIMEOUT_MS = 5_000;
 const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export class NotificationListener {
-  readonly #connectionUri: string;
+  readonly #connectionUri: () => string;
   readonly #channel: string;
   readonly #log: Log;
   readonly #subscribers = new Set<NotificationSubscriber>();
@@ -39,7 +39,8 @@ export class NotificationListener {
   #attempt = 0;
   #retry: NodeJS.Timeout | null = null;
 
-  constructor(connectionUri: string, channel: string, log: Log) {
+  /** `connectionUri` is read when the connection is first made (an app built only for its OpenAPI document never makes it). */
+  constructor(connectionUri: () => string, channel: string, log: Log) {
     if (!CHANNEL_NAME.test(channel)) throw new TypeError(`not a channel name: ${channel}`);
     this.#connectionUri = connectionUri;
     this.#channel = channel;
@@ -85,7 +86,14 @@ export class NotificationListener {
 
   async #connect(): Promise<void> {
     if (this.#stopped) return;
-    const client = new pg.Client({ connectionString: this.#connectionUri, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'hnp-notifications' });
+    let client: pg.Client;
+    try {
+      client = new pg.Client({ connectionString: this.#connectionUri(), connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'hnp-notifications' });
+    } catch (error) {
+      // A URL pg cannot read: said once; the streams stay open without events and their pages poll.
+      this.#log.warn({ channel: this.#channel, err: { message: error instanceof Error ? error.message : String(error) } }, 'notification listener cannot connect: its database URL was refused');
+      return;
+    }
     this.#client = client;
     let lost = false;
     const onLost = (error?: Error) => {
