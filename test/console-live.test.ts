@@ -256,10 +256,13 @@ describe('bounds and shutdown', () => {
     const address = bounded.server.address();
     const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
     const session = await consoleSignIn(bounded, reviewerToken);
-    const open = [await openConsoleStream(url, session.cookie), await openConsoleStream(url, session.cookie)];
+    // Six at once: the bound holds under concurrent opens.
+    const opened = await Promise.all(Array.from({ length: 6 }, () => openConsoleStream(url, session.cookie)));
+    const open = opened.filter((s) => s.status === 200);
     try {
+      expect(opened.map((s) => s.status).sort()).toEqual([200, 200, 503, 503, 503, 503]);
       for (const stream of open) await stream.next('ready');
-      const refused = await openConsoleStream(url, session.cookie);
+      const refused = opened.find((s) => s.status === 503)!;
       expect(refused.status).toBe(503);
       expect(refused.headers.get('retry-after')).toBe('30');
       expect((await refused.problem())['code']).toBe('live_updates_unavailable');

@@ -36,6 +36,9 @@ export type LiveOptions = {
 
 export const defaultLiveOptions = { heartbeatMs: 20_000, maxStreams: 1_000 } as const;
 
+/** What a stream may hold unread before the browser is cut off (events are ~100 bytes). */
+const MAX_BACKLOG_BYTES = 256 * 1024;
+
 /** How long a browser waits before reconnecting a dropped stream (EventSource's `retry`). */
 const RECONNECT_MS = 3_000;
 
@@ -64,64 +67,78 @@ export async function openLiveStream(request: FastifyRequest, reply: FastifyRepl
   if (!listener || deps.streams.size >= maxStreams) {
     throw new AppError('live_updates_unavailable', undefined, { headers: { 'retry-after': '30' } });
   }
-  const accountId = request.principal!.account.id;
-  let audience = await liveAudience(deps.sessionDeps.db, accountId);
-
   const body = new PassThrough();
   let ended = false;
   let heartbeat: NodeJS.Timeout | null = null;
   let unsubscribe = () => {};
-  let forget = () => {};
-  let heard = false;
-  const write = (chunk: string) => {
-    if (!ended) body.write(chunk);
-  };
-  const cleanUp = () => {
+  function cleanUp() {
     ended = true;
     if (heartbeat) clearInterval(heartbeat);
     unsubscribe();
     forget();
-  };
-  const end = (reason: 'session_ended' | 'shutdown') => {
+  }
+  function write(chunk: string) {
+    if (ended) return;
+    // A browser that stopped reading (a frozen tab, a stalled proxy) is cut off rather than buffered
+    // for: EventSource reconnects by itself and the page refreshes on `ready`.
+    if (body.writableLength > MAX_BACKLOG_BYTES) {
+      cleanUp();
+      reply.raw.destroy();
+      return;
+    }
+    body.write(chunk);
+  }
+  function end(reason: 'session_ended' | 'shutdown') {
     if (ended) return;
     write(frame('end', { reason }));
     cleanUp();
     body.end();
-  };
-  forget = deps.streams.add({ end });
+  }
+  // Counted before anything is awaited, so concurrent opens cannot pass the bound together.
+  const forget = deps.streams.add({ end });
+  const accountId = request.principal!.account.id;
+  let audience: ReadonlySet<string>;
+  try {
+    audience = await liveAudience(deps.sessionDeps.db, accountId);
+  } catch (error) {
+    forget();
+    throw error;
+  }
   // The browser went away: stop listening and let go of the body.
   reply.raw.on('close', () => {
     cleanUp();
     body.end();
   });
 
-  unsubscribe = listener.subscribe({
-    notify: (payload) => {
-      const change = parseProposalChange(payload);
-      if (change && audience.has(change.workspaceId)) write(frame('proposal', change));
-    },
-    listening: () => {
-      write(frame(heard ? 'resync' : 'ready', {}));
-      heard = true;
-    },
-    lost: () => write(frame('paused', {})),
-  });
-  heartbeat = setInterval(() => {
-    void (async () => {
-      try {
-        // Uncharged: the stream was charged when it opened. A dead session ends it.
-        await admitSession(request, reply, deps.sessionDeps, { charge: false });
-        audience = await liveAudience(deps.sessionDeps.db, accountId);
-        write(': heartbeat\n\n');
-      } catch (error) {
-        if (error instanceof AppError && ['session_invalid', 'account_inactive', 'entitlement_required'].includes(error.code)) end('session_ended');
-        else write(': heartbeat (the session could not be checked just now)\n\n');
-      }
-    })();
-  }, heartbeatMs);
-  heartbeat.unref();
-
   write(`retry: ${RECONNECT_MS}\n\n`);
+  if (!ended) {
+    let heard = false;
+    unsubscribe = listener.subscribe({
+      notify: (payload) => {
+        const change = parseProposalChange(payload);
+        if (change && audience.has(change.workspaceId)) write(frame('proposal', change));
+      },
+      listening: () => {
+        write(frame(heard ? 'resync' : 'ready', {}));
+        heard = true;
+      },
+      lost: () => write(frame('paused', {})),
+    });
+    heartbeat = setInterval(() => {
+      void (async () => {
+        try {
+          // Uncharged: the stream was charged when it opened. A dead session ends it.
+          await admitSession(request, reply, deps.sessionDeps, { charge: false });
+          audience = await liveAudience(deps.sessionDeps.db, accountId);
+          write(': heartbeat\n\n');
+        } catch (error) {
+          if (error instanceof AppError && ['session_invalid', 'account_inactive', 'entitlement_required'].includes(error.code)) end('session_ended');
+          else write(': heartbeat (the session could not be checked just now)\n\n');
+        }
+      })();
+    }, heartbeatMs);
+    heartbeat.unref();
+  }
   // One stream per connection: Connection: close lets the socket go with the stream, so ending
   // every stream is all a shutdown has to do.
   return reply
