@@ -60,6 +60,13 @@ async function propose(ws: Space, summary = 'A note'): Promise<string> {
   return id;
 }
 
+/** Serves another app (a second API process) on a loopback port; its base URL. */
+async function serve(app: FastifyInstance): Promise<string> {
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+}
+
 const charged = (accountId: string) =>
   ctx.db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT month_count AS n FROM usage_counters WHERE account_id = ${accountId} AND interface = 'rest'`);
 
@@ -225,9 +232,7 @@ describe('more than one API process', () => {
   let secondUrl: string;
   beforeAll(async () => {
     second = await buildTestApp(ctx.db.pool, { consoleLive: { heartbeatMs: HEARTBEAT_MS } });
-    await second.listen({ host: '127.0.0.1', port: 0 });
-    const address = second.server.address();
-    secondUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    secondUrl = await serve(second);
   });
   afterAll(async () => {
     await second?.close();
@@ -252,9 +257,7 @@ describe('more than one API process', () => {
 describe('bounds and shutdown', () => {
   it('holds at most maxStreams streams; past it 503 live_updates_unavailable with Retry-After (the page polls)', async () => {
     const bounded = await buildTestApp(ctx.db.pool, { consoleLive: { maxStreams: 2 } });
-    await bounded.listen({ host: '127.0.0.1', port: 0 });
-    const address = bounded.server.address();
-    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const url = await serve(bounded);
     const session = await consoleSignIn(bounded, reviewerToken);
     // Six at once: the bound holds under concurrent opens.
     const opened = await Promise.all(Array.from({ length: 6 }, () => openConsoleStream(url, session.cookie)));
@@ -282,9 +285,7 @@ describe('bounds and shutdown', () => {
   it('shows in the metrics: open streams and whether the listener is up; a stream is no response time', async () => {
     const registry = createMetricsRegistry({ process: 'api' });
     const measured = await buildTestApp(ctx.db.pool, { metrics: registry });
-    await measured.listen({ host: '127.0.0.1', port: 0 });
-    const address = measured.server.address();
-    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const url = await serve(measured);
     try {
       const session = await consoleSignIn(measured, reviewerToken);
       const stream = await openConsoleStream(url, session.cookie);
@@ -303,9 +304,7 @@ describe('bounds and shutdown', () => {
 
   it('closing the app ends every open stream with `end` {reason: shutdown} and does not wait for the browsers', async () => {
     const closing = await buildTestApp(ctx.db.pool, { consoleLive: { heartbeatMs: 60_000 } });
-    await closing.listen({ host: '127.0.0.1', port: 0 });
-    const address = closing.server.address();
-    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const url = await serve(closing);
     const session = await consoleSignIn(closing, reviewerToken);
     const streams = [await openConsoleStream(url, session.cookie), await openConsoleStream(url, session.cookie)];
     for (const stream of streams) await stream.next('ready');
