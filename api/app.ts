@@ -85,7 +85,7 @@ export type AppDeps = {
   tracing?: boolean;
   /**
    * The reviewer console's live stream (decision 98): the session connection it LISTENs on (default:
-   * the pool's URL; DATABASE_LISTEN_URL behind a transaction pooler), its heartbeat and how many
+   * the pool's URL; DATABASE_SESSION_URL behind a transaction pooler), its heartbeat and how many
    * streams this process holds at most. null: no stream, the pages poll.
    */
   consoleLive?: { databaseUrl?: string; heartbeatMs?: number; maxStreams?: number } | null;

@@ -36,6 +36,7 @@ export async function startApi(
   const db = await createDatabasePool(databaseUrl, {
     maxPoolSize: config.DATABASE_POOL_SIZE,
     statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    transactionPooler: config.DATABASE_POOLER === 'transaction',
     ...(options.parseResults === false ? { parseResults: false } : {}),
     ...(registry || tracing ? { interceptors: [observeQueries({ registry, traces: tracing !== null })] } : {}),
   });
@@ -56,7 +57,7 @@ export async function startApi(
     connections: google ? { provider: createGoogleOAuthProvider(google), settings: google, publicBaseUrl: google.publicBaseUrl } : null,
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
     temporalUiUrl: config.TEMPORAL_UI_URL ?? null,
-    consoleLive: { databaseUrl: config.DATABASE_LISTEN_URL ?? databaseUrl },
+    consoleLive: { databaseUrl: config.DATABASE_SESSION_URL ?? databaseUrl },
     // Every API process relays the workflow starts still pending (any number may run at once).
     workflowRelay: {},
     metrics: registry,

@@ -16,7 +16,8 @@ if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
   log.fatal('DATABASE_URL and TEMPORAL_ADDRESS are required (use `npm start` for a self-contained local stack).');
   process.exit(2);
 }
-await migrate(config.DATABASE_URL, (msg) => log.info(msg));
+// Migrations hold a session advisory lock: through a session connection when DATABASE_URL is pooled.
+await migrate(config.DATABASE_SESSION_URL ?? config.DATABASE_URL, (msg) => log.info(msg));
 // Traces when the OTEL_* variables ask for them (docs/observability.md); spans still buffered are
 // sent after the last request is answered.
 const tracing = startTracingFromEnv('hosted-notes-api');

@@ -66,14 +66,34 @@ export type PoolOptions = {
   parseResults?: boolean;
   /** More interceptors after the result parser (db/observability.ts: spans and query durations). */
   interceptors?: Interceptor[];
+  /**
+   * The URL reaches Postgres through a transaction pooler (pgbouncer `pool_mode = transaction`,
+   * DATABASE_POOLER=transaction): consecutive transactions may run on different server connections.
+   * Then no named prepared statement is made (one prepared on one server connection is missing, or
+   * already there, on the next: "prepared statement … already exists"), and no session setting is
+   * sent at connect (a pooler refuses unknown startup parameters): the statement and idle-in-transaction
+   * timeouts are the server's, set on the pooler (`connect_query`) or the role (`ALTER ROLE … SET`).
+   */
+  transactionPooler?: boolean;
+};
+
+/** Runs every statement unnamed: what a transaction pooler needs (see PoolOptions.transactionPooler). */
+const unnamedStatements: Interceptor = {
+  name: 'unnamed-statements',
+  transformQuery: (_context, query) => (query.name === undefined ? query : { ...query, name: undefined }),
 };
 
 export async function createDatabasePool(connectionUri: string, options: PoolOptions = {}): Promise<DatabasePool> {
   const pool = await createPool(connectionUri, {
     typeParsers,
-    interceptors: [...(options.parseResults === false ? [] : [resultParserInterceptor]), ...(options.interceptors ?? [])],
+    interceptors: [
+      ...(options.transactionPooler ? [unnamedStatements] : []),
+      ...(options.parseResults === false ? [] : [resultParserInterceptor]),
+      ...(options.interceptors ?? []),
+    ],
     maxPoolSize: options.maxPoolSize ?? 20,
-    statementTimeout: options.statementTimeoutMs ?? 15_000,
+    statementTimeout: options.transactionPooler ? 'DISABLE_TIMEOUT' : (options.statementTimeoutMs ?? 15_000),
+    ...(options.transactionPooler ? { idleInTransactionSessionTimeout: 'DISABLE_TIMEOUT' as const } : {}),
     connectionTimeout: options.connectionTimeoutMs ?? 5_000,
     idleTimeout: 30_000,
     captureStackTrace: false,

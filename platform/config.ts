@@ -17,8 +17,10 @@ export const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   PUBLIC_BASE_URL: z.url().optional(),
   DATABASE_URL: z.string().optional(),
-  /** A session (not transaction-pooled) connection for LISTEN: the console's live updates. Default: DATABASE_URL. */
-  DATABASE_LISTEN_URL: z.string().optional(),
+  /** A session (not transaction-pooled) connection for what needs one: LISTEN (the console's live updates) and migrations (their advisory lock). Default: DATABASE_URL. */
+  DATABASE_SESSION_URL: z.string().optional(),
+  /** `transaction`: DATABASE_URL goes through a transaction pooler such as pgbouncer (db/pool.ts, PoolOptions.transactionPooler). */
+  DATABASE_POOLER: z.enum(['none', 'transaction']).default('none'),
   DATABASE_POOL_SIZE: positiveInt.default(20),
   DATABASE_STATEMENT_TIMEOUT_MS: positiveInt.default(15_000),
   TEMPORAL_ADDRESS: z.string().optional(),

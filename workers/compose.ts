@@ -36,6 +36,7 @@ export async function startWorker(config: Config, databaseUrl: string, temporalA
   const db = await createDatabasePool(databaseUrl, {
     maxPoolSize: 10,
     statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    transactionPooler: config.DATABASE_POOLER === 'transaction',
     ...(registry || tracing ? { interceptors: [observeQueries({ registry, traces: tracing !== null })] } : {}),
   });
   let metrics: MetricsListener | null = null;

@@ -25,7 +25,8 @@ const fail = async (error: unknown, message: string): Promise<never> => {
 };
 // Traces when the OTEL_* variables ask for them (docs/observability.md).
 const tracing = startTracingFromEnv('hosted-notes-worker');
-const worker = await migrate(databaseUrl, (msg) => log.info(msg))
+// Migrations hold a session advisory lock: through a session connection when DATABASE_URL is pooled.
+const worker = await migrate(config.DATABASE_SESSION_URL ?? databaseUrl, (msg) => log.info(msg))
   .then(() => startWorker(config, databaseUrl, temporalAddress, { tracing }))
   .catch((error: unknown) => fail(error, 'worker start-up failed'));
 log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, metricsUrl: worker.metricsUrl, tracing: tracing !== null }, 'worker polling');
