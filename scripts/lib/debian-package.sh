@@ -24,7 +24,9 @@ ensure_debian_packages() {
     printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && placed_policy=true
   fi
   local ok=true
-  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"; } >"$log" 2>&1 || ok=false
+  # Test files run in parallel and may install at the same time: wait for apt's and dpkg's locks.
+  local wait=(-o DPkg::Lock::Timeout=300)
+  { apt-get "${wait[@]}" update -q && DEBIAN_FRONTEND=noninteractive apt-get "${wait[@]}" install -y -q --no-install-recommends "$@"; } >"$log" 2>&1 || ok=false
   if $placed_policy; then rm -f "$policy"; fi
   if ! $ok; then
     cat "$log" >&2
