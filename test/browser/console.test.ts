@@ -274,6 +274,24 @@ describe('the inbox', () => {
   });
 });
 
+describe('a proposal changing while it is read', () => {
+  test('is replaced in place when the stream says so, keeping the reason being written', async () => {
+    const { page, errors } = await open();
+    const id = await propose(books, 'Reshelve the atlas', { kind: 'note.write', path: 'Reading/Atlas.md', content: '# Atlas\n' }, 'generic-webhook');
+    await signIn(page, reviewer.token, `/console/proposals/${id}`);
+    await page.locator('#proposal[data-live-mode="stream"]').waitFor();
+    await page.getByLabel(/^Reason/).fill('Half written: the atlas goes');
+    // Focus leaves the field (a refresh never replaces a part while someone types in it).
+    await page.evaluate(() => document.activeElement?.blur());
+    expect(await page.locator('#live-status').innerText()).toBe('');
+    // What the page shows changes under it (an operator extends the expiry by a day).
+    await ctx.db.pool.query(sql.unsafe`UPDATE action_proposals SET expires_at = expires_at + interval '1 day' WHERE id = ${id}`);
+    await page.locator('#live-status', { hasText: /^Updated at / }).waitFor({ timeout: 9_000 });
+    expect(await page.getByLabel(/^Reason/).inputValue()).toBe('Half written: the atlas goes');
+    expect(errors).toEqual([]);
+  });
+});
+
 describe('a proposal: its diff, the decision, the receipt and undo', () => {
   for (const viewport of viewportNames) {
     test(`shows the diff of every note against its current revision (${viewport})`, async () => {
