@@ -7,6 +7,7 @@ import { updateAccount } from '../domain/identity/accounts.ts';
 import type { TestDatabase } from './support/database.ts';
 import { useTestApp } from './support/harness.ts';
 import { accountWithToken, bearer } from './support/fixtures.ts';
+import { clearOfMinuteEnd } from './support/minute-window.ts';
 
 let db: TestDatabase;
 let app: FastifyInstance;
@@ -28,20 +29,10 @@ const me = (token: string) => app.inject({ method: 'GET', url: '/api/dev/me', he
 const counted = (accountId: string) =>
   db.pool.maybeOneFirst(sql.type(z.object({ n: z.number() }))`SELECT month_count AS n FROM usage_counters WHERE account_id = ${accountId} AND interface = 'rest'`);
 
-/**
- * The per-minute window is the database clock's minute: a burst that straddles its end is counted in
- * two windows (and a request meant to be the 11th of one minute is the 1st of the next; it failed CI
- * once so). Waits, at most 5 s, until the burst has the rest of a minute to itself.
- */
-async function clearOfMinuteEnd(): Promise<void> {
-  const second = await db.pool.oneFirst(sql.type(z.object({ s: z.number() }))`SELECT extract(second FROM now())::float8 AS s`);
-  if (second > 55) await new Promise((resolve) => setTimeout(resolve, (60 - second) * 1000 + 50));
-}
-
 describe('REST allowance', () => {
   it('lets exactly the per-minute boundary through under 25 parallel requests, then 429 rate_limited with Retry-After', async () => {
     const { token, account } = await accountWithToken(db.pool, 'developer_agent');
-    await clearOfMinuteEnd();
+    await clearOfMinuteEnd(db.pool);
     const results = await Promise.all(Array.from({ length: 25 }, () => me(token)));
     const ok = results.filter((r) => r.statusCode === 200);
     const limited = results.filter((r) => r.statusCode === 429);
@@ -95,7 +86,7 @@ describe('REST allowance', () => {
   it('keeps accounts separate', async () => {
     const a = await accountWithToken(db.pool, 'developer_agent');
     const b = await accountWithToken(db.pool, 'developer_agent');
-    await clearOfMinuteEnd();
+    await clearOfMinuteEnd(db.pool);
     await Promise.all(Array.from({ length: 10 }, () => me(a.token)));
     expect((await me(a.token)).statusCode).toBe(429);
     expect((await me(b.token)).statusCode).toBe(200);

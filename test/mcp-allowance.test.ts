@@ -8,6 +8,7 @@ import type { TestDatabase } from './support/database.ts';
 import { useTestApp } from './support/harness.ts';
 import { accountWithToken, bearer, personalMapping } from './support/fixtures.ts';
 import { mcpRaw } from './support/mcp.ts';
+import { clearOfMinuteEnd } from './support/minute-window.ts';
 
 let db: TestDatabase;
 let app: FastifyInstance;
@@ -52,6 +53,7 @@ describe('MCP allowance', () => {
     const { token, account } = await accountWithToken(db.pool, 'professional');
     const { mappingId } = await personalMapping(db.pool, account.id);
     const mcp = mcpRaw(app, token);
+    await clearOfMinuteEnd(db.pool);
     const results = await Promise.all(Array.from({ length: 30 }, () => mcp.modern('tools/call', { name: 'get_vault_schema', arguments: { mappingId } })));
     const ok = results.filter((r) => r.statusCode === 200);
     const limited = results.filter((r) => r.statusCode === 429);
