@@ -203,7 +203,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     deps.consoleLive === null ? null : new NotificationListener(() => deps.consoleLive?.databaseUrl ?? deps.db.configuration.connectionUri, proposalChangesChannel, app.log);
   if (proposalChanges) app.addHook('onClose', () => proposalChanges.stop());
   const liveStreams = new LiveStreams();
-  if (deps.metrics) registerLiveStreamMetrics(deps.metrics, { streams: () => liveStreams.size, listening: () => !proposalChanges || proposalChanges.subscribers === 0 || proposalChanges.listening });
+  if (deps.metrics) registerLiveStreamMetrics(deps.metrics, { streams: () => liveStreams.size, listening: () => proposalChanges?.healthy ?? true });
   await app.register(reviewerConsole, {
     prefix: '/console',
     db: deps.db,

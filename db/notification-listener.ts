@@ -52,8 +52,9 @@ export class NotificationListener {
     return this.#listening;
   }
 
-  get subscribers(): number {
-    return this.#subscribers.size;
+  /** Listening, or not needed yet (nobody subscribed): what an operator's gauge shows as up. */
+  get healthy(): boolean {
+    return this.#listening || this.#subscribers.size === 0;
   }
 
   /**

@@ -25,7 +25,7 @@ export const errorCatalog = {
   // reviewer console (api/routes/console)
   session_invalid: { status: 401, title: 'The console session is missing, expired or signed out, or its token was revoked; sign in again.' },
   csrf_check_failed: { status: 403, title: "The request did not come from the console's own pages (no or another session's CSRF token, or another origin)." },
-  live_updates_unavailable: { status: 503, title: 'Live updates cannot be streamed right now (this process holds as many streams as it may); the page refreshes by polling instead.' },
+  live_updates_unavailable: { status: 503, title: 'Live updates cannot be streamed from this process now (it holds as many streams as it may, or serves none); the page refreshes by polling instead.' },
   // product runtime chain
   credential_invalid: { status: 401, title: 'The service credential is not valid, expired or revoked.' },
   service_principal_inactive: { status: 403, title: 'The service principal is disabled.' },

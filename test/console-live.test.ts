@@ -282,6 +282,20 @@ describe('bounds and shutdown', () => {
     }
   });
 
+  it('an app built without live updates answers 503 live_updates_unavailable at once, without Retry-After (it never will)', async () => {
+    const without = await buildTestApp(ctx.db.pool, { consoleLive: null });
+    try {
+      const url = await serve(without);
+      const session = await consoleSignIn(without, reviewerToken);
+      const refused = await openConsoleStream(url, session.cookie);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBeNull();
+      expect(await refused.problem()).toMatchObject({ code: 'live_updates_unavailable', detail: expect.stringContaining('serves no live updates') });
+    } finally {
+      await without.close();
+    }
+  });
+
   it('shows in the metrics: open streams and whether the listener is up; a stream is no response time', async () => {
     const registry = createMetricsRegistry({ process: 'api' });
     const measured = await buildTestApp(ctx.db.pool, { metrics: registry });

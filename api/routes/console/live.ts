@@ -64,9 +64,8 @@ const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.s
 /** Opens the stream for an admitted console request; returns once the response is under way. */
 export async function openLiveStream(request: FastifyRequest, reply: FastifyReply, deps: { sessionDeps: SessionDeps; live: LiveOptions; streams: LiveStreams }): Promise<FastifyReply> {
   const { listener, heartbeatMs, maxStreams } = deps.live;
-  if (!listener || deps.streams.size >= maxStreams) {
-    throw new AppError('live_updates_unavailable', undefined, { headers: { 'retry-after': '30' } });
-  }
+  if (!listener) throw new AppError('live_updates_unavailable', 'This process serves no live updates (its console is configured without them); the page polls instead.');
+  if (deps.streams.size >= maxStreams) throw new AppError('live_updates_unavailable', undefined, { headers: { 'retry-after': '30' } });
   const body = new PassThrough();
   let ended = false;
   let heartbeat: NodeJS.Timeout | null = null;
@@ -124,7 +123,11 @@ export async function openLiveStream(request: FastifyRequest, reply: FastifyRepl
       },
       lost: () => write(frame('paused', {})),
     });
+    let checking = false;
     heartbeat = setInterval(() => {
+      // One check at a time: a slow database must not pile them up.
+      if (checking) return;
+      checking = true;
       void (async () => {
         try {
           // Uncharged: the stream was charged when it opened. A dead session ends it.
@@ -134,6 +137,8 @@ export async function openLiveStream(request: FastifyRequest, reply: FastifyRepl
         } catch (error) {
           if (error instanceof AppError && ['session_invalid', 'account_inactive', 'entitlement_required'].includes(error.code)) end('session_ended');
           else write(': heartbeat (the session could not be checked just now)\n\n');
+        } finally {
+          checking = false;
         }
       })();
     }, heartbeatMs);
