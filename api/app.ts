@@ -89,6 +89,8 @@ export type AppDeps = {
    * streams this process holds at most. null: no stream, the pages poll.
    */
   consoleLive?: { databaseUrl?: string; heartbeatMs?: number; maxStreams?: number } | null;
+  /** Set by the process's shutdown before it closes the app (SHUTDOWN_DRAIN_MS): /readyz answers 503 meanwhile. */
+  lifecycle?: { draining: boolean };
 };
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -147,6 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(openapiRoutes);
 
   await app.register(healthRoutes, {
+    draining: () => deps.lifecycle?.draining === true,
     checks: {
       postgres: () => pingDatabase(deps.db),
       temporal: async () => {

@@ -43,6 +43,7 @@ export async function startApi(
   const connection = lazyTemporalConnection(temporalAddress);
   const intelligence = intelligenceFrom(config);
   const google = googleFrom(config);
+  const lifecycle = { draining: false };
   const app = await buildApp({
     db,
     temporal: { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE },
@@ -62,6 +63,7 @@ export async function startApi(
     workflowRelay: {},
     metrics: registry,
     tracing: tracing !== null,
+    lifecycle,
   });
   await app.listen({ host: config.HOST, port: config.PORT });
   // Metrics on their own listener, never the API port (platform/metrics.ts).
@@ -78,9 +80,16 @@ export async function startApi(
     app,
     url,
     metricsUrl: metrics?.url ?? null,
-    // Fastify stops accepting, lets in-flight requests finish (answering 503 to new ones on kept
-    // connections), then we release the pool and the Temporal connection.
+    // First SHUTDOWN_DRAIN_MS of /readyz answering 503 while everything is still served (a load
+    // balancer's checks take the process out of rotation); then Fastify stops accepting, lets
+    // in-flight requests finish (answering 503 to new ones on kept connections), and we release the
+    // pool and the Temporal connection.
     close: async () => {
+      if (config.SHUTDOWN_DRAIN_MS > 0 && !lifecycle.draining) {
+        lifecycle.draining = true;
+        app.log.info({ drainMs: config.SHUTDOWN_DRAIN_MS }, 'draining: /readyz answers 503 until the listener closes');
+        await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_MS));
+      }
       await metrics?.close();
       await app.close();
       await db.end();

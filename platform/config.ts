@@ -37,6 +37,9 @@ export const configSchema = z.object({
   // Read by platform/logger.ts itself (default: pretty on a terminal, JSON otherwise); validated here.
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
+  // API: how long /readyz answers 503 on SIGTERM, while every request is still served, before the
+  // listener closes: a load balancer's health checks take the process out first (docs/capacity.md).
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(120_000).default(0),
   SECRETS_ENCRYPTION_KEYS: z.string().optional(),
   WEBHOOK_EGRESS_ALLOWLIST: z.string().default(''),
   WEBHOOK_RETRY_BASE_MS: positiveInt.default(1_000),

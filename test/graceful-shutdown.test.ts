@@ -2,7 +2,9 @@
 // never sent a request are closed, then the process may release its pools.
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { expect, it } from 'vitest';
+import { expect, inject, it } from 'vitest';
+import { startApi } from '../api/compose.ts';
+import { loadConfig } from '../platform/config.ts';
 import { buildTestApp } from './support/app.ts';
 import { useTestDatabase } from './support/harness.ts';
 
@@ -49,4 +51,24 @@ it('closes a connection that never sent a request (a browser preconnect) at once
   await app.close();
   await closedByServer;
   expect(silent.bytesWritten).toBe(0);
+});
+
+it('drains before closing when SHUTDOWN_DRAIN_MS is set: /readyz answers 503 `draining` while requests are still served, then the listener closes', async () => {
+  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', SHUTDOWN_DRAIN_MS: '1500' });
+  const api = await startApi(config, db.url, inject('temporalAddress'));
+  expect((await fetch(`${api.url}/readyz`)).status).toBe(200);
+  const closing = api.close();
+  const closed = closing.then(() => performance.now());
+  const drainingAt = performance.now();
+  const ready = await fetch(`${api.url}/readyz`);
+  expect(ready.status).toBe(503);
+  expect(ready.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(await ready.json()).toMatchObject({ code: 'not_ready', checks: { draining: { ok: false } } });
+  // Still serving: liveness, and a route that reaches Postgres.
+  expect((await fetch(`${api.url}/healthz`)).status).toBe(200);
+  const unauthenticated = await fetch(`${api.url}/api/dev/workspaces`);
+  expect(unauthenticated.status).toBe(401);
+  // The listener closes only after the drain.
+  expect((await closed) - drainingAt).toBeGreaterThan(1_000);
+  await expect(fetch(`${api.url}/healthz`, { signal: AbortSignal.timeout(2_000) })).rejects.toThrow();
 });

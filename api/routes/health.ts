@@ -35,7 +35,12 @@ async function runCheck(check: ReadinessCheck, onFailure: (error: unknown) => vo
   }
 }
 
-export const healthRoutes: FastifyPluginAsyncZod<{ checks: Record<string, ReadinessCheck> }> = async (app, options) => {
+/**
+ * `draining`: true once the process is shutting down (SIGTERM with SHUTDOWN_DRAIN_MS): /readyz then
+ * answers 503 at once, without asking the dependencies, so a load balancer stops routing here
+ * while the requests it still sends are served.
+ */
+export const healthRoutes: FastifyPluginAsyncZod<{ checks: Record<string, ReadinessCheck>; draining?: () => boolean }> = async (app, options) => {
   app.get(
     '/healthz',
     {
@@ -59,12 +64,17 @@ export const healthRoutes: FastifyPluginAsyncZod<{ checks: Record<string, Readin
         security: [],
         operationId: 'checkReadiness',
         summary: 'Readiness: Postgres and Temporal answer',
-        description: 'Answers 200 when every dependency answers within 2 s, else 503 problem+json `not_ready` listing the checks. Public.',
+        description:
+          'Answers 200 when every dependency answers within 2 s, else 503 problem+json `not_ready` listing the checks; 503 with the check `draining` while the process shuts down (it still serves requests until its listener closes). Public.',
         response: { 200: readySchema },
         problems: ['not_ready'],
       },
     },
     async (request, reply) => {
+      if (options.draining?.()) {
+        const checks = { draining: { ok: false, latencyMs: 0, error: 'shutting down' } };
+        return sendProblem(reply, new AppError('not_ready', 'Unavailable: this process is shutting down.', { extensions: { checks } }));
+      }
       const names = Object.keys(options.checks);
       const onFailure = (error: unknown) => {
         if (error instanceof DatabaseUnavailableError) error.outage.report(request.server.log, request.id);
