@@ -1,0 +1,69 @@
+// The platform's processes as the topology runs them: the real entry points (api/main.ts,
+// workers/main.ts) as child processes, their output kept (the last lines, for a failure's message)
+// and optionally passed on, stopped with SIGTERM as an orchestrator stops them.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { projectRoot } from '../project-root.ts';
+
+export type PlatformProcess = {
+  name: string;
+  child: ChildProcess;
+  /** The last lines it wrote (stdout and stderr). */
+  output: string[];
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with its exit code (null: killed by a signal). */
+  stop: (graceMs?: number) => Promise<number | null>;
+};
+
+const KEPT_LINES = 200;
+
+export function spawnPlatformProcess(name: string, entry: 'api/main.ts' | 'workers/main.ts', env: Record<string, string>, onLine?: (name: string, line: string) => void): PlatformProcess {
+  const child = spawnOwned(process.execPath, [join(projectRoot, entry)], { env: { ...process.env, ...env } });
+  const output: string[] = [];
+  const collect = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      output.push(line);
+      if (output.length > KEPT_LINES) output.shift();
+      onLine?.(name, line);
+    }
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  return { name, child, output, stop: (graceMs = 20_000) => stopChild(child, 'SIGTERM', graceMs) };
+}
+
+/**
+ * A child in its own process group (a terminal's Ctrl-C reaches only its parent, which stops the
+ * children in order) that is still killed when the parent exits without stopping it.
+ */
+export function spawnOwned(command: string, args: string[], options: { env?: NodeJS.ProcessEnv } = {}): ChildProcess {
+  const child = spawn(command, args, { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.removeListener('exit', killOnExit));
+  return child;
+}
+
+/** Sends `signal`, then SIGKILL after `graceMs`; resolves with the exit code once the process is gone. */
+export function stopChild(child: ChildProcess, signal: NodeJS.Signals, graceMs: number): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', (code) => {
+      clearTimeout(kill);
+      resolve(code);
+    });
+    child.kill(signal);
+  });
+}
+
+/** Polls `check` until it holds; throws naming `what` (and the process's last lines) after `timeoutMs`. */
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, watched?: PlatformProcess): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (watched && watched.child.exitCode !== null) throw new Error(`${watched.name} exited (${watched.child.exitCode}) before ${what}:\n${watched.output.slice(-30).join('\n')}`);
+    if (Date.now() > deadline) throw new Error(`${what} did not happen in ${timeoutMs} ms${watched ? `:\n${watched.output.slice(-30).join('\n')}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

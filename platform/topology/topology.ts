@@ -1,0 +1,107 @@
+// The production topology on one machine (issue 30, docs/topology.md): HAProxy in front of N API
+// processes, M workers, PgBouncer in transaction mode between all of them and Postgres, Temporal at
+// TEMPORAL_ADDRESS. Every process is the real entry point with the configuration a deployment gives
+// it; nothing a request needs lives in one API's memory, so any API may answer any request.
+// Used by `npm run topology` (scripts/topology.ts), its test and `npm run bench -- --suite scale`.
+import { freePort } from '../local-stack/ports.ts';
+import { startBalancer } from './haproxy.ts';
+import type { Balancer } from './haproxy.ts';
+import { startPgBouncer } from './pgbouncer.ts';
+import type { PgBouncer } from './pgbouncer.ts';
+import { spawnPlatformProcess, waitFor } from './processes.ts';
+import type { PlatformProcess } from './processes.ts';
+
+export type ApiProcess = PlatformProcess & { url: string; metricsUrl: string };
+export type WorkerProcess = PlatformProcess & { metricsUrl: string };
+
+export type Topology = {
+  /** The load balancer: where clients send every request. */
+  url: string;
+  balancer: Balancer;
+  pooler: PgBouncer;
+  apis: ApiProcess[];
+  workers: WorkerProcess[];
+  /** Stops everything: the balancer, the APIs (drained), the workers, the pooler. */
+  stop: () => Promise<void>;
+};
+
+export type TopologyOptions = {
+  /** Postgres, reached directly (migrations, LISTEN); the processes' pool goes through PgBouncer. */
+  databaseUrl: string;
+  temporalAddress: string;
+  apis: number;
+  workers: number;
+  /** More environment for every process (secrets, providers, allowances, TEMPORAL_* TLS…). */
+  env?: Record<string, string>;
+  port?: number;
+  statsPort?: number;
+  /** PgBouncer's server connections (default 20: below the processes' pools together, as in a deployment). */
+  poolerServerConnections?: number;
+  /** Each API's drain on SIGTERM (default 3 s: two failed checks at 1 s, and a margin). */
+  drainMs?: number;
+  onLine?: (process: string, line: string) => void;
+};
+
+export async function startTopology(options: TopologyOptions): Promise<Topology> {
+  let balancer: Balancer | undefined;
+  let pooler: PgBouncer | undefined;
+  const apis: ApiProcess[] = [];
+  const workers: WorkerProcess[] = [];
+  // The balancer first (no new request reaches an API about to drain), then the APIs (drained, in
+  // parallel), then the workers (their activities finish or are handed back), then the pooler.
+  const stopAll = async () => {
+    await balancer?.stop().catch(() => undefined);
+    await Promise.all(apis.map((api) => api.stop()));
+    await Promise.all(workers.map((worker) => worker.stop()));
+    await pooler?.stop().catch(() => undefined);
+  };
+  try {
+    pooler = await startPgBouncer({ targetUrl: options.databaseUrl, poolSize: options.poolerServerConnections ?? 20 });
+    const common: Record<string, string> = {
+      HOST: '127.0.0.1',
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: 'info',
+      ...options.env,
+      DATABASE_URL: pooler.url,
+      DATABASE_POOLER: 'transaction',
+      DATABASE_SESSION_URL: options.databaseUrl,
+      TEMPORAL_ADDRESS: options.temporalAddress,
+      METRICS_HOST: '127.0.0.1',
+    };
+    for (let i = 1; i <= options.workers; i++) {
+      const metricsPort = await freePort();
+      const worker = spawnPlatformProcess(`worker-${i}`, 'workers/main.ts', { ...common, METRICS_PORT: String(metricsPort) }, options.onLine);
+      workers.push({ ...worker, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` });
+    }
+    for (let i = 1; i <= options.apis; i++) {
+      const [port, metricsPort] = [await freePort(), await freePort()];
+      const api = spawnPlatformProcess(
+        `api-${i}`,
+        'api/main.ts',
+        { ...common, PORT: String(port), METRICS_PORT: String(metricsPort), SHUTDOWN_DRAIN_MS: String(options.drainMs ?? 3_000) },
+        options.onLine,
+      );
+      apis.push({ ...api, url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` });
+    }
+    for (const api of apis) await waitFor(`${api.name} ready`, async () => (await fetch(`${api.url}/readyz`)).ok, 90_000, api);
+    for (const worker of workers) await waitFor(`${worker.name} polling`, async () => worker.output.some((line) => line.includes('worker polling')), 90_000, worker);
+    balancer = await startBalancer({
+      servers: apis.map((api) => ({ name: api.name, address: new URL(api.url).host })),
+      ...(options.port !== undefined ? { port: options.port } : {}),
+      ...(options.statsPort !== undefined ? { statsPort: options.statsPort } : {}),
+    });
+    const running = balancer;
+    await waitFor('every API in rotation', async () => (await running.servers()).every((s) => s.status === 'UP'), 30_000);
+    return {
+      url: balancer.url,
+      balancer,
+      pooler,
+      apis,
+      workers,
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
