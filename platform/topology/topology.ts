@@ -84,7 +84,9 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
       apis.push({ ...api, url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` });
     }
     for (const api of apis) await waitFor(`${api.name} ready`, async () => (await fetch(`${api.url}/readyz`)).ok, 90_000, api);
-    for (const worker of workers) await waitFor(`${worker.name} polling`, async () => worker.output.some((line) => line.includes('worker polling')), 90_000, worker);
+    // A worker is up once the Temporal Core SDK reports its workflow-task pollers (its own metrics, served on the worker's page).
+    const polling = async (worker: WorkerProcess) => /^temporal_num_pollers\{[^}]*poller_type="workflow_task"[^}]*\} [1-9]/m.test(await (await fetch(worker.metricsUrl)).text());
+    for (const worker of workers) await waitFor(`${worker.name} polling`, () => polling(worker), 90_000, worker);
     balancer = await startBalancer({
       servers: apis.map((api) => ({ name: api.name, address: new URL(api.url).host })),
       ...(options.port !== undefined ? { port: options.port } : {}),
