@@ -6,90 +6,30 @@
 // to a session connection (DATABASE_SESSION_URL). Without the setting the pool cannot even connect
 // (the pooler refuses its session settings); with them left out, the named statements break under
 // concurrency ("prepared statement … already exists": 3,690 of 4,438 hot reads in a trial by hand).
-import { spawn, spawnSync } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabasePool } from '../db/pool.ts';
 import type { DatabasePool } from '../db/pool.ts';
-import { freePort } from '../platform/local-stack/ports.ts';
-import { projectRoot } from '../platform/project-root.ts';
+import { startPgBouncer } from '../platform/topology/pgbouncer.ts';
+import type { PgBouncer } from '../platform/topology/pgbouncer.ts';
 import { buildTestApp } from './support/app.ts';
 import { devClient } from './support/dev-client.ts';
 import { accountWithToken, personalMapping } from './support/fixtures.ts';
 import { useTestDatabase } from './support/harness.ts';
 
 const db = useTestDatabase();
-let pooler: ChildProcess | undefined;
-let dir: string;
+let pooler: PgBouncer | undefined;
 let poolerUrl: string;
 
-/** Starts PgBouncer in transaction mode in front of the test database; its URL. */
-async function startPgBouncer(): Promise<string> {
-  const ensured = spawnSync('bash', [join(projectRoot, 'scripts/ensure-pgbouncer.sh')], { encoding: 'utf8', timeout: 600_000 });
-  if (ensured.status !== 0) throw new Error(`scripts/ensure-pgbouncer.sh failed:\n${ensured.stdout}${ensured.stderr}`);
-  const target = new URL(db.url);
-  const port = await freePort();
-  dir = mkdtempSync(join(tmpdir(), 'hnp-pgbouncer-'));
-  const server = [`host=${target.hostname}`, `port=${target.port || 5432}`, `dbname=${db.name}`, `user=${decodeURIComponent(target.username)}`];
-  if (target.password) server.push(`password=${decodeURIComponent(target.password)}`);
-  writeFileSync(join(dir, 'users.txt'), `"${decodeURIComponent(target.username)}" ""\n`);
-  writeFileSync(
-    join(dir, 'pgbouncer.ini'),
-    [
-      '[databases]',
-      `${db.name} = ${server.join(' ')}`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${port}`,
-      'unix_socket_dir =',
-      'auth_type = trust',
-      `auth_file = ${join(dir, 'users.txt')}`,
-      'pool_mode = transaction',
-      // Fewer server connections than the app's pool holds: transactions must share them.
-      'default_pool_size = 4',
-      'max_client_conn = 200',
-      `pidfile = ${join(dir, 'pgbouncer.pid')}`,
-      '',
-    ].join('\n'),
-  );
-  // PgBouncer refuses to run as root: as root it is started as the postgres user, which must read its folder.
-  const asRoot = userInfo().uid === 0;
-  if (asRoot) {
-    const postgres = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
-    const uid = Number(postgres.stdout.trim());
-    if (postgres.status !== 0 || !Number.isInteger(uid)) throw new Error('running as root, PgBouncer needs the postgres OS user');
-    chmodSync(dir, 0o755);
-    chownSync(dir, uid, -1);
-  }
-  pooler = spawn(process.env['PGBOUNCER_PATH'] ?? '/usr/sbin/pgbouncer', [...(asRoot ? ['-u', 'postgres'] : []), join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let said = '';
-  pooler.stdout!.on('data', (chunk: Buffer) => (said += chunk.toString('utf8')));
-  pooler.stderr!.on('data', (chunk: Buffer) => (said += chunk.toString('utf8')));
-  const url = `postgres://${target.username}@127.0.0.1:${port}/${db.name}`;
-  const until = Date.now() + 15_000;
-  for (;;) {
-    const probe = await createDatabasePool(url, { maxPoolSize: 1, transactionPooler: true }).catch(() => null);
-    if (probe) {
-      await probe.end();
-      return url;
-    }
-    if (Date.now() > until || pooler.exitCode !== null) throw new Error(`PgBouncer did not start:\n${said}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 beforeAll(async () => {
-  poolerUrl = await startPgBouncer();
+  // Fewer server connections than the app's pool holds: transactions must share them.
+  pooler = await startPgBouncer({ targetUrl: db.url, poolSize: 4, maxClientConnections: 200 });
+  poolerUrl = pooler.url;
 }, 120_000);
 
 afterAll(async () => {
-  pooler?.kill('SIGTERM');
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await pooler?.stop();
 });
 
 /** 32 callers reading one note through the app, 200 reads in all; the statuses they got. */
