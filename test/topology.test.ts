@@ -22,6 +22,7 @@ import { startTopology } from '../platform/topology/topology.ts';
 import type { Topology } from '../platform/topology/topology.ts';
 import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
+import { openConsoleStream } from './support/console.ts';
 import { accountWithToken } from './support/fixtures.ts';
 import { generateBody, orgLedger, setBudget } from './support/intelligence.ts';
 import { buildRuntimeChain } from './support/product-runtime.ts';
@@ -189,10 +190,30 @@ describe('the production topology: HAProxy, two APIs, two workers, PgBouncer in 
     expect(searched.status, JSON.stringify(searched.json)).toBe(200);
     expect(JSON.stringify(searched.json['result']), JSON.stringify(searched.json)).toContain('Mixed/Note');
 
+    // The reviewer console: signed in through one API, its pages and its live stream served by
+    // either (the session lives in Postgres; each API LISTENs on a session connection, past the pooler).
+    const signedIn = await fetch(`${topology.url}/console/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: reviewerToken }).toString(),
+    });
+    expect(signedIn.status).toBe(303);
+    const cookie = signedIn.headers.getSetCookie()[0]!.split(';')[0]!;
+    for (const _ of topology.apis) expect((await fetch(`${topology.url}/console`, { headers: { cookie }, redirect: 'manual' })).status).toBe(200);
+    const stream = await openConsoleStream(topology.url, cookie);
+    await stream.next('ready');
+
     // Automation: proposals approved by a reviewer, each executed once with one receipt.
     const proposals = await Promise.all(Array.from({ length: 6 }, (_, n) => proposeAndApprove(n)));
     await waitFor('every proposal executed', async () => (await readProposals(proposals)).every((p) => p.state === 'executed'), 60_000);
     for (const p of await readProposals(proposals)) expect(p, p.id).toMatchObject({ state: 'executed', applies: 1, receipts: 1 });
+    // The open console heard of every proposal, whichever API and worker changed it.
+    await waitFor('every proposal announced to the console', async () => {
+      const announced = new Set(stream.events.filter((e) => e.event === 'proposal').map((e) => (e.data as { id: string }).id));
+      return proposals.every((id) => announced.has(id));
+    }, 10_000);
+    stream.close();
 
     // Metered generation: learn the reserved bound, then a budget with room for exactly 5 more; 16 at once.
     await setBudget(db.pool, runtime.organizationId, 1_000_000_000, 1_000);
