@@ -1,5 +1,6 @@
 // Every setting the service reads from the environment, validated once at start-up.
 // README.md documents each variable; keep the two in step.
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { defaultAllowances } from '../domain/usage.ts';
 import type { Allowances } from '../domain/usage.ts';
@@ -11,6 +12,20 @@ import type { IntelligenceSettings } from '../domain/intelligence/setup.ts';
 const positiveInt = z.coerce.number().int().positive();
 /** An empty value (docker compose's `${VAR:-}`) means unset. */
 const unsetIfEmpty = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+/**
+ * The path of a PEM file, read once here so an unreadable one stops start-up naming its variable
+ * (platform/temporal.ts reads it again to connect). Never says what the file holds.
+ */
+const pemFile = z.string().superRefine((path, ctx) => {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})` });
+    return;
+  }
+  if (!/-----BEGIN [A-Z0-9 ]+-----/.test(text)) ctx.addIssue({ code: 'custom', message: `${path} is not PEM (no -----BEGIN line)` });
+});
 
 export const configSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
@@ -26,6 +41,14 @@ export const configSchema = z.object({
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('notes-platform'),
+  // TLS to TEMPORAL_ADDRESS (docs/operations.md, as Temporal Cloud needs): on when an API key, a
+  // client certificate, a CA or a server name is set, else off (platform/temporal.ts).
+  TEMPORAL_TLS: unsetIfEmpty(z.enum(['true', 'false'])),
+  TEMPORAL_TLS_CA_PATH: unsetIfEmpty(pemFile),
+  TEMPORAL_TLS_SERVER_NAME: unsetIfEmpty(z.string()),
+  TEMPORAL_TLS_CERT_PATH: unsetIfEmpty(pemFile),
+  TEMPORAL_TLS_KEY_PATH: unsetIfEmpty(pemFile),
+  TEMPORAL_API_KEY: unsetIfEmpty(z.string().trim().min(1)),
   TEMPORAL_CLI_PATH: z.string().optional(),
   // The Temporal Web UI the reviewer console links proposal workflows to (npm start sets it to the dev server's).
   TEMPORAL_UI_URL: unsetIfEmpty(z.url()),
@@ -38,7 +61,7 @@ export const configSchema = z.object({
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
   // API: how long /readyz answers 503 on SIGTERM, while every request is still served, before the
-  // listener closes: a load balancer's health checks take the process out first (docs/capacity.md).
+  // listener closes: a load balancer's health checks take the process out first (docs/topology.md).
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).max(120_000).default(0),
   SECRETS_ENCRYPTION_KEYS: z.string().optional(),
   WEBHOOK_EGRESS_ALLOWLIST: z.string().default(''),
@@ -85,6 +108,23 @@ export const configSchema = z.object({
   MCP_MONTHLY_REQUESTS_PROFESSIONAL: z.coerce.number().int().min(0).default(defaultAllowances.mcp.perMonth.professional!),
   MCP_MONTHLY_REQUESTS_DEVELOPER_AGENT: z.coerce.number().int().min(0).default(defaultAllowances.mcp.perMonth.developer_agent!),
   MCP_MONTHLY_REQUESTS_TEAM: z.coerce.number().int().min(0).default(defaultAllowances.mcp.perMonth.team!),
+}).superRefine((config, ctx) => {
+  // Temporal's TLS settings that only make sense together (platform/temporal.ts builds the connection).
+  if (config.TEMPORAL_TLS_CERT_PATH && !config.TEMPORAL_TLS_KEY_PATH) {
+    ctx.addIssue({ code: 'custom', path: ['TEMPORAL_TLS_KEY_PATH'], message: 'required with TEMPORAL_TLS_CERT_PATH (an mTLS client certificate needs its private key)' });
+  }
+  if (config.TEMPORAL_TLS_KEY_PATH && !config.TEMPORAL_TLS_CERT_PATH) {
+    ctx.addIssue({ code: 'custom', path: ['TEMPORAL_TLS_CERT_PATH'], message: 'required with TEMPORAL_TLS_KEY_PATH (an mTLS private key needs its client certificate)' });
+  }
+  if (config.TEMPORAL_TLS === 'false') {
+    if (config.TEMPORAL_API_KEY) {
+      ctx.addIssue({ code: 'custom', path: ['TEMPORAL_API_KEY'], message: 'needs TLS, but TEMPORAL_TLS is false: the key would be sent in clear (unset TEMPORAL_TLS or set it to true)' });
+    }
+    const tlsOnly = (['TEMPORAL_TLS_CA_PATH', 'TEMPORAL_TLS_SERVER_NAME', 'TEMPORAL_TLS_CERT_PATH', 'TEMPORAL_TLS_KEY_PATH'] as const).filter((name) => config[name]);
+    if (tlsOnly.length > 0) {
+      ctx.addIssue({ code: 'custom', path: ['TEMPORAL_TLS'], message: `is false, but ${tlsOnly.join(', ')} ${tlsOnly.length === 1 ? 'is a TLS setting' : 'are TLS settings'} (unset TEMPORAL_TLS or set it to true)` });
+    }
+  }
 });
 
 export type Config = z.infer<typeof configSchema>;
