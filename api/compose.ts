@@ -9,7 +9,7 @@ import { createBlobStore } from '../domain/media/setup.ts';
 import { createGoogleOAuthProvider } from '../domain/connections/google-oauth.ts';
 import { allowancesFrom, egressFrom, googleFrom, intelligenceFrom, mediaStorageFrom } from '../platform/config.ts';
 import type { Config } from '../platform/config.ts';
-import { lazyTemporalConnection } from '../platform/temporal.ts';
+import { lazyTemporalConnection, temporalConnectionOptions } from '../platform/temporal.ts';
 import { buildApp } from './app.ts';
 import { createMetricsRegistry, serveMetrics } from '../platform/metrics.ts';
 import type { MetricsListener } from '../platform/metrics.ts';
@@ -40,7 +40,7 @@ export async function startApi(
     ...(options.parseResults === false ? { parseResults: false } : {}),
     ...(registry || tracing ? { interceptors: [observeQueries({ registry, traces: tracing !== null })] } : {}),
   });
-  const connection = lazyTemporalConnection(temporalAddress);
+  const connection = lazyTemporalConnection(temporalConnectionOptions(config, temporalAddress));
   const intelligence = intelligenceFrom(config);
   const google = googleFrom(config);
   const lifecycle = { draining: false };

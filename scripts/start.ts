@@ -21,6 +21,7 @@ import { canConnect, freePort } from '../platform/local-stack/ports.ts';
 import { resolveTemporalCli, TemporalCliUnavailable } from '../platform/local-stack/temporal-cli.ts';
 import { projectRoot } from '../platform/project-root.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
+import { temporalTlsSettings, withoutTemporalTls } from '../platform/temporal.ts';
 import { createLogger } from '../platform/logger.ts';
 import { onShutdownSignal } from '../platform/signals.ts';
 import { startApi } from '../api/compose.ts';
@@ -100,6 +101,10 @@ try {
     services.push(['temporal', server.stop]);
     temporalAddress = server.address;
     temporalUi = server.uiUrl;
+    // The dev server speaks plaintext: the TLS and API-key settings are for TEMPORAL_ADDRESS.
+    const ignored = temporalTlsSettings.filter((name) => config[name] !== undefined);
+    if (ignored.length > 0) log.warn({ ignored }, 'Temporal TLS settings ignored: they apply to TEMPORAL_ADDRESS, and the local dev server has no TLS');
+    config = withoutTemporalTls(config);
   }
 
   const applied = await migrate(databaseUrl);

@@ -14,6 +14,7 @@ import { egressFrom, googleFrom, mediaStorageFrom } from '../platform/config.ts'
 import type { Config } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import { installTemporalLogging } from '../platform/temporal-logging.ts';
+import { temporalConnectionOptions } from '../platform/temporal.ts';
 import { createPlatformWorker } from './worker.ts';
 import { observeQueries, registerPoolMetrics } from '../db/observability.ts';
 import { createMetricsRegistry, serveMetrics } from '../platform/metrics.ts';
@@ -44,7 +45,7 @@ export async function startWorker(config: Config, databaseUrl: string, temporalA
     registerPoolMetrics(registry, db);
     metrics = await serveMetrics(registry, config.METRICS_HOST, config.METRICS_PORT, [`http://127.0.0.1:${corePort}/metrics`]);
   }
-  const connection = await NativeConnection.connect({ address: temporalAddress });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config, temporalAddress));
   const worker = await createPlatformWorker({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
