@@ -18,7 +18,8 @@ export type PlatformProcess = {
 const KEPT_LINES = 200;
 
 export function spawnPlatformProcess(name: string, entry: 'api/main.ts' | 'workers/main.ts', env: Record<string, string>, onLine?: (name: string, line: string) => void): PlatformProcess {
-  const child = spawnOwned(process.execPath, [join(projectRoot, entry)], { env: { ...process.env, ...env } });
+  // Our own Node flags too (e.g. --conditions when not started through npm, whose .npmrc sets NODE_OPTIONS).
+  const child = spawnOwned(process.execPath, [...process.execArgv, join(projectRoot, entry)], { env: { ...process.env, ...env } });
   const output: string[] = [];
   const collect = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) {
