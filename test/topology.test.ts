@@ -24,6 +24,7 @@ import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
 import { openConsoleStream } from './support/console.ts';
 import { accountWithToken } from './support/fixtures.ts';
+import { audioFixture, mediaLedger } from './support/media.ts';
 import { generateBody, orgLedger, setBudget } from './support/intelligence.ts';
 import { buildRuntimeChain } from './support/product-runtime.ts';
 import type { RuntimeChain } from './support/product-runtime.ts';
@@ -58,6 +59,7 @@ beforeAll(async () => {
       SECRETS_ENCRYPTION_KEYS: `topology:${randomBytes(32).toString('base64')}`,
       SHUTDOWN_GRACE_MS: '2000',
       REST_REQUESTS_PER_MINUTE: '100000',
+      MCP_REQUESTS_PER_MINUTE: '100000',
       INTELLIGENCE_PROVIDER_BASE_URL: provider.url,
       INTELLIGENCE_PROVIDER_API_KEY: SCRIPTED_API_KEY,
       INTELLIGENCE_TEXT_MODEL: 'scripted-model',
@@ -110,6 +112,15 @@ async function call(what: string, token: string, method: string, path: string, o
     answers.push({ what, status: 0, code: null });
     return { status: 0, json: {}, retryAfter: null };
   }
+}
+
+/** A raw body (media) through the balancer; recorded like every other answer. */
+async function rawCall(what: string, token: string, method: string, path: string, body: Buffer, headers: Record<string, string>): Promise<Answer> {
+  const res = await fetch(`${topology.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...headers }, body, signal: AbortSignal.timeout(30_000) });
+  const text = await res.text();
+  const json = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
+  answers.push({ what, status: res.status, code: typeof json['code'] === 'string' ? json['code'] : null });
+  return { status: res.status, json, retryAfter: res.headers.get('retry-after') };
 }
 
 /** A write sent until acknowledged with its key; an in-flight 409 (the same key on the other API) is waited out as its Retry-After says. */
@@ -214,6 +225,29 @@ describe('the production topology: HAProxy, two APIs, two workers, PgBouncer in 
       return proposals.every((id) => announced.has(id));
     }, 10_000);
     stream.close();
+
+    // Media: one upload's key sent twice at once (two APIs): one stored object, one replay; read back through either.
+    const audio = audioFixture('tone-3s.ogg');
+    const upload = () =>
+      rawCall('upload', runtime.secret, 'POST', '/api/product/v1/intelligence/education/media/audio', audio, {
+        'content-type': 'audio/ogg',
+        'idempotency-key': 'topology-upload-1',
+        'x-media-reference': 'topology/take-1',
+        'x-media-duration-seconds': '3',
+        'x-service-runtime-version': '1',
+      });
+    const [up1, up2] = await Promise.all([upload(), upload()].map((p) => p.then(async (res) => (res.json['code'] === 'idempotency_in_flight' ? (await new Promise((r) => setTimeout(r, 1_000)), upload()) : res))));
+    // The first stored (201), the other replayed it (200, `replayed`), whichever API each reached.
+    expect([up1!.status, up2!.status].sort(), JSON.stringify([up1!.json, up2!.json])).toEqual([200, 201]);
+    expect([up1!, up2!].map((up) => (up.json['data'] as { replayed: boolean }).replayed).sort()).toEqual([false, true]);
+    const mediaId = (up1!.json['data'] as { mediaId: string }).mediaId;
+    expect((up2!.json['data'] as { mediaId: string }).mediaId).toBe(mediaId);
+    for (const _ of topology.apis) {
+      const back = await fetch(`${topology.url}/api/product/v1/intelligence/education/media/${mediaId}`, { headers: { authorization: `Bearer ${runtime.secret}`, 'x-service-runtime-version': '1' } });
+      expect(back.status).toBe(200);
+      expect(Buffer.from(await back.arrayBuffer()).equals(audio)).toBe(true);
+    }
+    expect(await mediaLedger(db.pool, runtime.organizationId)).toMatchObject({ stored: 1, storing: 0, blobs: 1, usedBytes: audio.length });
 
     // Metered generation: learn the reserved bound, then a budget with room for exactly 5 more; 16 at once.
     await setBudget(db.pool, runtime.organizationId, 1_000_000_000, 1_000);

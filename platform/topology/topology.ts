@@ -68,12 +68,14 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
       TEMPORAL_ADDRESS: options.temporalAddress,
       METRICS_HOST: '127.0.0.1',
     };
-    for (let i = 1; i <= options.workers; i++) {
+    // Ports are picked free, but another process may take one before the child binds it: a child
+    // that exits on EADDRINUSE is started again on other ports (the pick is the race, not the child).
+    const spawnWorker = async (i: number): Promise<WorkerProcess> => {
       const metricsPort = await freePort();
       const worker = spawnPlatformProcess(`worker-${i}`, 'workers/main.ts', { ...common, METRICS_PORT: String(metricsPort) }, options.onLine);
-      workers.push({ ...worker, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` });
-    }
-    for (let i = 1; i <= options.apis; i++) {
+      return { ...worker, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` };
+    };
+    const spawnApi = async (i: number): Promise<ApiProcess> => {
       const [port, metricsPort] = [await freePort(), await freePort()];
       const api = spawnPlatformProcess(
         `api-${i}`,
@@ -81,12 +83,26 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
         { ...common, PORT: String(port), METRICS_PORT: String(metricsPort), SHUTDOWN_DRAIN_MS: String(options.drainMs ?? 3_000) },
         options.onLine,
       );
-      apis.push({ ...api, url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` });
-    }
-    for (const api of apis) await waitFor(`${api.name} ready`, async () => (await fetch(`${api.url}/readyz`)).ok, 90_000, api);
+      return { ...api, url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` };
+    };
     // A worker is up once the Temporal Core SDK reports its workflow-task pollers (its own metrics, served on the worker's page).
     const polling = async (worker: WorkerProcess) => /^temporal_num_pollers\{[^}]*poller_type="workflow_task"[^}]*\} [1-9]/m.test(await (await fetch(worker.metricsUrl)).text());
-    for (const worker of workers) await waitFor(`${worker.name} polling`, () => polling(worker), 90_000, worker);
+    const ready = async (api: ApiProcess) => (await fetch(`${api.url}/readyz`)).ok;
+    for (let i = 1; i <= options.workers; i++) workers.push(await spawnWorker(i));
+    for (let i = 1; i <= options.apis; i++) apis.push(await spawnApi(i));
+    const untilUp = async <P extends PlatformProcess>(list: P[], index: number, what: string, up: (p: P) => Promise<boolean>, respawn: (i: number) => Promise<P>) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await waitFor(`${list[index]!.name} ${what}`, () => up(list[index]!), 90_000, list[index]!);
+        } catch (error) {
+          const lost = list[index]!.child.exitCode !== null && list[index]!.output.some((line) => line.includes('EADDRINUSE'));
+          if (!lost || attempt === 3) throw error;
+          list[index] = await respawn(index + 1);
+        }
+      }
+    };
+    for (let i = 0; i < apis.length; i++) await untilUp(apis, i, 'ready', ready, spawnApi);
+    for (let i = 0; i < workers.length; i++) await untilUp(workers, i, 'polling', polling, spawnWorker);
     balancer = await startBalancer({
       servers: apis.map((api) => ({ name: api.name, address: new URL(api.url).host })),
       ...(options.port !== undefined ? { port: options.port } : {}),
