@@ -10,6 +10,7 @@
 //   npm run bench -- --suite console   (bench/console.ts)
 //   npm run bench -- --suite starts [--proposals 200]   (bench/durable-starts.ts)
 //   npm run bench -- --suite observability [--duration 10] [--rounds 2] [--only read|generate]   (bench/observability.ts)
+//   npm run bench -- --suite capacity   (bench/capacity.ts; docs/capacity.md)
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -51,6 +52,7 @@ import { runEducationSuite } from './education.ts';
 import { runMediaSuite } from './media.ts';
 import { runConsoleSuite } from './console.ts';
 import { runObservabilitySuite } from './observability.ts';
+import { runCapacitySuite } from './capacity.ts';
 import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import type { LatencyStats } from './mcp.ts';
@@ -328,6 +330,13 @@ async function main() {
     const { token } = await issueAccessToken(db, { accountId: account.id, name: 'bench' });
     if (args.suite === 'all' || args.suite === 'import') await runImportSuite(db, account.id);
     if (args.suite === 'import') {
+      await db.end();
+      return;
+    }
+    if (args.suite === 'all' || args.suite === 'capacity') {
+      await runCapacitySuite({ databaseUrl, db, accountId: account.id, token, env: serverEnv(databaseUrl), startServer, stopServer, printTable });
+    }
+    if (args.suite === 'capacity') {
       await db.end();
       return;
     }
