@@ -39,6 +39,7 @@ const unit = [
   'test/connections-google-client.test.ts',
   'test/runtime-sdk-connections.test.ts',
   'test/console-pages.test.ts',
+  'test/topology-config.test.ts',
 ];
 // Workflow tests on the time-skipping test server with stubbed activities (test/support/time-skipping.ts).
 const workflows = ['test/workflows/**/*.test.ts'];

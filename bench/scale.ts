@@ -91,8 +91,9 @@ export async function runScaleSuite(input: {
         temporalAddress: temporal.address,
         apis,
         workers: 0,
-        // As many server connections as the APIs' pools together: the pooler is not the limit here.
-        poolerServerConnections: 20 * apis,
+        plaintextTemporal: true,
+        // As many server connections as two APIs' pools, in both runs: the pooler is not the limit, nor what differs.
+        poolerServerConnections: 40,
         env: { LOG_LEVEL: 'warn', REST_REQUESTS_PER_MINUTE: '100000000', TEMPORAL_TASK_QUEUE: `bench-scale-${tag}` },
       });
       try {

@@ -83,6 +83,7 @@ try {
   }
   let temporalAddress = process.env['TEMPORAL_ADDRESS'];
   let temporalUi: string | null = process.env['TEMPORAL_UI_URL'] ?? null;
+  const startedTemporal = !temporalAddress;
   if (!temporalAddress) {
     const preferred = async (port: number) => ((await canConnect('127.0.0.1', port, 300)) ? freePort() : port);
     const server = await startTemporalDevServer({
@@ -115,6 +116,8 @@ try {
     apis,
     workers,
     port,
+    detached: true,
+    plaintextTemporal: startedTemporal,
     env: {
       PUBLIC_BASE_URL: process.env['PUBLIC_BASE_URL'] ?? `http://127.0.0.1:${port}`,
       LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'info',
@@ -142,8 +145,9 @@ try {
       '',
       'Try (each request may be answered by any API; the x-request-id header is echoed):',
       `  curl -s ${auth} "${topology.url}/api/dev/notes?mappingId=${demo.mappingId}"`,
-      `  for i in 1 2 3 4; do curl -s -o /dev/null -w "%{http_code}\\n" ${auth} ${topology.url}/api/dev/workspaces; done; curl -s "${topology.balancer.statsUrl};csv" | cut -d, -f1,2,18,49 | grep apis`,
-      `  kill -TERM ${topology.apis[0]!.child.pid}   # ${topology.apis[0]!.name} drains (its /readyz turns 503, HAProxy takes it out) and exits; requests keep being served`,
+      `  for i in 1 2 3 4; do curl -s -o /dev/null -w "%{http_code} %header{x-served-by}\\n" ${auth} ${topology.url}/api/dev/workspaces; done`,
+      `  curl -s "${topology.balancer.statsUrl};csv" | cut -d, -f1,2,18,49 | grep apis      # each API's state and requests served`,
+      `  kill -TERM ${topology.apis[0]!.child.pid}   # ${topology.apis[0]!.name} drains (its /readyz/process turns 503, HAProxy takes it out) and exits; requests keep being served`,
       '',
       'Stop: Ctrl-C',
       '',

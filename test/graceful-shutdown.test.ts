@@ -57,6 +57,7 @@ it('drains before closing when SHUTDOWN_DRAIN_MS is set: /readyz answers 503 `dr
   const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', SHUTDOWN_DRAIN_MS: '1500' });
   const api = await startApi(config, db.url, inject('temporalAddress'));
   expect((await fetch(`${api.url}/readyz`)).status).toBe(200);
+  expect((await fetch(`${api.url}/readyz/process`)).status).toBe(200);
   const closing = api.close();
   const closed = closing.then(() => performance.now());
   const drainingAt = performance.now();
@@ -64,6 +65,10 @@ it('drains before closing when SHUTDOWN_DRAIN_MS is set: /readyz answers 503 `dr
   expect(ready.status).toBe(503);
   expect(ready.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   expect(await ready.json()).toMatchObject({ code: 'not_ready', checks: { draining: { ok: false } } });
+  // What the balancer checks says the same.
+  const processReady = await fetch(`${api.url}/readyz/process`);
+  expect(processReady.status).toBe(503);
+  expect(await processReady.json()).toMatchObject({ code: 'not_ready', checks: { draining: { ok: false } } });
   // Still serving: liveness, and a route that reaches Postgres.
   expect((await fetch(`${api.url}/healthz`)).status).toBe(200);
   const unauthenticated = await fetch(`${api.url}/api/dev/workspaces`);

@@ -45,6 +45,7 @@ describe('readiness', () => {
       );
       const down = await app.inject({ method: 'GET', url: '/readyz' });
       expect(down.statusCode).toBe(503);
+      expect((await app.inject({ method: 'GET', url: '/readyz/process' })).statusCode).toBe(200);
       expect(down.headers['content-type']).toContain('application/problem+json');
       expect(down.json()).toMatchObject({ code: 'not_ready', checks: { postgres: { ok: false }, temporal: { ok: true } } });
       // liveness does not depend on the database
@@ -66,6 +67,10 @@ describe('readiness', () => {
       const res = await app.inject({ method: 'GET', url: '/readyz' });
       expect(res.statusCode).toBe(503);
       expect(res.json()).toMatchObject({ code: 'not_ready', checks: { postgres: { ok: true }, temporal: { ok: false } } });
+      // The balancer's check is this process's alone: an outage every API shares does not take them all out.
+      const processReady = await app.inject({ method: 'GET', url: '/readyz/process' });
+      expect(processReady.statusCode).toBe(200);
+      expect(processReady.json()).toEqual({ status: 'ready', checks: { process: { ok: true, latencyMs: 0 } } });
     } finally {
       await app.close();
       // The probe answered at the readiness timeout, but the client's gRPC retries of the check run

@@ -16,6 +16,9 @@ const readySchema = z.object({ status: z.literal('ready'), checks: z.record(z.st
 
 const READINESS_TIMEOUT_MS = 2_000;
 
+const drainingProblem = () =>
+  new AppError('not_ready', 'Unavailable: this process is shutting down.', { extensions: { checks: { draining: { ok: false, latencyMs: 0, error: 'shutting down' } } } });
+
 async function runCheck(check: ReadinessCheck, onFailure: (error: unknown) => void): Promise<z.infer<typeof checkResult>> {
   const started = performance.now();
   let timer: NodeJS.Timeout | undefined;
@@ -56,6 +59,30 @@ export const healthRoutes: FastifyPluginAsyncZod<{ checks: Record<string, Readin
     async () => ({ status: 'ok' as const }),
   );
 
+  // What a load balancer checks: this process, not the dependencies every process shares. A
+  // balancer that took every API out while Temporal is down or Postgres is slow would replace their
+  // own answers (acknowledged writes while Temporal is down, 503 + Retry-After while Postgres is)
+  // with its own 503s for everyone (docs/topology.md).
+  app.get(
+    '/readyz/process',
+    {
+      schema: {
+        tags: ['operations'],
+        security: [],
+        operationId: 'checkProcessReadiness',
+        summary: 'Readiness of this process, for load balancers',
+        description:
+          "Answers 200 while this process takes traffic and 503 problem+json `not_ready` (check `draining`) once it is shutting down. Checks no shared dependency: a balancer routes on it; /readyz says whether Postgres and Temporal answer. Public.",
+        response: { 200: readySchema },
+        problems: ['not_ready'],
+      },
+    },
+    async (_request, reply) => {
+      if (options.draining?.()) return sendProblem(reply, drainingProblem());
+      return { status: 'ready' as const, checks: { process: { ok: true, latencyMs: 0 } } };
+    },
+  );
+
   app.get(
     '/readyz',
     {
@@ -71,10 +98,7 @@ export const healthRoutes: FastifyPluginAsyncZod<{ checks: Record<string, Readin
       },
     },
     async (request, reply) => {
-      if (options.draining?.()) {
-        const checks = { draining: { ok: false, latencyMs: 0, error: 'shutting down' } };
-        return sendProblem(reply, new AppError('not_ready', 'Unavailable: this process is shutting down.', { extensions: { checks } }));
-      }
+      if (options.draining?.()) return sendProblem(reply, drainingProblem());
       const names = Object.keys(options.checks);
       const onFailure = (error: unknown) => {
         if (error instanceof DatabaseUnavailableError) error.outage.report(request.server.log, request.id);

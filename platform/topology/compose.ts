@@ -15,6 +15,8 @@ export function composeHaproxyConfig(): string {
       servers: [{ template: `api- ${COMPOSE_API_SLOTS} api:3000` }],
       // Docker's embedded DNS server.
       resolvers: ['127.0.0.11:53'],
+      // Every container on the network reaches :8404: the page is read-only here.
+      statsAdmin: false,
     }),
   ].join('\n');
 }

@@ -1,15 +1,14 @@
-// Debian's HAProxy in front of the API processes: round robin over the servers /readyz calls ready
-// (checked every second, out after two failures, back after two passes), so an API that drains on
-// SIGTERM (SHUTDOWN_DRAIN_MS) is out of rotation before its listener closes; a connection that
-// cannot be made is retried on another server (`retry-on conn-failure` + `redispatch`: the request
-// was never sent, so this is safe for any method). Nothing else is retried: a write whose answer was
-// lost is the client's to replay with its Idempotency-Key. A stats page (read and admin: drain or
-// disable a server by hand) listens on loopback.
+// Debian's HAProxy in front of the API processes; its rules and why are docs/topology.md's "The load
+// balancer" (decision 100). In short: round robin over the processes /readyz/process calls ready
+// (this process only: never a dependency every process shares), so an API that drains on SIGTERM is
+// out of rotation before its listener closes; only a connection that could not be made is retried,
+// on another server. Every answer names the server that gave it (X-Served-By).
 import { spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadConfig } from '../config.ts';
 import { canConnect, freePort } from '../local-stack/ports.ts';
 import { spawnOwned, stopChild } from './processes.ts';
 import { ensureTool } from './tools.ts';
@@ -26,18 +25,39 @@ export type Balancer = {
   process: ChildProcess;
   /** The backend's servers as HAProxy sees them now. */
   servers: () => Promise<ServerStats[]>;
-  /** Requests the frontend answered, by status class, and what it failed to answer. */
-  frontend: () => Promise<{ requests: number; responses5xx: number; errors: number }>;
+  /** Requests the frontend took, and the 5xx answers it gave (its own 502/503/504 included). */
+  frontend: () => Promise<{ requests: number; responses5xx: number }>;
+  /** Connections to a server that failed, and the retries and redispatches they caused. */
+  backend: () => Promise<{ connectionErrors: number; retries: number; redispatches: number }>;
   stop: () => Promise<void>;
 };
 
-export const HEALTH_CHECK = { intervalMs: 1_000, fall: 2, rise: 2 } as const;
+export const HEALTH_CHECK = { path: '/readyz/process', intervalMs: 1_000, timeoutMs: 2_000, fall: 2, rise: 2 } as const;
+
+/**
+ * How long an API answers 503 on its check before closing (SHUTDOWN_DRAIN_MS): one check more than
+ * it takes the balancer to mark it down, so no request reaches a closed listener.
+ */
+export const DRAIN_MS = HEALTH_CHECK.intervalMs * (HEALTH_CHECK.fall + 1);
+
+/**
+ * The longest an API may stay silent on a request: a generation answers (JSON, or NDJSON's first
+ * line) only once the model provider has, within INTELLIGENCE_PROVIDER_TIMEOUT_MS (default 120 s).
+ */
+export const SERVER_TIMEOUT_MS = loadConfig({}).INTELLIGENCE_PROVIDER_TIMEOUT_MS + 10_000;
 
 /**
  * haproxy.cfg for `servers`: the topology's, and docker-compose's deploy/haproxy.cfg (generated from
  * this by `npm run topology -- --write-compose-config`; a test holds the file to it).
  */
-export function haproxyConfig(options: { bind: string; statsBind: string; servers: BalancedServer[]; resolvers?: string[] }): string {
+export function haproxyConfig(options: {
+  bind: string;
+  statsBind: string;
+  servers: BalancedServer[];
+  resolvers?: string[];
+  /** The stats page's buttons (drain, disable): only where the page is reachable from loopback alone. */
+  statsAdmin: boolean;
+}): string {
   return [
     'global',
     '  maxconn 4096',
@@ -49,9 +69,10 @@ export function haproxyConfig(options: { bind: string; statsBind: string; server
     '  timeout connect 2s',
     '  timeout http-request 10s',
     '  timeout queue 10s',
-    // Above the console stream's 20 s heartbeat and a generation's longest silence.
-    '  timeout client 65s',
-    '  timeout server 65s',
+    `  timeout check ${HEALTH_CHECK.timeoutMs / 1000}s`,
+    // Above a generation's longest silence (and the console stream's 20 s heartbeat).
+    `  timeout client ${SERVER_TIMEOUT_MS / 1000}s`,
+    `  timeout server ${SERVER_TIMEOUT_MS / 1000}s`,
     '  timeout http-keep-alive 10s',
     '  retries 2',
     '  option redispatch 1',
@@ -62,8 +83,9 @@ export function haproxyConfig(options: { bind: string; statsBind: string; server
     '  default_backend apis',
     'backend apis',
     '  balance roundrobin',
+    '  http-response set-header X-Served-By %s',
     '  option httpchk',
-    '  http-check send meth GET uri /readyz',
+    `  http-check send meth GET uri ${HEALTH_CHECK.path}`,
     '  http-check expect status 200',
     `  default-server inter ${HEALTH_CHECK.intervalMs} fall ${HEALTH_CHECK.fall} rise ${HEALTH_CHECK.rise}`,
     ...options.servers.map((s) => ('template' in s ? `  server-template ${s.template} check resolvers dns init-addr none` : `  server ${s.name} ${s.address} check`)),
@@ -73,23 +95,26 @@ export function haproxyConfig(options: { bind: string; statsBind: string; server
     '  stats enable',
     '  stats uri /',
     '  stats refresh 5s',
-    // Loopback only: the page's buttons drain or disable a server.
-    '  stats admin if TRUE',
+    ...(options.statsAdmin ? ['  stats admin if TRUE'] : []),
     '',
   ].join('\n');
 }
 
-export async function startBalancer(options: { servers: BalancedServer[]; port?: number; statsPort?: number }): Promise<Balancer> {
+export async function startBalancer(options: { servers: BalancedServer[]; port?: number; statsPort?: number; detached?: boolean }): Promise<Balancer> {
   const binary = ensureTool('haproxy');
   const port = options.port ?? (await freePort());
   const statsPort = options.statsPort ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'hnp-haproxy-'));
   const configFile = join(dir, 'haproxy.cfg');
-  writeFileSync(configFile, haproxyConfig({ bind: `127.0.0.1:${port}`, statsBind: `127.0.0.1:${statsPort}`, servers: options.servers }));
+  // The stats page listens on loopback only here: its buttons may drain or disable a server.
+  writeFileSync(configFile, haproxyConfig({ bind: `127.0.0.1:${port}`, statsBind: `127.0.0.1:${statsPort}`, servers: options.servers, statsAdmin: true }));
   const check = spawnSync(binary, ['-c', '-q', '-f', configFile]);
-  if (check.status !== 0) throw new Error(`haproxy refused its configuration:\n${check.stderr.toString()}`);
+  if (check.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`haproxy refused its configuration:\n${check.stderr.toString()}`);
+  }
   // -db: stay in the foreground, as a child of ours.
-  const child = spawnOwned(binary, ['-db', '-f', configFile]);
+  const child = spawnOwned(binary, ['-db', '-f', configFile], { detached: options.detached ?? false });
   let said = '';
   child.stdout!.on('data', (chunk: Buffer) => (said = (said + chunk.toString('utf8')).slice(-4_000)));
   child.stderr!.on('data', (chunk: Buffer) => (said = (said + chunk.toString('utf8')).slice(-4_000)));
@@ -118,7 +143,11 @@ export async function startBalancer(options: { servers: BalancedServer[]; port?:
         .map((r) => ({ name: r['svname']!, status: r['status']!, requests: Number(r['req_tot'] || 0), responses5xx: Number(r['hrsp_5xx'] || 0), sessions: Number(r['stot'] || 0) })),
     frontend: async () => {
       const row = (await rows()).find((r) => r['pxname'] === 'api' && r['svname'] === 'FRONTEND');
-      return { requests: Number(row?.['req_tot'] || 0), responses5xx: Number(row?.['hrsp_5xx'] || 0), errors: Number(row?.['ereq'] || 0) };
+      return { requests: Number(row?.['req_tot'] || 0), responses5xx: Number(row?.['hrsp_5xx'] || 0) };
+    },
+    backend: async () => {
+      const row = (await rows()).find((r) => r['pxname'] === 'apis' && r['svname'] === 'BACKEND');
+      return { connectionErrors: Number(row?.['econ'] || 0), retries: Number(row?.['wretr'] || 0), redispatches: Number(row?.['wredis'] || 0) };
     },
     stop,
   };

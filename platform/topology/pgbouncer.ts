@@ -8,9 +8,13 @@ import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createDatabasePool } from '../../db/pool.ts';
+import { loadConfig } from '../config.ts';
 import { freePort } from '../local-stack/ports.ts';
 import { spawnOwned, stopChild } from './processes.ts';
 import { ensureTool } from './tools.ts';
+
+const STATEMENT_TIMEOUT_MS = loadConfig({}).DATABASE_STATEMENT_TIMEOUT_MS;
+const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 
 export type PgBouncer = { url: string; port: number; process: ChildProcess; stop: () => Promise<void> };
 
@@ -21,6 +25,8 @@ export async function startPgBouncer(options: {
   /** Server connections per database/user pair (PgBouncer's default_pool_size). */
   poolSize?: number;
   maxClientConnections?: number;
+  /** Its own process group (scripts/topology.ts: the terminal's Ctrl-C reaches only the script). */
+  detached?: boolean;
 }): Promise<PgBouncer> {
   const binary = ensureTool('pgbouncer');
   const target = new URL(options.targetUrl);
@@ -30,7 +36,10 @@ export async function startPgBouncer(options: {
   const dir = mkdtempSync(join(tmpdir(), 'hnp-pgbouncer-'));
   const server = [`host=${target.hostname}`, `port=${target.port || 5432}`, `dbname=${database}`, `user=${user}`];
   if (target.password) server.push(`password=${decodeURIComponent(target.password)}`);
-  // Clients on loopback are trusted here; a deployment uses scram-sha-256 with an auth_query (docs/topology.md).
+  // The pool sends no session settings through a transaction pooler (DATABASE_POOLER=transaction):
+  // each server connection gets the timeouts the pool would have set (db/pool.ts defaults).
+  server.push(`connect_query='SET statement_timeout = ${STATEMENT_TIMEOUT_MS}; SET idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_TIMEOUT_MS}'`);
+  // Clients on loopback are trusted here; a deployment authenticates them (docker-compose: scram-sha-256).
   writeFileSync(join(dir, 'users.txt'), `"${user}" ""\n`);
   writeFileSync(
     join(dir, 'pgbouncer.ini'),
@@ -55,11 +64,14 @@ export async function startPgBouncer(options: {
   if (asRoot) {
     const postgres = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
     const uid = Number(postgres.stdout.trim());
-    if (postgres.status !== 0 || !Number.isInteger(uid)) throw new Error('running as root, PgBouncer needs the postgres OS user');
+    if (postgres.status !== 0 || !Number.isInteger(uid)) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error('running as root, PgBouncer needs the postgres OS user');
+    }
     chmodSync(dir, 0o755);
     chownSync(dir, uid, -1);
   }
-  const child = spawnOwned(binary, [...(asRoot ? ['-u', 'postgres'] : []), join(dir, 'pgbouncer.ini')]);
+  const child = spawnOwned(binary, [...(asRoot ? ['-u', 'postgres'] : []), join(dir, 'pgbouncer.ini')], { detached: options.detached ?? false });
   let said = '';
   child.stdout!.on('data', (chunk: Buffer) => (said = (said + chunk.toString('utf8')).slice(-4_000)));
   child.stderr!.on('data', (chunk: Buffer) => (said = (said + chunk.toString('utf8')).slice(-4_000)));

@@ -11,15 +11,26 @@ export type PlatformProcess = {
   child: ChildProcess;
   /** The last lines it wrote (stdout and stderr). */
   output: string[];
+  /** Resolves once it exited and its output was read to the end. */
+  closed: Promise<void>;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves with its exit code (null: killed by a signal). */
   stop: (graceMs?: number) => Promise<number | null>;
 };
 
 const KEPT_LINES = 200;
 
-export function spawnPlatformProcess(name: string, entry: 'api/main.ts' | 'workers/main.ts', env: Record<string, string>, onLine?: (name: string, line: string) => void): PlatformProcess {
-  // Our own Node flags too (e.g. --conditions when not started through npm, whose .npmrc sets NODE_OPTIONS).
-  const child = spawnOwned(process.execPath, [...process.execArgv, join(projectRoot, entry)], { env: { ...process.env, ...env } });
+export function spawnPlatformProcess(
+  name: string,
+  entry: 'api/main.ts' | 'workers/main.ts',
+  env: Record<string, string>,
+  options: { onLine?: ((name: string, line: string) => void) | undefined; detached?: boolean } = {},
+): PlatformProcess {
+  const { onLine } = options;
+  // Our own Node flags too (e.g. --conditions when not started through npm, whose .npmrc sets
+  // NODE_OPTIONS), but not a debugger's: four children cannot share one inspector port.
+  const flags = process.execArgv.filter((flag) => !flag.startsWith('--inspect'));
+  const child = spawnOwned(process.execPath, [...flags, join(projectRoot, entry)], { env: { ...process.env, ...env }, detached: options.detached ?? false });
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const output: string[] = [];
   const collect = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) {
@@ -31,15 +42,19 @@ export function spawnPlatformProcess(name: string, entry: 'api/main.ts' | 'worke
   };
   child.stdout!.on('data', collect);
   child.stderr!.on('data', collect);
-  return { name, child, output, stop: (graceMs = 20_000) => stopChild(child, 'SIGTERM', graceMs) };
+  return { name, child, output, closed, stop: (graceMs = 20_000) => stopChild(child, 'SIGTERM', graceMs) };
 }
 
 /**
- * A child in its own process group (a terminal's Ctrl-C reaches only its parent, which stops the
- * children in order) that is still killed when the parent exits without stopping it.
+ * A child that is killed when its parent exits without stopping it. `detached` (scripts/topology.ts
+ * only): in its own process group, so a terminal's Ctrl-C reaches only the parent, which stops the
+ * children in order; elsewhere (tests, the bench) children share the parent's group, so a signal
+ * to the group reaches them even when the parent dies without its exit handlers.
  */
-export function spawnOwned(command: string, args: string[], options: { env?: NodeJS.ProcessEnv } = {}): ChildProcess {
-  const child = spawn(command, args, { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+export function spawnOwned(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; detached?: boolean } = {}): ChildProcess {
+  const child = spawn(command, args, { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
+  // A binary that cannot be started (a wrong HAPROXY_PATH) is reported by the caller's wait for it, not thrown from an event.
+  child.on('error', () => undefined);
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   child.once('exit', () => process.removeListener('exit', killOnExit));

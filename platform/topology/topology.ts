@@ -4,7 +4,8 @@
 // it; nothing a request needs lives in one API's memory, so any API may answer any request.
 // Used by `npm run topology` (scripts/topology.ts), its test and `npm run bench -- --suite scale`.
 import { freePort } from '../local-stack/ports.ts';
-import { startBalancer } from './haproxy.ts';
+import { temporalTlsSettings } from '../temporal.ts';
+import { DRAIN_MS, startBalancer } from './haproxy.ts';
 import type { Balancer } from './haproxy.ts';
 import { startPgBouncer } from './pgbouncer.ts';
 import type { PgBouncer } from './pgbouncer.ts';
@@ -37,9 +38,16 @@ export type TopologyOptions = {
   statsPort?: number;
   /** PgBouncer's server connections (default 20: below the processes' pools together, as in a deployment). */
   poolerServerConnections?: number;
-  /** Each API's drain on SIGTERM (default 3 s: two failed checks at 1 s, and a margin). */
+  /** Each API's drain on SIGTERM (default DRAIN_MS: one check more than the balancer needs to mark it down). */
   drainMs?: number;
   onLine?: (process: string, line: string) => void;
+  /**
+   * Temporal is a server the caller started (a dev server, plaintext): the TEMPORAL_* TLS settings of
+   * the caller's environment are not passed on (they are for the deployment's Temporal).
+   */
+  plaintextTemporal?: boolean;
+  /** Every process in its own process group (scripts/topology.ts: a terminal's Ctrl-C reaches only the script, which stops them in order). */
+  detached?: boolean;
 };
 
 export async function startTopology(options: TopologyOptions): Promise<Topology> {
@@ -56,11 +64,13 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
     await pooler?.stop().catch(() => undefined);
   };
   try {
-    pooler = await startPgBouncer({ targetUrl: options.databaseUrl, poolSize: options.poolerServerConnections ?? 20 });
+    const detached = options.detached ?? false;
+    pooler = await startPgBouncer({ targetUrl: options.databaseUrl, poolSize: options.poolerServerConnections ?? 20, detached });
     const common: Record<string, string> = {
       HOST: '127.0.0.1',
       LOG_FORMAT: 'json',
       LOG_LEVEL: 'info',
+      ...(options.plaintextTemporal ? Object.fromEntries(temporalTlsSettings.map((name) => [name, ''])) : {}),
       ...options.env,
       DATABASE_URL: pooler.url,
       DATABASE_POOLER: 'transaction',
@@ -72,7 +82,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
     // that exits on EADDRINUSE is started again on other ports (the pick is the race, not the child).
     const spawnWorker = async (i: number): Promise<WorkerProcess> => {
       const metricsPort = await freePort();
-      const worker = spawnPlatformProcess(`worker-${i}`, 'workers/main.ts', { ...common, METRICS_PORT: String(metricsPort) }, options.onLine);
+      const worker = spawnPlatformProcess(`worker-${i}`, 'workers/main.ts', { ...common, METRICS_PORT: String(metricsPort) }, { onLine: options.onLine, detached });
       return { ...worker, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` };
     };
     const spawnApi = async (i: number): Promise<ApiProcess> => {
@@ -80,8 +90,8 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
       const api = spawnPlatformProcess(
         `api-${i}`,
         'api/main.ts',
-        { ...common, PORT: String(port), METRICS_PORT: String(metricsPort), SHUTDOWN_DRAIN_MS: String(options.drainMs ?? 3_000) },
-        options.onLine,
+        { ...common, PORT: String(port), METRICS_PORT: String(metricsPort), SHUTDOWN_DRAIN_MS: String(options.drainMs ?? DRAIN_MS) },
+        { onLine: options.onLine, detached },
       );
       return { ...api, url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` };
     };
@@ -95,7 +105,9 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
         try {
           return await waitFor(`${list[index]!.name} ${what}`, () => up(list[index]!), 90_000, list[index]!);
         } catch (error) {
-          const lost = list[index]!.child.exitCode !== null && list[index]!.output.some((line) => line.includes('EADDRINUSE'));
+          if (list[index]!.child.exitCode === null) throw error;
+          await list[index]!.closed;
+          const lost = list[index]!.output.some((line) => line.includes('EADDRINUSE'));
           if (!lost || attempt === 3) throw error;
           list[index] = await respawn(index + 1);
         }
@@ -107,6 +119,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
       servers: apis.map((api) => ({ name: api.name, address: new URL(api.url).host })),
       ...(options.port !== undefined ? { port: options.port } : {}),
       ...(options.statsPort !== undefined ? { statsPort: options.statsPort } : {}),
+      detached,
     });
     const running = balancer;
     await waitFor('every API in rotation', async () => (await running.servers()).every((s) => s.status === 'UP'), 30_000);
