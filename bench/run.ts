@@ -11,6 +11,8 @@
 //   npm run bench -- --suite starts [--proposals 200]   (bench/durable-starts.ts)
 //   npm run bench -- --suite observability [--duration 10] [--rounds 2] [--only read|generate]   (bench/observability.ts)
 //   npm run bench -- --suite capacity   (bench/capacity.ts; docs/capacity.md)
+//   npm run bench -- --suite scale [--duration 10] [--connections 32]   (bench/scale.ts; docs/topology.md)
+//   npm run bench -- --suite rest [--only read,inventory]   (only the REST table below)
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -52,6 +54,7 @@ import { runEducationSuite } from './education.ts';
 import { runMediaSuite } from './media.ts';
 import { runConsoleSuite } from './console.ts';
 import { runObservabilitySuite } from './observability.ts';
+import { runScaleSuite } from './scale.ts';
 import { runCapacitySuite } from './capacity.ts';
 import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
@@ -70,6 +73,11 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '2' },
   },
 });
+const suites = ['all', 'rest', 'import', 'capacity', 'education', 'media', 'console', 'intelligence', 'observability', 'automation', 'starts', 'mcp', 'scale'];
+if (!suites.includes(args.suite)) {
+  console.error(`--suite ${args.suite}: unknown; one of ${suites.join(', ')}`);
+  process.exit(2);
+}
 const duration = Number(args.duration);
 const connections = Number(args.connections);
 const noteCount = Number(args.notes);
@@ -337,6 +345,11 @@ async function main() {
       await runCapacitySuite({ databaseUrl, db, accountId: account.id, token, env: serverEnv(databaseUrl), startServer, stopServer, printTable });
     }
     if (args.suite === 'capacity') {
+      await db.end();
+      return;
+    }
+    if (args.suite === 'all' || args.suite === 'scale') await runScaleSuite({ databaseUrl, db, duration, connections, printTable });
+    if (args.suite === 'scale') {
       await db.end();
       return;
     }
