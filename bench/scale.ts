@@ -7,7 +7,9 @@
 // PgBouncer, Postgres and the APIs share two cores): it is that nothing serializes across API
 // processes — a second API adds throughput instead of queueing behind the first — and what the
 // balancer's hop costs. docs/capacity.md turns measured per-request costs into machine counts.
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import type { DatabasePool } from '../db/pool.ts';
 import { createAccount, issueAccessToken } from '../domain/identity/accounts.ts';
@@ -18,7 +20,16 @@ import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import { startTopology } from '../platform/topology/topology.ts';
 
-type Row = { setup: string; workload: string; rps: number; p50: number; p99: number; failed: number; servedBy: string };
+type Row = { setup: string; workload: string; rps: number; p50: number; p99: number; failed: number; servedBy: string; busy: number; cpuMsPerRequest: number };
+
+/** The machine's CPU time so far (/proc/stat, in clock ticks): busy and all, summed over cores. */
+function machineCpu(): { busy: number; total: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
+  const idle = fields[3]! + fields[4]!;
+  return { busy: total - idle, total };
+}
+const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 function load(options: autocannon.Options): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
@@ -103,7 +114,9 @@ export async function runScaleSuite(input: {
           for (const target of targets) {
             await load({ ...workload.options(target.base), connections: input.connections, duration: 2 }); // warm-up
             const before = new Map((await topology.balancer.servers()).map((s) => [s.name, s.requests]));
+            const cpuBefore = machineCpu();
             const result = await load({ ...workload.options(target.base), connections: input.connections, duration: input.duration });
+            const cpuAfter = machineCpu();
             const after = await topology.balancer.servers();
             const served = after.map((s) => s.requests - (before.get(s.name) ?? 0));
             const total = served.reduce((a, b) => a + b, 0);
@@ -114,6 +127,8 @@ export async function runScaleSuite(input: {
               p50: result.latency.p50,
               p99: result.latency.p99,
               failed: result.errors + result.timeouts + result.non2xx,
+              busy: (cpuAfter.busy - cpuBefore.busy) / (cpuAfter.total - cpuBefore.total),
+              cpuMsPerRequest: ((cpuAfter.busy - cpuBefore.busy) * 1000) / TICKS_PER_SECOND / Math.max(1, result.requests.total),
               servedBy: target.base === topology.url ? after.map((s, i) => `${s.name} ${((100 * served[i]!) / Math.max(1, total)).toFixed(0)} %`).join(', ') : 'api-1 (direct)',
             });
           }
@@ -128,11 +143,22 @@ export async function runScaleSuite(input: {
 
   const baseline = (workload: string) => rows.find((r) => r.workload === workload && r.setup === '1 API behind HAProxy')!.rps;
   input.printTable(
-    ['scale (HAProxy + PgBouncer, real entry points)', 'workload', 'req/s', 'p50 ms', 'p99 ms', 'failed', 'x 1 API behind HAProxy', 'served by'],
-    rows.map((r) => [r.setup, r.workload, r.rps.toFixed(0), r.p50.toFixed(1), r.p99.toFixed(1), String(r.failed), (r.rps / baseline(r.workload)).toFixed(2), r.servedBy]),
+    ['scale (HAProxy + PgBouncer, real entry points)', 'workload', 'req/s', 'p50 ms', 'p99 ms', 'failed', 'x 1 API behind HAProxy', 'machine CPU busy', 'CPU ms/req (all processes)', 'served by'],
+    rows.map((r) => [
+      r.setup,
+      r.workload,
+      r.rps.toFixed(0),
+      r.p50.toFixed(1),
+      r.p99.toFixed(1),
+      String(r.failed),
+      (r.rps / baseline(r.workload)).toFixed(2),
+      `${(100 * r.busy).toFixed(0)} %`,
+      r.cpuMsPerRequest.toFixed(2),
+      r.servedBy,
+    ]),
   );
   console.log(
     `scale: ${input.connections} connections, ${input.duration} s per row, on ${(await import('node:os')).availableParallelism()} cores shared by the load generator, HAProxy, PgBouncer, Postgres and the APIs; ` +
-      'a second API adding throughput (a ratio above 1) shows nothing serializes across processes; it is not the machine count docs/capacity.md derives.',
+      'when the machine is busy in both runs, throughput cannot rise with a second API; the same CPU per request in both says nothing serializes across processes (no lock, no shared queue) — the work just has no idle core to go to. Not the machine count docs/capacity.md derives.',
   );
 }
