@@ -8,11 +8,18 @@
 // it exits) and nothing is lost: no request fails, every acknowledged write is there once.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { MODERN_VERSION, PROTOCOL_VERSION_META_KEY } from '../api/routes/mcp/protocol.ts';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
+import { freePort } from '../platform/local-stack/ports.ts';
+import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
+import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
+import type { DevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import { waitFor } from '../platform/topology/processes.ts';
 import { startTopology } from '../platform/topology/topology.ts';
 import type { Topology } from '../platform/topology/topology.ts';
@@ -25,11 +32,17 @@ import { generateBody, orgLedger, setBudget } from './support/intelligence.ts';
 import { buildRuntimeChain } from './support/product-runtime.ts';
 import type { RuntimeChain } from './support/product-runtime.ts';
 import { SCRIPTED_API_KEY, ScriptedProvider } from './support/scripted-provider.ts';
+import { TcpProxy } from './support/tcp-proxy.ts';
 
 const USAGE = { prompt_tokens: 100, completion_tokens: 20 }; // settles at 100 × 1 + 20 × 4 = 180 µ$
 
 let db: TestDatabase;
 let topology: Topology;
+// Postgres and Temporal of the topology's own, so the outage test can cut and stop them.
+let pg: TcpProxy;
+let temporal: DevServer;
+let temporalPort: number;
+let temporalDir: string;
 const provider = new ScriptedProvider();
 let writerToken: string;
 let reviewerToken: string;
@@ -39,11 +52,16 @@ let runtime: RuntimeChain;
 
 beforeAll(async () => {
   db = await createTestDatabase();
+  pg = new TcpProxy({ host: new URL(db.url).hostname, port: Number(new URL(db.url).port || 5432) });
+  await pg.start();
+  temporalPort = await freePort();
+  temporalDir = mkdtempSync(join(tmpdir(), 'topology-temporal-'));
+  temporal = await startTemporalDevServer({ cliPath: resolveTemporalCli(), port: temporalPort, dbFilename: join(temporalDir, 'temporal.sqlite'), headless: true });
   await provider.start();
   provider.fallback = { kind: 'chat', chunks: ['Fold ', 'a strip.'], usage: USAGE };
   topology = await startTopology({
-    databaseUrl: db.url,
-    temporalAddress: inject('temporalAddress'),
+    databaseUrl: pg.urlThrough(db.url),
+    temporalAddress: temporal.address,
     plaintextTemporal: true,
     apis: 2,
     workers: 2,
@@ -78,8 +96,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await topology?.stop();
+  await temporal?.stop();
+  await pg?.close();
   await provider.close();
   await db?.drop();
+  if (temporalDir) rmSync(temporalDir, { recursive: true, force: true });
 }, 60_000);
 
 /** `servedBy`: the API that answered (HAProxy's X-Served-By); null when none did. */
@@ -295,6 +316,65 @@ describe('the production topology: HAProxy, two APIs, two workers, PgBouncer in 
     expect(answers.filter((a) => a.status === 0 || a.status >= 500 || a.code === 'mcp_error')).toEqual([]);
   });
 
+  it('keeps every API in rotation through an outage they all share: writes acknowledged while Temporal is down, their own 503s while Postgres is', async () => {
+    // HAProxy's view, sampled throughout: no API may be marked down by an outage every API shares.
+    const states = new Set<string>();
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        for (const server of await topology.balancer.servers()) states.add(`${server.name} ${server.status}`);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    })();
+    try {
+      await temporal.stop();
+      // Longer than HAProxy takes to mark a failing server down (2 checks at 1 s).
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      // Dashboards see the outage (/readyz, answered by an API), the balancer does not act on it.
+      const ready = await call('readyz', writerToken, 'GET', '/readyz');
+      expect(ready.status).toBe(503);
+      expect(ready.servedBy).toMatch(/^api-/);
+      expect(ready.json).toMatchObject({ code: 'not_ready', checks: { temporal: { ok: false } } });
+      // Proposals (durable starts) and note writes are acknowledged by both APIs.
+      const proposed = await Promise.all(
+        Array.from({ length: 4 }, (_, n) =>
+          acknowledged('propose', writerToken, 'POST', '/api/dev/automation/proposals', {
+            body: { workspaceId, bridge: 'topology', summary: `Outage ${n}`, action: { kind: 'note.write', mappingId, path: `Outage/Proposed ${n}.md`, content: `# Outage ${n}\n` } },
+            key: `outage-proposal-${n}-${randomUUID()}`,
+          }),
+        ),
+      );
+      for (const p of proposed) expect(p.status, JSON.stringify(p.json)).toBe(201);
+      const written = await Promise.all(Array.from({ length: 4 }, (_, n) => writeNote(`Outage/Note ${n}.md`, `outage-write-${n}-${randomUUID()}`)));
+      for (const w of written) expect(w.status, JSON.stringify(w.json)).toBe(201);
+      expect(new Set([...proposed, ...written].map((a) => a.servedBy))).toEqual(new Set(['api-1', 'api-2']));
+
+      temporal = await startTemporalDevServer({ cliPath: resolveTemporalCli(), port: temporalPort, dbFilename: join(temporalDir, 'temporal.sqlite'), headless: true });
+      // Once Temporal is back, the relay starts the reviews the proposals were acknowledged with.
+      const ids = proposed.map((p) => p.json['id'] as string);
+      await waitFor('the acknowledged proposals in review', async () => (await readProposals(ids)).every((p) => p.state === 'pending_review'), 60_000);
+
+      // Postgres cut under the pooler: each API answers its own 503 problem+json with Retry-After.
+      await pg.stop('reset');
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      const refused = await Promise.all(Array.from({ length: 4 }, () => call('outage read', writerToken, 'GET', `/api/dev/notes?mappingId=${mappingId}&limit=5`)));
+      for (const r of refused) {
+        expect(r.status, JSON.stringify(r.json)).toBe(503);
+        expect(r.servedBy).toMatch(/^api-/);
+        expect(r.retryAfter).not.toBeNull();
+        expect(typeof r.json['code']).toBe('string');
+      }
+      await pg.start();
+      await waitFor('reads answered again', async () => (await call('recovered read', writerToken, 'GET', `/api/dev/notes?mappingId=${mappingId}&limit=5`)).status === 200, 30_000);
+    } finally {
+      sampling = false;
+      await sampler;
+    }
+    expect([...states].sort()).toEqual(['api-1 UP', 'api-2 UP']);
+    // The outage's own answers aside, the balancer gave no 5xx of its own.
+    expect((await topology.balancer.frontend()).responses5xx).toBe(answers.filter((a) => a.status >= 500).length);
+  });
+
   it('takes an API out under load (SIGTERM: it drains, HAProxy stops routing to it, it exits) and loses nothing', async () => {
     const [leaving, staying] = topology.apis as [Topology['apis'][number], Topology['apis'][number]];
     const before = new Map((await topology.balancer.servers()).map((s) => [s.name, s.requests]));
@@ -319,6 +399,7 @@ describe('the production topology: HAProxy, two APIs, two workers, PgBouncer in 
     const load = Promise.all(Array.from({ length: 8 }, (_, c) => caller(c)));
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     const backendBefore = await topology.balancer.backend();
+    const frontendBefore = await topology.balancer.frontend();
     let exitedAt = Infinity;
     leaving.child.once('exit', () => (exitedAt = performance.now()));
     const exited = leaving.stop();
@@ -347,7 +428,7 @@ describe('the production topology: HAProxy, two APIs, two workers, PgBouncer in 
     // off it does: the refused connections of a closing API are retried on the other), and gave no 5xx.
     const backendAfter = await topology.balancer.backend();
     expect(backendAfter, JSON.stringify(backendBefore)).toEqual(backendBefore);
-    expect((await topology.balancer.frontend()).responses5xx).toBe(0);
+    expect((await topology.balancer.frontend()).responses5xx).toBe(frontendBefore.responses5xx);
     // The one API left still serves.
     expect((await call('after', writerToken, 'GET', '/api/dev/workspaces')).status).toBe(200);
   });
