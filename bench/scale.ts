@@ -3,10 +3,12 @@
 // API process and with two, on the same data in the same run. The baseline is one API behind the
 // same balancer and pooler; one API reached directly (no HAProxy) says what the balancer costs.
 //
-// What this shows on the 2-core development machine is not capacity (autocannon, HAProxy,
-// PgBouncer, Postgres and the APIs share two cores): it is that nothing serializes across API
-// processes — a second API adds throughput instead of queueing behind the first — and what the
-// balancer's hop costs. docs/capacity.md turns measured per-request costs into machine counts.
+// What this can show on the 2-core development machine is limited, and the table says so: autocannon,
+// HAProxy, PgBouncer, Postgres and the APIs share two cores that one API already keeps ~90 % busy, so
+// a second API cannot add throughput here; each row carries the machine's busy share and CPU per
+// request so the reader sees why. What it does show: the balancer's hop (direct vs behind HAProxy)
+// and that both APIs take half the load. docs/capacity.md turns measured per-request costs into
+// machine counts.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -159,6 +161,6 @@ export async function runScaleSuite(input: {
   );
   console.log(
     `scale: ${input.connections} connections, ${input.duration} s per row, on ${(await import('node:os')).availableParallelism()} cores shared by the load generator, HAProxy, PgBouncer, Postgres and the APIs; ` +
-      'when the machine is busy in both runs, throughput cannot rise with a second API; the same CPU per request in both says nothing serializes across processes (no lock, no shared queue) — the work just has no idle core to go to. Not the machine count docs/capacity.md derives.',
+      'with the cores already busy under one API, a second cannot add throughput; compare the CPU per request (whole machine: anything else running counts) to see what the extra process costs. Not the machine count docs/capacity.md derives.',
   );
 }
