@@ -193,6 +193,7 @@ export const operationExamples: Record<string, OperationExamples> = {
   checkReadiness: {
     responses: { 200: one({ status: 'ready', checks: { postgres: { ok: true, latencyMs: 1 }, temporal: { ok: true, latencyMs: 4 } } }) },
   },
+  checkProcessReadiness: { responses: { 200: one({ status: 'ready', checks: { process: { ok: true, latencyMs: 0 } } }) } },
   readOpenApi: {
     responses: { 200: one({ openapi: '3.1.0', info: { title: 'Hosted Notes Platform', version: '1.0.0' }, paths: { '/api/dev/notes': {} } }) },
   },

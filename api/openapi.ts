@@ -347,6 +347,7 @@ const operations: Record<string, OperationDoc> = {
   // operations and documentation
   checkLiveness: { responses: { 200: { description: 'The process serves HTTP.' } } },
   checkReadiness: { responses: { 200: { description: 'Postgres and Temporal answered within 2 s.' } } },
+  checkProcessReadiness: { responses: { 200: { description: 'This process takes traffic (it is not shutting down).' } } },
   readOpenApi: { responses: { 200: { description: 'This document.' } } },
   readAutomationOpenApi: { responses: { 200: { description: 'The automation gateway paths of this document, with the components they use.' } } },
   // developer REST
