@@ -21,7 +21,7 @@ type Lease = { minute: number; monthStart: string; available: number; monthUsed:
 /** The largest reservation: bounds what a crashed process can leave counted but unserved. */
 const MAX_BLOCK = 64;
 
-const rowSchema = z.object({ monthStart: z.string(), sameMonth: z.boolean(), monthCount: z.number(), sameMinute: z.boolean(), minuteCount: z.number() });
+const reservedSchema = z.object({ monthStart: z.string(), count: z.number(), monthUsedBefore: z.number(), minuteUsedBefore: z.number() });
 
 export class AllowanceLeases {
   private readonly leases = new Map<string, Lease>();
@@ -71,34 +71,33 @@ export class AllowanceLeases {
     return { monthLimit, monthUsed: lease.monthUsed, minuteLimit, minuteUsed: lease.minuteUsed };
   }
 
-  /** Reserves up to `want` requests of this minute and month, atomically; returns how many. */
+  /**
+   * Reserves up to `want` requests of this minute and month, atomically; returns how many. One
+   * statement, one round trip (it was a transaction of six): the upsert locks the account's row and
+   * computes the grant from the locked version (a concurrent reservation's commit included), and
+   * stores it in `last_granted` so RETURNING can give the counts before it. The counter row is hot:
+   * its commit need not wait for a WAL flush (`synchronous_commit` off for this statement's own
+   * transaction). A Postgres crash can then forget the last moments' reservations (a few requests
+   * uncounted), never serve one unreserved.
+   */
   private async reserve(accountId: string, iface: keyof Allowances, want: number, monthLimit: number, minuteLimit: number) {
-    return this.db.transaction(async (tx) => {
-      // The counter row is hot: its commits need not wait for a WAL flush. A Postgres crash can then
-      // forget the last moments' reservations (a few requests uncounted), never serve one unreserved.
-      await tx.query(sql.type(emptyRow)`SELECT set_config('synchronous_commit', 'off', true)`);
-      await tx.query(sql.type(emptyRow)`
-        INSERT INTO usage_counters (account_id, interface, month_start, month_count, minute_start, minute_count)
-        VALUES (${accountId}, ${iface}, date_trunc('month', now(), 'UTC'), 0, date_trunc('minute', now()), 0)
-        ON CONFLICT (account_id, interface) DO NOTHING`);
-      const row = await tx.one(sql.type(rowSchema)`
-        SELECT date_trunc('month', now(), 'UTC') AS "monthStart",
-               month_start = date_trunc('month', now(), 'UTC') AS "sameMonth", month_count AS "monthCount",
-               minute_start = date_trunc('minute', now()) AS "sameMinute", minute_count AS "minuteCount"
-          FROM usage_counters WHERE account_id = ${accountId} AND interface = ${iface}
-           FOR UPDATE`);
-      const monthUsed = row.sameMonth ? row.monthCount : 0;
-      const minuteUsed = row.sameMinute ? row.minuteCount : 0;
-      const count = Math.max(0, Math.min(want, monthLimit - monthUsed, minuteLimit - minuteUsed));
-      if (count > 0) {
-        await tx.query(sql.type(emptyRow)`
-          UPDATE usage_counters
-             SET month_start = date_trunc('month', now(), 'UTC'), month_count = ${monthUsed + count},
-                 minute_start = date_trunc('minute', now()), minute_count = ${minuteUsed + count}
-           WHERE account_id = ${accountId} AND interface = ${iface}`);
-      }
-      return { count, monthStart: row.monthStart, monthUsedBefore: monthUsed, minuteUsedBefore: minuteUsed };
-    });
+    const month = sql.fragment`date_trunc('month', now(), 'UTC')`;
+    const minute = sql.fragment`date_trunc('minute', now())`;
+    const monthUsed = sql.fragment`CASE WHEN c.month_start = ${month} THEN c.month_count ELSE 0 END`;
+    const minuteUsed = sql.fragment`CASE WHEN c.minute_start = ${minute} THEN c.minute_count ELSE 0 END`;
+    const grant = sql.fragment`greatest(0, least(${want}::int, ${monthLimit}::int - ${monthUsed}, ${minuteLimit}::int - ${minuteUsed}))`;
+    const row = await this.db.one(sql.prepared('allowance_reserve', reservedSchema)`
+      WITH settings AS (SELECT set_config('synchronous_commit', 'off', true) AS applied)
+      INSERT INTO usage_counters AS c (account_id, interface, month_start, month_count, minute_start, minute_count, last_granted)
+      SELECT ${accountId}, ${iface}, ${month}, g.granted, ${minute}, g.granted, g.granted
+        FROM settings, (SELECT greatest(0, least(${want}::int, ${monthLimit}::int, ${minuteLimit}::int)) AS granted) g
+      ON CONFLICT (account_id, interface) DO UPDATE
+         SET month_start = ${month}, month_count = ${monthUsed} + ${grant},
+             minute_start = ${minute}, minute_count = ${minuteUsed} + ${grant},
+             last_granted = ${grant}
+      RETURNING ${month} AS "monthStart", c.last_granted AS count,
+                c.month_count - c.last_granted AS "monthUsedBefore", c.minute_count - c.last_granted AS "minuteUsedBefore"`);
+    return row;
   }
 
   private async giveBack(accountId: string, iface: keyof Allowances, monthStart: string, unused: number): Promise<void> {

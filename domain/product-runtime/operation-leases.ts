@@ -21,7 +21,7 @@ type Lease = { monthStart: string; available: number; used: number };
 /** The largest reservation: bounds what a crashed process can leave counted but unserved. */
 const MAX_BLOCK = 64;
 
-const rowSchema = z.object({ monthStart: z.string(), used: z.number() });
+const reservedSchema = z.object({ monthStart: z.string(), count: z.number(), usedBefore: z.number() });
 
 const nextMonth = (monthStart: string) => {
   const d = new Date(monthStart);
@@ -71,26 +71,24 @@ export class OperationLeases {
     return { limit, used: lease.used, resetsAt: nextMonth(lease.monthStart) };
   }
 
-  /** Reserves up to `want` operations of this month, atomically; returns how many. */
+  /**
+   * Reserves up to `want` operations of this month, atomically; returns how many. One statement, as
+   * allowance-lease.ts reserves (the grant computed from the locked row, kept in `last_granted` for
+   * RETURNING; no WAL-flush wait on this hot row's commit).
+   */
   private async reserve(organizationId: string, want: number, limit: number) {
-    return this.db.transaction(async (tx) => {
-      // A hot counter row: its commits need not wait for a WAL flush (as allowance-lease.ts argues).
-      await tx.query(sql.type(emptyRow)`SELECT set_config('synchronous_commit', 'off', true)`);
-      await tx.query(sql.type(emptyRow)`
-        INSERT INTO organization_api_usage (organization_id, month_start, used) VALUES (${organizationId}, date_trunc('month', now(), 'UTC'), 0)
-        ON CONFLICT (organization_id) DO NOTHING`);
-      const row = await tx.one(sql.type(rowSchema.extend({ sameMonth: z.boolean() }))`
-        SELECT to_char(date_trunc('month', now(), 'UTC') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "monthStart",
-               month_start = date_trunc('month', now(), 'UTC') AS "sameMonth", used
-          FROM organization_api_usage WHERE organization_id = ${organizationId} FOR UPDATE`);
-      const used = row.sameMonth ? row.used : 0;
-      const count = Math.max(0, Math.min(want, limit - used));
-      if (count > 0 || !row.sameMonth) {
-        await tx.query(sql.type(emptyRow)`
-          UPDATE organization_api_usage SET month_start = date_trunc('month', now(), 'UTC'), used = ${used + count} WHERE organization_id = ${organizationId}`);
-      }
-      return { count, monthStart: row.monthStart, usedBefore: used };
-    });
+    const month = sql.fragment`date_trunc('month', now(), 'UTC')`;
+    const used = sql.fragment`CASE WHEN u.month_start = ${month} THEN u.used ELSE 0 END`;
+    const grant = sql.fragment`greatest(0, least(${want}::int, ${limit}::int - ${used}))`;
+    return this.db.one(sql.prepared('operations_reserve', reservedSchema)`
+      WITH settings AS (SELECT set_config('synchronous_commit', 'off', true) AS applied)
+      INSERT INTO organization_api_usage AS u (organization_id, month_start, used, last_granted)
+      SELECT ${organizationId}, ${month}, g.granted, g.granted
+        FROM settings, (SELECT greatest(0, least(${want}::int, ${limit}::int)) AS granted) g
+      ON CONFLICT (organization_id) DO UPDATE
+         SET month_start = ${month}, used = ${used} + ${grant}, last_granted = ${grant}
+      RETURNING to_char(${month} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "monthStart",
+                u.last_granted AS count, u.used - u.last_granted AS "usedBefore"`);
   }
 
   private async giveBack(organizationId: string, monthStart: string, unused: number): Promise<void> {
