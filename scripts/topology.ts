@@ -132,7 +132,7 @@ try {
     [
       '',
       `Production topology is up: ${apis} API process${apis === 1 ? '' : 'es'}, ${workers} worker${workers === 1 ? '' : 's'}`,
-      `  Load balancer   ${topology.url}   (HAProxy: round robin over ready APIs; /readyz checked every second)`,
+      `  Load balancer   ${topology.url}   (HAProxy: round robin over the APIs whose /readyz/process answers, checked every second)`,
       `  HAProxy stats   ${topology.balancer.statsUrl}   (per-API state and requests; drain or disable an API from the page)`,
       ...topology.apis.map((api) => `  ${api.name.padEnd(15)} ${api.url}   metrics ${api.metricsUrl}   pid ${api.child.pid}`),
       ...topology.workers.map((worker) => `  ${worker.name.padEnd(15)} metrics ${worker.metricsUrl}   pid ${worker.child.pid}`),
@@ -143,7 +143,7 @@ try {
       `  Reviewer token  ${reviewer.token}   (sign in at ${topology.url}/console)`,
       `  Product Runtime credential ${product.credential}`,
       '',
-      'Try (each request may be answered by any API; the x-request-id header is echoed):',
+      'Try (any API may answer a request; X-Served-By names the one that did):',
       `  curl -s ${auth} "${topology.url}/api/dev/notes?mappingId=${demo.mappingId}"`,
       `  for i in 1 2 3 4; do curl -s -o /dev/null -w "%{http_code} %header{x-served-by}\\n" ${auth} ${topology.url}/api/dev/workspaces; done`,
       `  curl -s "${topology.balancer.statsUrl};csv" | cut -d, -f1,2,18,49 | grep apis      # each API's state and requests served`,
