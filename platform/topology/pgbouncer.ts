@@ -54,6 +54,9 @@ export async function startPgBouncer(options: {
       `auth_file = ${join(dir, 'users.txt')}`,
       'pool_mode = transaction',
       `default_pool_size = ${options.poolSize ?? 20}`,
+      // After a failed connection to Postgres PgBouncer waits this long before the next attempt
+      // (default 15 s): every Postgres blip would last at least that long for every client.
+      'server_login_retry = 1',
       `max_client_conn = ${options.maxClientConnections ?? 1000}`,
       `pidfile = ${join(dir, 'pgbouncer.pid')}`,
       '',
