@@ -23,10 +23,10 @@
 // run is bench/serve.ts's bare Fastify + pg route doing the hot read's single-row SELECT, through a
 // proxy of its own, at the hot read's N and concurrency. BENCH_CAPACITY_STATEMENTS=1 also lists,
 // per phase, the statements each process ran (their text, per request).
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,6 +51,7 @@ import { generateEnv, generateJson, startProvider } from './intelligence.ts';
 import { mcpToolCall, seedLargeVault } from './mcp.ts';
 import { PgWireCounter, roundTripsOf, statementsOf } from './pg-wire-counter.ts';
 import type { WireCounts } from './pg-wire-counter.ts';
+import { CLOCK_TICKS, cpuSeconds } from './proc-cpu.ts';
 
 const NOTES = 10_000;
 const IDLE_SECONDS = 5;
@@ -75,28 +76,7 @@ export type CapacitySuiteInput = {
   printTable: (header: string[], rows: string[][]) => void;
 };
 
-// ---- CPU time from /proc -------------------------------------------------------------------------
-
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** User + system CPU seconds of a process (all its threads), or null when /proc has no such process. */
-function cpuSeconds(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // After the command (which may hold spaces and parentheses): state is field 3, utime 14, stime 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  } catch {
-    return null;
-  }
-}
+// ---- CPU time from /proc: bench/proc-cpu.ts ------------------------------------------------------
 
 type Owner = 'api' | 'worker' | 'baseline';
 const OWNERS: Owner[] = ['api', 'worker', 'baseline'];

@@ -17,7 +17,6 @@
 // shows each configuration's median over the rounds and its ratio to off's. No timed assertions: the
 // metrics target (≤ 5 % of throughput) is stated beside the figures.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -33,6 +32,7 @@ import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import { closedLoop, generateEnv, generateJson, meteredCaller, startProvider } from './intelligence.ts';
 import type { LoadResult } from './intelligence.ts';
+import { cpuSeconds } from './proc-cpu.ts';
 
 const CONFIGURATIONS = ['off', 'metrics', 'tracing'] as const;
 type Configuration = (typeof CONFIGURATIONS)[number];
@@ -186,24 +186,6 @@ async function startTraceSink(): Promise<{ endpoint: string; counts: () => SinkC
   };
 }
 
-/**
- * CPU seconds (user + system) a process has used, from /proc/<pid>/stat (Linux; null elsewhere).
- * Throughput on two shared cores swings ±15 % between identical rounds; CPU per request does not
- * depend on what else had the cores, so it shows a few per cent where req/s cannot.
- */
-function cpuSeconds(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command (which may hold spaces) start at state; utime and stime are 14 and 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  } catch {
-    return null;
-  }
-}
-// sysconf(_SC_CLK_TCK): 100 on Linux for every architecture Node runs on.
-const CLOCK_TICKS = 100;
 
 const cpuOf = (pids: (number | undefined)[]) => {
   const values = pids.map(cpuSeconds);

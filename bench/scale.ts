@@ -9,9 +9,7 @@
 // request so the reader sees why. What it does show: the balancer's hop (direct vs behind HAProxy)
 // and that both APIs take half the load. docs/capacity.md turns measured per-request costs into
 // machine counts.
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import type { DatabasePool } from '../db/pool.ts';
 import { createAccount, issueAccessToken } from '../domain/identity/accounts.ts';
@@ -21,17 +19,10 @@ import { applyTransaction } from '../domain/notes/knowledge.ts';
 import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import { startTopology } from '../platform/topology/topology.ts';
+import { machineCpuSeconds } from './proc-cpu.ts';
 
 type Row = { setup: string; workload: string; rps: number; p50: number; p99: number; failed: number; servedBy: string; busy: number; cpuMsPerRequest: number };
 
-/** The machine's CPU time so far (/proc/stat, in clock ticks): busy and all, summed over cores. */
-function machineCpu(): { busy: number; total: number } {
-  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
-  const idle = fields[3]! + fields[4]!;
-  return { busy: total - idle, total };
-}
-const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 function load(options: autocannon.Options): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
@@ -116,9 +107,9 @@ export async function runScaleSuite(input: {
           for (const target of targets) {
             await load({ ...workload.options(target.base), connections: input.connections, duration: 2 }); // warm-up
             const before = new Map((await topology.balancer.servers()).map((s) => [s.name, s.requests]));
-            const cpuBefore = machineCpu();
+            const cpuBefore = machineCpuSeconds();
             const result = await load({ ...workload.options(target.base), connections: input.connections, duration: input.duration });
-            const cpuAfter = machineCpu();
+            const cpuAfter = machineCpuSeconds();
             const after = await topology.balancer.servers();
             const served = after.map((s) => s.requests - (before.get(s.name) ?? 0));
             const total = served.reduce((a, b) => a + b, 0);
@@ -130,7 +121,7 @@ export async function runScaleSuite(input: {
               p99: result.latency.p99,
               failed: result.errors + result.timeouts + result.non2xx,
               busy: (cpuAfter.busy - cpuBefore.busy) / (cpuAfter.total - cpuBefore.total),
-              cpuMsPerRequest: ((cpuAfter.busy - cpuBefore.busy) * 1000) / TICKS_PER_SECOND / Math.max(1, result.requests.total),
+              cpuMsPerRequest: ((cpuAfter.busy - cpuBefore.busy) * 1000) / Math.max(1, result.requests.total),
               servedBy: target.base === topology.url ? after.map((s, i) => `${s.name} ${((100 * served[i]!) / Math.max(1, total)).toFixed(0)} %`).join(', ') : 'api-1 (direct)',
             });
           }

@@ -18,42 +18,32 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'slonik';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { deliveryMessageId } from '../domain/automation/webhooks.ts';
 import { reviewWorkflowId } from '../domain/automation/workflow-ids.ts';
-import { createMapping, createVault } from '../domain/identity/vaults.ts';
-import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
 import { hashSecret } from '../domain/secrets.ts';
-import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
-import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
-import type { DevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import { freePort } from '../platform/local-stack/ports.ts';
 import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
 import { openConsoleStream } from './support/console.ts';
-import { accountWithToken } from './support/fixtures.ts';
+import { workspaceWithReviewer } from './support/fixtures.ts';
 import { generateBody, orgLedger, setBudget } from './support/intelligence.ts';
 import { buildRuntimeChain } from './support/product-runtime.ts';
 import type { RuntimeChain } from './support/product-runtime.ts';
-import { SCRIPTED_API_KEY, ScriptedProvider } from './support/scripted-provider.ts';
-import { TcpProxy } from './support/tcp-proxy.ts';
+import { ScriptedProvider, scriptedProviderEnv } from './support/scripted-provider.ts';
+import { startOutageStack } from './support/outage-stack.ts';
+import type { OutageStack } from './support/outage-stack.ts';
 
 const TEMPORAL_OUTAGE_MS = 10_000;
 const POSTGRES_OUTAGE_MS = 5_000;
 
 let db: TestDatabase;
-let pg: TcpProxy;
-let temporal: DevServer;
-let temporalPort: number;
-let temporalDir: string;
+let stack: OutageStack;
 const processes: { name: string; child: ChildProcess; output: string[] }[] = [];
 const apis: string[] = [];
 let receiver: Server;
@@ -88,12 +78,7 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs:
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  pg = new TcpProxy({ host: new URL(db.url).hostname, port: Number(new URL(db.url).port || 5432) });
-  await pg.start();
-  temporalPort = await freePort();
-  temporalDir = mkdtempSync(join(tmpdir(), 'drill-temporal-'));
-  const cliPath = resolveTemporalCli();
-  temporal = await startTemporalDevServer({ cliPath, port: temporalPort, dbFilename: join(temporalDir, 'temporal.sqlite'), headless: true });
+  stack = await startOutageStack(db.url, 'drill');
 
   receiver = createServer((req, res) => {
     req.resume();
@@ -109,9 +94,9 @@ beforeAll(async () => {
   provider.fallback = { kind: 'chat', chunks: ['Fold ', 'a strip ', 'in half.'], chunkDelayMs: 40 };
 
   const env = {
-    DATABASE_URL: pg.urlThrough(db.url),
+    DATABASE_URL: stack.databaseUrl,
     DATABASE_POOL_SIZE: '6',
-    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_ADDRESS: stack.temporalAddress,
     TEMPORAL_TASK_QUEUE: `drill-${process.pid}`,
     HOST: '127.0.0.1',
     LOG_FORMAT: 'json',
@@ -121,13 +106,8 @@ beforeAll(async () => {
     WEBHOOK_RETRY_BASE_MS: '200',
     SHUTDOWN_GRACE_MS: '1000',
     REST_REQUESTS_PER_MINUTE: '100000',
-    // The metered model: the scripted provider, priced as its tests price it (1 µ$ per input token, 4 per output token).
-    INTELLIGENCE_PROVIDER_BASE_URL: provider.url,
-    INTELLIGENCE_PROVIDER_API_KEY: SCRIPTED_API_KEY,
-    INTELLIGENCE_TEXT_MODEL: 'scripted-model',
-    INTELLIGENCE_TEXT_INPUT_MICRODOLLARS_PER_MTOK: '1000000',
-    INTELLIGENCE_TEXT_OUTPUT_MICRODOLLARS_PER_MTOK: '4000000',
-    INTELLIGENCE_TEXT_MAX_OUTPUT_TOKENS: '1000',
+    // The metered model: the scripted provider.
+    ...scriptedProviderEnv(provider),
     // Short timers, so that whatever an outage left behind is recorded within the drill: an
     // undispatched reservation (or a workflow that never reserved) ends after 15 s, an unreported
     // dispatched one after 10 s + 60 s (the production defaults are 60 s and 120 s + 60 s).
@@ -142,14 +122,10 @@ beforeAll(async () => {
   }
   for (const api of apis) await waitUntil(`${api} ready`, async () => (await fetch(`${api}/readyz`)).ok, 60_000);
 
-  const proposer = await accountWithToken(db.pool, 'team');
-  const reviewer = await accountWithToken(db.pool, 'developer_agent');
-  proposerToken = proposer.token;
-  reviewerToken = reviewer.token;
-  workspaceId = (await createWorkspace(db.pool, { name: 'Drill', ownerAccountId: proposer.account.id })).id;
-  await addMember(db.pool, { workspaceId, accountId: reviewer.account.id, role: 'reviewer' });
-  const vault = await createVault(db.pool, { name: 'Drill vault', ownerWorkspaceId: workspaceId });
-  ({ mappingId } = await createMapping(db.pool, { vaultId: vault.id }));
+  const cast = await workspaceWithReviewer(db.pool, 'Drill');
+  ({ workspaceId, mappingId } = cast);
+  proposerToken = cast.proposer.token;
+  reviewerToken = cast.reviewer.token;
   const endpoint = await fetch(`${apis[0]}/api/dev/automation/endpoints`, {
     method: 'POST',
     headers: { authorization: `Bearer ${proposerToken}`, 'content-type': 'application/json' },
@@ -173,12 +149,10 @@ afterAll(async () => {
       setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
     })),
   );
-  await temporal?.stop();
-  await pg?.close();
+  await stack?.close();
   await new Promise((r) => receiver?.close(r));
   await provider.close();
   await db?.drop();
-  if (temporalDir) rmSync(temporalDir, { recursive: true, force: true });
 }, 60_000);
 
 // ---- clients that behave like bridges -----------------------------------------------------------
@@ -407,19 +381,19 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
     const acrossTemporal = generationAcrossOutage();
     const heldAcrossTemporal = await acrossTemporal.dispatched;
     phase = 'temporal-down';
-    await temporal.stop();
+    await stack.stopTemporal();
     acrossTemporal.release();
     await new Promise((r) => setTimeout(r, TEMPORAL_OUTAGE_MS));
-    temporal = await startTemporalDevServer({ cliPath: resolveTemporalCli(), port: temporalPort, dbFilename: join(temporalDir, 'temporal.sqlite'), headless: true });
+    await stack.startTemporal();
     phase = 'healthy-again';
     await new Promise((r) => setTimeout(r, 3_000));
     const acrossPostgres = generationAcrossOutage();
     const heldAcrossPostgres = await acrossPostgres.dispatched;
     phase = 'postgres-down';
-    await pg.stop('reset');
+    await stack.pg.stop('reset');
     acrossPostgres.release();
     await new Promise((r) => setTimeout(r, POSTGRES_OUTAGE_MS));
-    await pg.start();
+    await stack.pg.start();
     phase = 'recovered';
     // Each stream was told its server heard nothing during the cut (its page polls), then that it hears again.
     for (const c of consoles) {
@@ -450,7 +424,7 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
       const stuck = (await readProposals()).filter((p) => p.state !== 'executed');
       const said = processes.flatMap(({ name, output }) => output.filter((line) => stuck.some((p) => line.includes(p.id))).slice(-20).map((line) => `${name}: ${line.slice(0, 600)}`));
       // Where each review workflow stands: its status and the last of its history.
-      const connection = await Connection.connect({ address: temporal.address });
+      const connection = await Connection.connect({ address: stack.temporalAddress });
       const reviews = await Promise.all(stuck.map(async (p) => {
         const handle = new Client({ connection }).workflow.getHandle(reviewWorkflowId(p.id));
         const described = await handle.describe().catch((e: Error) => e);
@@ -551,7 +525,7 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
     expect(await orgLedger(db.pool, runtime.organizationId)).toEqual({ committed: receiptTotal, inFlight: 0 });
     // No metering workflow is left running once the drill settles (attempts refused before they
     // reserved end at their 15 s timer at the latest), and every settled one completed as settled.
-    const connection = await Connection.connect({ address: temporal.address });
+    const connection = await Connection.connect({ address: stack.temporalAddress });
     try {
       const client = new Client({ connection, namespace: 'default' });
       const listed = async (query: string) => {

@@ -8,41 +8,30 @@
 // it exits) and nothing is lost: no request fails, every acknowledged write is there once.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { MODERN_VERSION, PROTOCOL_VERSION_META_KEY } from '../api/routes/mcp/protocol.ts';
-import { createMapping, createVault } from '../domain/identity/vaults.ts';
-import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
-import { freePort } from '../platform/local-stack/ports.ts';
-import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
-import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
-import type { DevServer } from '../platform/local-stack/temporal-dev-server.ts';
 import { waitFor } from '../platform/topology/processes.ts';
 import { startTopology } from '../platform/topology/topology.ts';
 import type { Topology } from '../platform/topology/topology.ts';
 import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
 import { openConsoleStream } from './support/console.ts';
-import { accountWithToken } from './support/fixtures.ts';
+import { workspaceWithReviewer } from './support/fixtures.ts';
 import { audioFixture, mediaLedger } from './support/media.ts';
 import { generateBody, orgLedger, setBudget } from './support/intelligence.ts';
 import { buildRuntimeChain } from './support/product-runtime.ts';
 import type { RuntimeChain } from './support/product-runtime.ts';
-import { SCRIPTED_API_KEY, ScriptedProvider } from './support/scripted-provider.ts';
-import { TcpProxy } from './support/tcp-proxy.ts';
+import { ScriptedProvider, scriptedProviderEnv } from './support/scripted-provider.ts';
+import { startOutageStack } from './support/outage-stack.ts';
+import type { OutageStack } from './support/outage-stack.ts';
 
 const USAGE = { prompt_tokens: 100, completion_tokens: 20 }; // settles at 100 × 1 + 20 × 4 = 180 µ$
 
 let db: TestDatabase;
 let topology: Topology;
 // Postgres and Temporal of the topology's own, so the outage test can cut and stop them.
-let pg: TcpProxy;
-let temporal: DevServer;
-let temporalPort: number;
-let temporalDir: string;
+let stack: OutageStack;
 const provider = new ScriptedProvider();
 let writerToken: string;
 let reviewerToken: string;
@@ -52,16 +41,12 @@ let runtime: RuntimeChain;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  pg = new TcpProxy({ host: new URL(db.url).hostname, port: Number(new URL(db.url).port || 5432) });
-  await pg.start();
-  temporalPort = await freePort();
-  temporalDir = mkdtempSync(join(tmpdir(), 'topology-temporal-'));
-  temporal = await startTemporalDevServer({ cliPath: resolveTemporalCli(), port: temporalPort, dbFilename: join(temporalDir, 'temporal.sqlite'), headless: true });
+  stack = await startOutageStack(db.url, 'topology');
   await provider.start();
   provider.fallback = { kind: 'chat', chunks: ['Fold ', 'a strip.'], usage: USAGE };
   topology = await startTopology({
-    databaseUrl: pg.urlThrough(db.url),
-    temporalAddress: temporal.address,
+    databaseUrl: stack.databaseUrl,
+    temporalAddress: stack.temporalAddress,
     plaintextTemporal: true,
     apis: 2,
     workers: 2,
@@ -75,32 +60,21 @@ beforeAll(async () => {
       SHUTDOWN_GRACE_MS: '2000',
       REST_REQUESTS_PER_MINUTE: '100000',
       MCP_REQUESTS_PER_MINUTE: '100000',
-      INTELLIGENCE_PROVIDER_BASE_URL: provider.url,
-      INTELLIGENCE_PROVIDER_API_KEY: SCRIPTED_API_KEY,
-      INTELLIGENCE_TEXT_MODEL: 'scripted-model',
-      INTELLIGENCE_TEXT_INPUT_MICRODOLLARS_PER_MTOK: '1000000',
-      INTELLIGENCE_TEXT_OUTPUT_MICRODOLLARS_PER_MTOK: '4000000',
-      INTELLIGENCE_TEXT_MAX_OUTPUT_TOKENS: '1000',
+      ...scriptedProviderEnv(provider),
     },
   });
-  const writer = await accountWithToken(db.pool, 'team');
-  const reviewer = await accountWithToken(db.pool, 'developer_agent');
-  writerToken = writer.token;
-  reviewerToken = reviewer.token;
-  workspaceId = (await createWorkspace(db.pool, { name: 'Topology', ownerAccountId: writer.account.id })).id;
-  await addMember(db.pool, { workspaceId, accountId: reviewer.account.id, role: 'reviewer' });
-  const vault = await createVault(db.pool, { name: 'Topology vault', ownerWorkspaceId: workspaceId });
-  ({ mappingId } = await createMapping(db.pool, { vaultId: vault.id }));
+  const cast = await workspaceWithReviewer(db.pool, 'Topology');
+  ({ workspaceId, mappingId } = cast);
+  writerToken = cast.proposer.token;
+  reviewerToken = cast.reviewer.token;
   runtime = await buildRuntimeChain(db.pool);
 }, 180_000);
 
 afterAll(async () => {
   await topology?.stop();
-  await temporal?.stop();
-  await pg?.close();
+  await stack?.close();
   await provider.close();
   await db?.drop();
-  if (temporalDir) rmSync(temporalDir, { recursive: true, force: true });
 }, 60_000);
 
 /** `servedBy`: the API that answered (HAProxy's X-Served-By); null when none did. */
@@ -327,7 +301,7 @@ describe('the production topology: HAProxy, two APIs, two workers, PgBouncer in 
       }
     })();
     try {
-      await temporal.stop();
+      await stack.stopTemporal();
       // Longer than HAProxy takes to mark a failing server down (2 checks at 1 s).
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       // Dashboards see the outage (/readyz, answered by an API), the balancer does not act on it.
@@ -349,13 +323,13 @@ describe('the production topology: HAProxy, two APIs, two workers, PgBouncer in 
       for (const w of written) expect(w.status, JSON.stringify(w.json)).toBe(201);
       expect(new Set([...proposed, ...written].map((a) => a.servedBy))).toEqual(new Set(['api-1', 'api-2']));
 
-      temporal = await startTemporalDevServer({ cliPath: resolveTemporalCli(), port: temporalPort, dbFilename: join(temporalDir, 'temporal.sqlite'), headless: true });
+      await stack.startTemporal();
       // Once Temporal is back, the relay starts the reviews the proposals were acknowledged with.
       const ids = proposed.map((p) => p.json['id'] as string);
       await waitFor('the acknowledged proposals in review', async () => (await readProposals(ids)).every((p) => p.state === 'pending_review'), 60_000);
 
       // Postgres cut under the pooler: each API answers its own 503 problem+json with Retry-After.
-      await pg.stop('reset');
+      await stack.pg.stop('reset');
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       const refused = await Promise.all(Array.from({ length: 4 }, () => call('outage read', writerToken, 'GET', `/api/dev/notes?mappingId=${mappingId}&limit=5`)));
       for (const r of refused) {
@@ -364,7 +338,7 @@ describe('the production topology: HAProxy, two APIs, two workers, PgBouncer in 
         expect(r.retryAfter).not.toBeNull();
         expect(typeof r.json['code']).toBe('string');
       }
-      await pg.start();
+      await stack.pg.start();
       await waitFor('reads answered again', async () => (await call('recovered read', writerToken, 'GET', `/api/dev/notes?mappingId=${mappingId}&limit=5`)).status === 200, 30_000);
     } finally {
       sampling = false;

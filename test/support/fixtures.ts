@@ -6,6 +6,7 @@ import { createAccount, issueAccessToken } from '../../domain/identity/accounts.
 import type { Account } from '../../domain/identity/accounts.ts';
 import type { Plan } from '../../domain/identity/plans.ts';
 import { createMapping, createVault } from '../../domain/identity/vaults.ts';
+import { addMember, createWorkspace } from '../../domain/identity/workspaces.ts';
 
 export type TestAccount = { account: Account; token: string; tokenId: string };
 
@@ -22,3 +23,17 @@ export async function personalMapping(db: DatabasePool, accountId: string): Prom
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/**
+ * The automation cast: a team account's workspace (the proposer owns it), a second account with the
+ * reviewer role in it, and a workspace vault mapped for writes.
+ */
+export async function workspaceWithReviewer(db: DatabasePool, name: string) {
+  const proposer = await accountWithToken(db, 'team');
+  const reviewer = await accountWithToken(db, 'developer_agent');
+  const workspaceId = (await createWorkspace(db, { name, ownerAccountId: proposer.account.id })).id;
+  await addMember(db, { workspaceId, accountId: reviewer.account.id, role: 'reviewer' });
+  const vault = await createVault(db, { name: `${name} vault`, ownerWorkspaceId: workspaceId });
+  const { mappingId } = await createMapping(db, { vaultId: vault.id });
+  return { proposer, reviewer, workspaceId, vaultId: vault.id, mappingId };
+}

@@ -252,3 +252,18 @@ export const tinyImages = {
     'base64',
   ),
 };
+
+/**
+ * The environment that points an API process (api/main.ts) at a scripted provider, priced as the
+ * tests price it: 1 µ$ per input token, 4 per output token.
+ */
+export function scriptedProviderEnv(provider: ScriptedProvider): Record<string, string> {
+  return {
+    INTELLIGENCE_PROVIDER_BASE_URL: provider.url,
+    INTELLIGENCE_PROVIDER_API_KEY: SCRIPTED_API_KEY,
+    INTELLIGENCE_TEXT_MODEL: 'scripted-model',
+    INTELLIGENCE_TEXT_INPUT_MICRODOLLARS_PER_MTOK: '1000000',
+    INTELLIGENCE_TEXT_OUTPUT_MICRODOLLARS_PER_MTOK: '4000000',
+    INTELLIGENCE_TEXT_MAX_OUTPUT_TOKENS: '1000',
+  };
+}
