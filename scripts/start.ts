@@ -127,7 +127,9 @@ try {
   // The console links workflows into the Temporal UI: the dev server's when we started one.
   // Metrics on a listener of their own: METRICS_PORT, or a free port (0) when unset.
   // The worker's are on the next port when METRICS_PORT is set, else on a free one too.
-  const api = await startApi({ ...config, TEMPORAL_UI_URL: temporalUi ?? undefined, METRICS_PORT: config.METRICS_PORT ?? 0 }, databaseUrl, temporalAddress, { tracing });
+  // :3000 unless PORT says otherwise or something else holds it (then a free port, printed below), as for Postgres and Temporal.
+  const port = process.env['PORT'] ? config.PORT : await preferredPort(config.PORT);
+  const api = await startApi({ ...config, PORT: port, TEMPORAL_UI_URL: temporalUi ?? undefined, METRICS_PORT: config.METRICS_PORT ?? 0 }, databaseUrl, temporalAddress, { tracing });
   services.push(['api', api.close]);
 
   writeFileSync(stateFile, JSON.stringify({ databaseUrl, temporalAddress, apiUrl: api.url }, null, 2), { mode: 0o600 });
