@@ -40,16 +40,12 @@ export function temporalTlsEnabled(config: TemporalConnectionConfig): boolean {
   return Boolean(config.TEMPORAL_API_KEY || config.TEMPORAL_TLS_CERT_PATH || config.TEMPORAL_TLS_CA_PATH || config.TEMPORAL_TLS_SERVER_NAME);
 }
 
-function configurationError(name: string, message: string): Error {
-  return new Error(`Invalid configuration:\n  ${name}: ${message}`);
-}
-
-/** A PEM file a setting names; an unreadable one is a start-up error naming the variable (never its contents). */
+/** A PEM file a setting names, read at start-up; one gone since the configuration checked it is an error naming the variable (never its contents). */
 function readSetting(name: string, path: string): Buffer {
   try {
     return readFileSync(path);
   } catch (error) {
-    throw configurationError(name, `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`);
+    throw new Error(`Invalid configuration:\n  ${name}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`);
   }
 }
 
@@ -61,16 +57,11 @@ function readSetting(name: string, path: string): Buffer {
  * that name no namespace, such as GetSystemInfo).
  */
 export function temporalConnectionOptions(config: TemporalConnectionConfig, address: string): TemporalConnectionOptions {
-  if (!temporalTlsEnabled(config)) {
-    // platform/config.ts refuses these combinations already; a config made by hand may not have been through it.
-    if (config.TEMPORAL_API_KEY) throw configurationError('TEMPORAL_API_KEY', 'needs TLS, but TEMPORAL_TLS is false');
-    return { address };
-  }
+  // platform/config.ts has refused the combinations that make no sense (a key without TLS, a
+  // certificate without its key) and checked that every PEM file reads: it is the one place.
+  if (!temporalTlsEnabled(config)) return { address };
   const certPath = config.TEMPORAL_TLS_CERT_PATH;
   const keyPath = config.TEMPORAL_TLS_KEY_PATH;
-  if (Boolean(certPath) !== Boolean(keyPath)) {
-    throw configurationError(certPath ? 'TEMPORAL_TLS_KEY_PATH' : 'TEMPORAL_TLS_CERT_PATH', 'an mTLS client certificate needs both TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH');
-  }
   const tls: TLSConfig = {
     ...(config.TEMPORAL_TLS_SERVER_NAME ? { serverNameOverride: config.TEMPORAL_TLS_SERVER_NAME } : {}),
     ...(config.TEMPORAL_TLS_CA_PATH ? { serverRootCACertificate: readSetting('TEMPORAL_TLS_CA_PATH', config.TEMPORAL_TLS_CA_PATH) } : {}),
