@@ -44,6 +44,8 @@ export async function startApi(
   const intelligence = intelligenceFrom(config);
   const google = googleFrom(config);
   const lifecycle = { draining: false };
+  // One shutdown however many signals or callers ask for it.
+  let closing: Promise<void> | undefined;
   const app = await buildApp({
     db,
     temporal: { connection, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE },
@@ -84,8 +86,8 @@ export async function startApi(
     // balancer's checks take the process out of rotation); then Fastify stops accepting, lets
     // in-flight requests finish (answering 503 to new ones on kept connections), and we release the
     // pool and the Temporal connection.
-    close: async () => {
-      if (config.SHUTDOWN_DRAIN_MS > 0 && !lifecycle.draining) {
+    close: () => (closing ??= (async () => {
+      if (config.SHUTDOWN_DRAIN_MS > 0) {
         lifecycle.draining = true;
         app.log.info({ drainMs: config.SHUTDOWN_DRAIN_MS }, 'draining: /readyz answers 503 until the listener closes');
         await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DRAIN_MS));
@@ -94,6 +96,6 @@ export async function startApi(
       await app.close();
       await db.end();
       await connection.close();
-    },
+    })()),
   };
 }

@@ -59,6 +59,8 @@ it('drains before closing when SHUTDOWN_DRAIN_MS is set: /readyz answers 503 `dr
   expect((await fetch(`${api.url}/readyz`)).status).toBe(200);
   expect((await fetch(`${api.url}/readyz/process`)).status).toBe(200);
   const closing = api.close();
+  // A second signal (or caller) joins the shutdown under way instead of closing twice.
+  expect(api.close()).toBe(closing);
   const closed = closing.then(() => performance.now());
   const drainingAt = performance.now();
   const ready = await fetch(`${api.url}/readyz`);
