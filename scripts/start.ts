@@ -9,15 +9,12 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createDatabasePool } from '../db/pool.ts';
 import { migrate } from '../db/migrate.ts';
 import { loadConfig } from '../platform/config.ts';
 import { createDatabase, databaseExists, withDatabase } from '../platform/local-stack/databases.ts';
-import { ensureDemo } from '../platform/local-stack/demo.ts';
-import { ensureDemoProduct } from '../platform/local-stack/demo-product.ts';
-import { ensureDemoReviewer } from '../platform/local-stack/demo-reviewer.ts';
+import { seedLocalDemo } from '../platform/local-stack/demo-stack.ts';
 import { EmbeddedPostgresUnavailable, startEmbeddedPostgres } from '../platform/local-stack/embedded-postgres.ts';
-import { canConnect, freePort } from '../platform/local-stack/ports.ts';
+import { preferredPort } from '../platform/local-stack/ports.ts';
 import { resolveTemporalCli, TemporalCliUnavailable } from '../platform/local-stack/temporal-cli.ts';
 import { projectRoot } from '../platform/project-root.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
@@ -65,9 +62,6 @@ const stopAll = async () => {
 };
 onShutdownSignal(log, stopAll);
 
-async function preferredPort(port: number): Promise<number> {
-  return (await canConnect('127.0.0.1', port, 300)) ? freePort() : port;
-}
 
 try {
   let databaseUrl = config.DATABASE_URL;
@@ -110,14 +104,7 @@ try {
   const applied = await migrate(databaseUrl);
   if (applied.length) log.info({ applied }, 'migrations applied');
 
-  const seedPool = await createDatabasePool(databaseUrl, { maxPoolSize: 2 });
-  const { demo, product, reviewer } = await ensureDemo(seedPool, join(dataDir, 'demo.json'))
-    .then(async (demo) => ({
-      demo,
-      product: await ensureDemoProduct(seedPool, demo, join(dataDir, 'demo-product.json')),
-      reviewer: await ensureDemoReviewer(seedPool, demo, join(dataDir, 'demo-reviewer.json')),
-    }))
-    .finally(() => seedPool.end());
+  const { demo, product, reviewer } = await seedLocalDemo(databaseUrl, dataDir);
 
   // Traces when the OTEL_* variables ask for them (docs/observability.md): one tracer for the process.
   const tracing = startTracingFromEnv('hosted-notes');

@@ -10,13 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createDatabasePool } from '../db/pool.ts';
 import { migrate } from '../db/migrate.ts';
 import { createDatabase, databaseExists, withDatabase } from '../platform/local-stack/databases.ts';
-import { ensureDemo } from '../platform/local-stack/demo.ts';
-import { ensureDemoProduct } from '../platform/local-stack/demo-product.ts';
-import { ensureDemoReviewer } from '../platform/local-stack/demo-reviewer.ts';
-import { canConnect, freePort } from '../platform/local-stack/ports.ts';
+import { seedLocalDemo } from '../platform/local-stack/demo-stack.ts';
+import { preferredPort } from '../platform/local-stack/ports.ts';
 import { findOrStartPostgres } from '../platform/local-stack/postgres-server.ts';
 import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
@@ -85,11 +82,10 @@ try {
   let temporalUi: string | null = process.env['TEMPORAL_UI_URL'] ?? null;
   const startedTemporal = !temporalAddress;
   if (!temporalAddress) {
-    const preferred = async (port: number) => ((await canConnect('127.0.0.1', port, 300)) ? freePort() : port);
     const server = await startTemporalDevServer({
       cliPath: resolveTemporalCli(process.env, (msg) => log.info(msg)),
-      port: await preferred(7233),
-      uiPort: await preferred(8233),
+      port: await preferredPort(7233),
+      uiPort: await preferredPort(8233),
       dbFilename: join(dataDir, 'temporal.sqlite'),
       detached: true,
     });
@@ -99,16 +95,9 @@ try {
   }
   // Once here, so the demo can be seeded before the processes start (each also migrates, under the lock).
   await migrate(databaseUrl);
-  const seed = await createDatabasePool(databaseUrl, { maxPoolSize: 2 });
-  const { demo, product, reviewer } = await ensureDemo(seed, join(dataDir, 'demo.json'))
-    .then(async (demo) => ({
-      demo,
-      product: await ensureDemoProduct(seed, demo, join(dataDir, 'demo-product.json')),
-      reviewer: await ensureDemoReviewer(seed, demo, join(dataDir, 'demo-reviewer.json')),
-    }))
-    .finally(() => seed.end());
+  const { demo, product, reviewer } = await seedLocalDemo(databaseUrl, dataDir);
 
-  const port = args.port !== undefined ? Number(args.port) : (await canConnect('127.0.0.1', 3000, 300)) ? await freePort() : 3000;
+  const port = args.port !== undefined ? Number(args.port) : await preferredPort(3000);
   log.info({ apis, workers }, 'starting PgBouncer, the workers, the APIs and HAProxy');
   const topology = await startTopology({
     databaseUrl,

@@ -27,3 +27,8 @@ export function canConnect(host: string, port: number, timeoutMs = 1_000): Promi
     socket.once('error', () => finish(false));
   });
 }
+
+/** `port` when nothing answers there, else a free one: a local stack's preferred ports (:3000, :7233…) give way to what already holds them. */
+export async function preferredPort(port: number): Promise<number> {
+  return (await canConnect('127.0.0.1', port, 300)) ? freePort() : port;
+}
