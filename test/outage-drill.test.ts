@@ -15,8 +15,6 @@
 // replays for the rest) and the organization's committed spend is exactly its receipts, nothing is
 // left pending or running, every refusal was a 503 with Retry-After, never a 500, and a reviewer
 // console open on each API was told of the Postgres cut and of its end, and left no change unshown.
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
@@ -28,6 +26,8 @@ import { deliveryMessageId } from '../domain/automation/webhooks.ts';
 import { reviewWorkflowId } from '../domain/automation/workflow-ids.ts';
 import { hashSecret } from '../domain/secrets.ts';
 import { freePort } from '../platform/local-stack/ports.ts';
+import { spawnPlatformProcess, waitFor } from '../platform/topology/processes.ts';
+import type { PlatformProcess } from '../platform/topology/processes.ts';
 import { createTestDatabase } from './support/database.ts';
 import type { TestDatabase } from './support/database.ts';
 import { openConsoleStream } from './support/console.ts';
@@ -44,7 +44,7 @@ const POSTGRES_OUTAGE_MS = 5_000;
 
 let db: TestDatabase;
 let stack: OutageStack;
-const processes: { name: string; child: ChildProcess; output: string[] }[] = [];
+const processes: PlatformProcess[] = [];
 const apis: string[] = [];
 let receiver: Server;
 let receiverUrl: string;
@@ -57,24 +57,6 @@ let mappingId: string;
 let endpointId: string;
 const provider = new ScriptedProvider();
 let runtime: RuntimeChain;
-
-function spawnEntry(name: string, entry: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  const collect = (chunk: Buffer) => output.push(...chunk.toString('utf8').split('\n').filter((l) => l.trim() !== ''));
-  child.stdout!.on('data', collect);
-  child.stderr!.on('data', collect);
-  processes.push({ name, child, output });
-  return child;
-}
-
-async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen in ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -116,11 +98,12 @@ beforeAll(async () => {
   };
   for (const i of [1, 2]) {
     const port = await freePort();
-    spawnEntry(`api-${i}`, 'api/main.ts', { ...env, PORT: String(port) });
+    // Every line kept: the drill checks them all (JSON only) and quotes a stuck proposal's.
+    processes.push(spawnPlatformProcess(`api-${i}`, 'api/main.ts', { ...env, PORT: String(port) }, { keepLines: Infinity }));
     apis.push(`http://127.0.0.1:${port}`);
-    spawnEntry(`worker-${i}`, 'workers/main.ts', env);
+    processes.push(spawnPlatformProcess(`worker-${i}`, 'workers/main.ts', env, { keepLines: Infinity }));
   }
-  for (const api of apis) await waitUntil(`${api} ready`, async () => (await fetch(`${api}/readyz`)).ok, 60_000);
+  for (const api of apis) await waitFor(`${api} ready`, async () => (await fetch(`${api}/readyz`)).ok, 60_000);
 
   const cast = await workspaceWithReviewer(db.pool, 'Drill');
   ({ workspaceId, mappingId } = cast);
@@ -141,14 +124,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(
-    processes.map(({ child }) => new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-      setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
-    })),
-  );
+  await Promise.all(processes.map((p) => p.stop(10_000)));
   await stack?.close();
   await new Promise((r) => receiver?.close(r));
   await provider.close();
@@ -410,7 +386,7 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
     // Every acknowledged event is delivered to the subscribed endpoint (at least once, by webhook-id).
     const drained = Date.now();
     const expected = eventIds.map((id) => deliveryMessageId(id, endpointId));
-    await waitUntil('every delivery', async () => expected.every((id) => receivedIds.includes(id)), 150_000);
+    await waitFor('every delivery', async () => expected.every((id) => receivedIds.includes(id)), 150_000);
     // Every proposal is executed, once, with one receipt.
     const executed = z.object({ id: z.uuid(), state: z.string(), applies: z.coerce.number(), receipts: z.coerce.number() });
     const readProposals = () =>
@@ -419,7 +395,7 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
                (SELECT count(*) FROM forge_executions f WHERE f.proposal_id = p.id AND f.kind = 'apply') AS applies,
                (SELECT count(*) FROM forge_executions f WHERE f.proposal_id = p.id AND f.kind = 'apply' AND f.receipt IS NOT NULL) AS receipts
           FROM action_proposals p WHERE p.id = ANY(${sql.array(proposalIds, 'uuid')})`);
-    await waitUntil('every proposal executed', async () => (await readProposals()).every((p) => p.state === 'executed'), 150_000).catch(async (error: Error) => {
+    await waitFor('every proposal executed', async () => (await readProposals()).every((p) => p.state === 'executed'), 150_000).catch(async (error: Error) => {
       // Which proposals did not get there, and what the workers said about them.
       const stuck = (await readProposals()).filter((p) => p.state !== 'executed');
       const said = processes.flatMap(({ name, output }) => output.filter((line) => stuck.some((p) => line.includes(p.id))).slice(-20).map((line) => `${name}: ${line.slice(0, 600)}`));
@@ -455,7 +431,7 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
     for (const w of writes) expect(w, w.path).toMatchObject({ events: 1, content: `# ${w.path.slice('Group/'.length, -'.md'.length)}\n` });
     expect(writtenPaths.length).toBeGreaterThan(40);
     // Nothing is left for the relay.
-    await waitUntil('no pending start', async () => (await db.pool.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM workflow_start_intents WHERE started_at IS NULL`)) === 0, 30_000);
+    await waitFor('no pending start', async () => (await db.pool.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM workflow_start_intents WHERE started_at IS NULL`)) === 0, 30_000);
 
     // The drill did what it says: work was acknowledged in every phase, and the outages were met.
     expect(eventIds.length).toBeGreaterThan(20);
@@ -533,7 +509,7 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
         for await (const wf of client.workflow.list({ query: `WorkflowType = 'intelligenceUsage'${query}` })) ids.push(wf.workflowId);
         return ids;
       };
-      await waitUntil('no metering workflow running', async () => (await listed(` AND ExecutionStatus = 'Running'`)).length === 0, 60_000);
+      await waitFor('no metering workflow running', async () => (await listed(` AND ExecutionStatus = 'Running'`)).length === 0, 60_000);
       // The listing sees them (one per attempt that got as far as Temporal, so at least one per key).
       expect((await listed('')).length).toBeGreaterThanOrEqual(generateKeys.length);
       for (const r of rows) expect(await client.workflow.getHandle(r.workflowId).result(), r.workflowId).toBe('settled');

@@ -9,7 +9,7 @@ import { projectRoot } from '../project-root.ts';
 export type PlatformProcess = {
   name: string;
   child: ChildProcess;
-  /** The last lines it wrote (stdout and stderr). */
+  /** The lines it wrote (stdout and stderr): the last `keepLines` of them. */
   output: string[];
   /** Resolves once it exited and its output was read to the end. */
   closed: Promise<void>;
@@ -23,7 +23,7 @@ export function spawnPlatformProcess(
   name: string,
   entry: 'api/main.ts' | 'workers/main.ts',
   env: Record<string, string>,
-  options: { onLine?: ((name: string, line: string) => void) | undefined; detached?: boolean } = {},
+  options: { onLine?: ((name: string, line: string) => void) | undefined; detached?: boolean; keepLines?: number } = {},
 ): PlatformProcess {
   const { onLine } = options;
   // Our own Node flags too (e.g. --conditions when not started through npm, whose .npmrc sets
@@ -36,7 +36,7 @@ export function spawnPlatformProcess(
     for (const line of chunk.toString('utf8').split('\n')) {
       if (line.trim() === '') continue;
       output.push(line);
-      if (output.length > KEPT_LINES) output.shift();
+      if (output.length > (options.keepLines ?? KEPT_LINES)) output.shift();
       onLine?.(name, line);
     }
   };
