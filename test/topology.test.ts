@@ -339,7 +339,9 @@ describe('the production topology: HAProxy, two APIs, two workers, PgBouncer in 
         expect(typeof r.json['code']).toBe('string');
       }
       await stack.pg.start();
-      await waitFor('reads answered again', async () => (await call('recovered read', writerToken, 'GET', `/api/dev/notes?mappingId=${mappingId}&limit=5`)).status === 200, 30_000);
+      // Within 10 s: PgBouncer's default server_login_retry (15 s) kept the first read waiting 13 s
+      // after Postgres was back; the topology sets 1 s (platform/topology/pgbouncer.ts).
+      await waitFor('reads answered again', async () => (await call('recovered read', writerToken, 'GET', `/api/dev/notes?mappingId=${mappingId}&limit=5`)).status === 200, 10_000);
     } finally {
       sampling = false;
       await sampler;
