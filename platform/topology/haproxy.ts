@@ -4,7 +4,6 @@
 // out of rotation before its listener closes; only a connection that could not be made is retried,
 // on another server. Every answer names the server that gave it (X-Served-By).
 import { spawnSync } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,12 +16,11 @@ import { ensureTool } from './tools.ts';
 export type BalancedServer = { name: string; address: string } | { template: string };
 
 /** One server's line of the stats page: HAProxy's state (UP, DOWN, NOLB, MAINT, DRAIN…) and what it served. */
-export type ServerStats = { name: string; status: string; requests: number; responses5xx: number; sessions: number };
+export type ServerStats = { name: string; status: string; requests: number; responses5xx: number };
 
 export type Balancer = {
   url: string;
   statsUrl: string;
-  process: ChildProcess;
   /** The backend's servers as HAProxy sees them now. */
   servers: () => Promise<ServerStats[]>;
   /** Requests the frontend took, and the 5xx answers it gave (its own 502/503/504 included). */
@@ -100,10 +98,10 @@ export function haproxyConfig(options: {
   ].join('\n');
 }
 
-export async function startBalancer(options: { servers: BalancedServer[]; port?: number; statsPort?: number; detached?: boolean }): Promise<Balancer> {
+export async function startBalancer(options: { servers: BalancedServer[]; port?: number; detached?: boolean }): Promise<Balancer> {
   const binary = ensureTool('haproxy');
   const port = options.port ?? (await freePort());
-  const statsPort = options.statsPort ?? (await freePort());
+  const statsPort = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'hnp-haproxy-'));
   const configFile = join(dir, 'haproxy.cfg');
   // The stats page listens on loopback only here: its buttons may drain or disable a server.
@@ -136,11 +134,10 @@ export async function startBalancer(options: { servers: BalancedServer[]; port?:
   return {
     url: `http://127.0.0.1:${port}`,
     statsUrl,
-    process: child,
     servers: async () =>
       (await rows())
         .filter((r) => r['pxname'] === 'apis' && r['svname'] !== 'BACKEND')
-        .map((r) => ({ name: r['svname']!, status: r['status']!, requests: Number(r['req_tot'] || 0), responses5xx: Number(r['hrsp_5xx'] || 0), sessions: Number(r['stot'] || 0) })),
+        .map((r) => ({ name: r['svname']!, status: r['status']!, requests: Number(r['req_tot'] || 0), responses5xx: Number(r['hrsp_5xx'] || 0) })),
     frontend: async () => {
       const row = (await rows()).find((r) => r['pxname'] === 'api' && r['svname'] === 'FRONTEND');
       return { requests: Number(row?.['req_tot'] || 0), responses5xx: Number(row?.['hrsp_5xx'] || 0) };
@@ -154,7 +151,7 @@ export async function startBalancer(options: { servers: BalancedServer[]; port?:
 }
 
 /** HAProxy's CSV stats: a `# `-prefixed header line, then one row per proxy and server. */
-export function parseStatsCsv(text: string): Record<string, string>[] {
+function parseStatsCsv(text: string): Record<string, string>[] {
   const [header, ...lines] = text.trim().split('\n');
   const names = header!.replace(/^# /, '').split(',');
   return lines.map((line) => Object.fromEntries(line.split(',').map((value, i) => [names[i] ?? String(i), value])));

@@ -3,7 +3,6 @@
 // DATABASE_POOLER=transaction; what needs a session (LISTEN, migrations) goes to Postgres directly
 // (DATABASE_SESSION_URL).
 import { spawnSync } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +15,7 @@ import { ensureTool } from './tools.ts';
 const STATEMENT_TIMEOUT_MS = loadConfig({}).DATABASE_STATEMENT_TIMEOUT_MS;
 const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 
-export type PgBouncer = { url: string; port: number; process: ChildProcess; stop: () => Promise<void> };
+export type PgBouncer = { url: string; stop: () => Promise<void> };
 
 export async function startPgBouncer(options: {
   /** The database it pools (postgres://user[:password]@host:port/name). */
@@ -88,7 +87,7 @@ export async function startPgBouncer(options: {
     const probe = await createDatabasePool(url, { maxPoolSize: 1, transactionPooler: true }).catch(() => null);
     if (probe) {
       await probe.end();
-      return { url, port, process: child, stop };
+      return { url, stop };
     }
     if (Date.now() > until || child.exitCode !== null) {
       await stop();

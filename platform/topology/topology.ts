@@ -35,7 +35,6 @@ export type TopologyOptions = {
   /** More environment for every process (secrets, providers, allowances, TEMPORAL_* TLS…). */
   env?: Record<string, string>;
   port?: number;
-  statsPort?: number;
   /** PgBouncer's server connections (default 20: below the processes' pools together, as in a deployment). */
   poolerServerConnections?: number;
   /** Each API's drain on SIGTERM (default DRAIN_MS: one check more than the balancer needs to mark it down). */
@@ -118,7 +117,6 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
     balancer = await startBalancer({
       servers: apis.map((api) => ({ name: api.name, address: new URL(api.url).host })),
       ...(options.port !== undefined ? { port: options.port } : {}),
-      ...(options.statsPort !== undefined ? { statsPort: options.statsPort } : {}),
       detached,
     });
     const running = balancer;
