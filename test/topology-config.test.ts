@@ -9,6 +9,7 @@ import { parse } from 'yaml';
 import { projectRoot } from '../platform/project-root.ts';
 import { composeHaproxyConfig } from '../platform/topology/compose.ts';
 import { DRAIN_MS, HEALTH_CHECK, SERVER_TIMEOUT_MS } from '../platform/topology/haproxy.ts';
+import { IDLE_IN_TRANSACTION_TIMEOUT_MS, STATEMENT_TIMEOUT_MS } from '../platform/topology/pgbouncer.ts';
 import { ensureTool } from '../platform/topology/tools.ts';
 
 const composeFile = parse(readFileSync(join(projectRoot, 'docker-compose.yml'), 'utf8')) as {
@@ -42,5 +43,11 @@ describe('the topology configuration', () => {
       expect(composeFile.services[service]!.environment!['DATABASE_URL'], service).toContain('@pgbouncer:');
       expect(composeFile.services[service]!.environment!['DATABASE_SESSION_URL'], service).toContain('@postgres:');
     }
+  });
+
+  it("compose's Postgres sets the timeouts the pool cannot send through the pooler, the topology's values", () => {
+    const init = readFileSync(join(projectRoot, 'deploy', 'postgres-init.sql'), 'utf8');
+    expect(init).toContain(`ALTER ROLE notes IN DATABASE notes SET statement_timeout = '${STATEMENT_TIMEOUT_MS / 1000}s';`);
+    expect(init).toContain(`ALTER ROLE notes IN DATABASE notes SET idle_in_transaction_session_timeout = '${IDLE_IN_TRANSACTION_TIMEOUT_MS / 1000}s';`);
   });
 });

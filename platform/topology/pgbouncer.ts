@@ -12,8 +12,9 @@ import { freePort } from '../local-stack/ports.ts';
 import { spawnOwned, stopChild } from './processes.ts';
 import { ensureTool } from './tools.ts';
 
-const STATEMENT_TIMEOUT_MS = loadConfig({}).DATABASE_STATEMENT_TIMEOUT_MS;
-const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
+/** The session timeouts the pool cannot send through a transaction pooler, set server-side instead (here, and compose's deploy/postgres-init.sql: a test holds the file to these). */
+export const STATEMENT_TIMEOUT_MS = loadConfig({}).DATABASE_STATEMENT_TIMEOUT_MS;
+export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 
 export type PgBouncer = { url: string; stop: () => Promise<void> };
 
