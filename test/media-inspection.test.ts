@@ -4,6 +4,7 @@
 // No Postgres, no Temporal, no ffmpeg (CI has none: the expected durations below were measured
 // once with ffprobe 5.1 and are hard-coded).
 import { readFileSync } from 'node:fs';
+import { parseBuffer } from 'music-metadata';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../domain/errors.ts';
 import { inspectAudio } from '../domain/media/audio-inspection.ts';
@@ -62,6 +63,59 @@ describe('accepted audio reports its container, codec and stated duration', () =
     const padded = new Uint8Array(bytes.length + 16);
     padded.set(bytes, 8);
     expect(await inspectAudio(padded.subarray(8, 8 + bytes.length))).toMatchObject({ container: 'ogg', codec: 'opus' });
+  });
+});
+
+// The tracks (their kinds, the audio codec) are read by our walks; music-metadata read them before
+// decision 102 and stays here as the oracle: both must say the same of every fixture.
+describe('the tracks as music-metadata reads them', () => {
+  const mediaTypes = { webm: 'audio/webm', ogg: 'audio/ogg', mp4: 'audio/mp4' } as const;
+  it.each([...accepted.map(({ name, expected }) => ({ name, container: expected.container })), { name: 'video-2s.webm', container: 'webm' as const }])('$name', async ({ name, container }) => {
+    const bytes = fixture(name);
+    const { format } = await parseBuffer(bytes, { mimeType: mediaTypes[container], size: bytes.length }, { skipCovers: true });
+    const ours = await inspectAudio(bytes).then(
+      (inspection) => ({ video: false, audio: true, codec: inspection.codec }),
+      (error: unknown) => ({ video: /video track/.test((error as AppError).detail ?? ''), audio: !/no audio track/.test((error as AppError).detail ?? ''), codec: null }),
+    );
+    expect(ours.video).toBe(format.hasVideo);
+    expect(ours.audio).toBe(format.hasAudio);
+    if (!format.hasVideo) expect(ours.codec).toBe(format.codec?.toLowerCase().match(/opus|vorbis|flac|aac/)?.[0]);
+  });
+});
+
+/** The bytes with the first occurrence of `find` replaced by `replace` (same length). */
+function edited(bytes: Uint8Array, find: number[] | string, replace: number[] | string): Uint8Array {
+  const copy = bytes.slice();
+  const at = indexOf(copy, find);
+  if (at < 0) throw new Error(`pattern not found: ${String(find)}`);
+  copy.set(typeof replace === 'string' ? Buffer.from(replace, 'latin1') : replace, at);
+  return copy;
+}
+
+describe('the kinds of track decide, whatever the container', () => {
+  // WebM TrackType (0x83, one byte of size, value): 2 audio, 1 video, 0x11 subtitle.
+  const WEBM_AUDIO_TYPE = [0x83, 0x81, 0x02];
+  it.each([
+    ['a WebM whose one track says video', 'tone-3s.webm', WEBM_AUDIO_TYPE, [0x83, 0x81, 0x01], /has a video track/],
+    ['a WebM whose one track is subtitles', 'tone-3s.webm', WEBM_AUDIO_TYPE, [0x83, 0x81, 0x11], /has no audio track/],
+    ['an MP4 whose one track is video', 'tone-3s.m4a', 'soun', 'vide', /has a video track/],
+    ['an MP4 whose one track is text', 'tone-3s.m4a', 'soun', 'text', /has no audio track/],
+    ['a fragmented MP4 whose one track is video', 'tone-3s-fragmented.m4a', 'soun', 'vide', /has a video track/],
+  ])('%s', async (_label, name, find, replace, detail) => {
+    const error = await refusal(edited(fixture(name), find, replace));
+    expect(error.code).toBe('media_type_unsupported');
+    expect(error.detail).toMatch(detail);
+  });
+
+  it("an MP4's codec is read from its esds: an MP3 object type in an mp4a entry is mp3", async () => {
+    const bytes = fixture('tone-3s.m4a');
+    // ffmpeg writes each descriptor's size in four bytes: the DecoderConfigDescriptor (tag 4) is
+    // 04 80 80 80 <size>, then the object type.
+    const objectType = indexOf(bytes, [0x04, 0x80, 0x80, 0x80], indexOf(bytes, 'esds')) + 5;
+    expect(bytes[objectType]).toBe(0x40); // MPEG-4 audio (AAC)
+    const copy = bytes.slice();
+    copy[objectType] = 0x6b; // MPEG-1 audio (MP3)
+    expect(await inspectAudio(copy)).toMatchObject({ container: 'mp4', codec: 'mp3' });
   });
 });
 

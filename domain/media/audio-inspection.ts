@@ -1,11 +1,12 @@
 // What an upload IS, decided from its bytes only (the declared Content-Type is never trusted).
-// `file-type` recognizes the container; `music-metadata` reports the codec and whether there is an
-// audio and a video track; our own short structural walks check the container is complete (the
-// libraries are lenient and report partial data for a cut file) and read the duration the
-// container states, saying where it came from. Everything is linear in the input (at most
-// MEDIA_LIMITS.maxAudioBytes, refused by the HTTP layer while reading) and nests to a fixed depth.
+// `file-type` recognizes the container; our own short structural walks check the container is
+// complete (the libraries are lenient and report partial data for a cut file), read the duration
+// it states, saying where it came from, and read its tracks: their kinds (audio, video) and the
+// audio codec. Everything is linear in the input (at most MEDIA_LIMITS.maxAudioBytes, refused by
+// the HTTP layer while reading) and nests to a fixed depth. The tracks were music-metadata's
+// reading until decision 102: its fixed cost per parse was a quarter of an upload's CPU; a test
+// holds our reading to music-metadata's on every fixture.
 import { fileTypeFromBuffer } from 'file-type';
-import { parseBuffer } from 'music-metadata';
 import { AppError } from '../errors.ts';
 
 export type AudioContainer = 'webm' | 'ogg' | 'mp4';
@@ -14,7 +15,7 @@ export type AudioInspection = {
   container: AudioContainer;
   /** The type we serve it back with. */
   mediaType: 'audio/webm' | 'audio/ogg' | 'audio/mp4';
-  /** e.g. 'opus', 'vorbis', 'aac' (from music-metadata); null if unknown. */
+  /** e.g. 'opus', 'vorbis', 'aac'; null if unknown. */
   codec: string | null;
   /** Null when the container states no duration we could read. */
   containerDurationSeconds: number | null;
@@ -24,6 +25,9 @@ export type AudioInspection = {
 type Stated = Pick<AudioInspection, 'containerDurationSeconds' | 'durationSource'>;
 
 const NO_DURATION: Stated = { containerDurationSeconds: null, durationSource: 'none' };
+
+/** What the container's tracks are: a label for the audio codec as the container names it. */
+type Tracks = { hasAudio: boolean; hasVideo: boolean; codecLabel: string | null };
 
 /** file-type's extension → what we accept. Matroska (mkv), QuickTime, 3GP and Speex are not. */
 const ACCEPTED: Record<string, Pick<AudioInspection, 'container' | 'mediaType'>> = {
@@ -49,24 +53,16 @@ export async function inspectAudio(bytes: Uint8Array): Promise<AudioInspection> 
     throw unsupported(detected === undefined ? `The bytes match no known format; ${ACCEPTED_TEXT}.` : `Detected ${detected.mime}; ${ACCEPTED_TEXT}.`);
   }
 
-  const stated = accepted.container === 'webm' ? walkWebm(bytes) : accepted.container === 'ogg' ? walkOgg(bytes) : walkMp4(bytes);
+  const { hasAudio, hasVideo, codecLabel, ...stated } = accepted.container === 'webm' ? walkWebm(bytes) : accepted.container === 'ogg' ? walkOgg(bytes) : walkMp4(bytes);
+  if (hasVideo) throw unsupported('The file has a video track; audio only is accepted.');
+  if (!hasAudio) throw unsupported('The file has no audio track; audio only is accepted.');
 
-  let format;
-  try {
-    ({ format } = await parseBuffer(bytes, { mimeType: accepted.mediaType, size: bytes.length }, { duration: true, skipCovers: true }));
-  } catch {
-    // The walk found the structure complete, so a parser failure means malformed contents.
-    throw truncated('The audio container could not be parsed.');
-  }
-  if (format.hasVideo) throw unsupported('The file has a video track; audio only is accepted.');
-  if (!format.hasAudio) throw unsupported('The file has no audio track; audio only is accepted.');
-
-  return { ...accepted, codec: codecName(format.codec), ...stated };
+  return { ...accepted, codec: codecName(codecLabel), ...stated };
 }
 
-/** music-metadata's codec label ('OPUS', 'Vorbis I', 'MPEG-4/AAC') as a short lowercase name. */
-function codecName(label: string | undefined): string | null {
-  if (label === undefined) return null;
+/** The container's codec label ('OPUS', 'VORBIS', 'mp4a.40', 'fLaC') as a short lowercase name. */
+function codecName(label: string | null): string | null {
+  if (label === null) return null;
   for (const name of ['opus', 'vorbis', 'flac', 'aac', 'alac', 'pcm']) {
     if (label.toLowerCase().includes(name)) return name;
   }
@@ -104,14 +100,14 @@ function crcUpdate(crc: number, bytes: Uint8Array, start: number, end: number): 
   return crc >>> 0;
 }
 
-function walkOgg(bytes: Uint8Array): Stated {
+function walkOgg(bytes: Uint8Array): Stated & Tracks {
   const view = dataView(bytes);
   let pos = 0;
   let serial: number | null = null;
   let expectedSequence = 0;
   let endOfStream = false;
   let lastGranule: bigint | null = null;
-  let clock: { rate: number; preSkip: number } | null = null;
+  let clock: OggCodec | null = null;
   while (pos < bytes.length) {
     if (bytes.length - pos < 27) throw truncated('The Ogg file ends inside a page header.');
     if (view.getUint32(pos) !== 0x4f676753 || bytes[pos + 4] !== 0) throw truncated('The Ogg file has a damaged page.');
@@ -145,27 +141,31 @@ function walkOgg(bytes: Uint8Array): Stated {
   // ffmpeg, libopusenc/libvorbis and Firefox's MediaRecorder all flag the last page; without the
   // flag, a file cut at a page boundary would look complete.
   if (!endOfStream) throw truncated('The Ogg stream has no end-of-stream page.');
-  if (lastGranule === null || clock === null) return NO_DURATION;
+  // One logical stream whose codec is an audio codec (oggClock refuses any other): audio only.
+  const tracks: Tracks = { hasAudio: true, hasVideo: false, codecLabel: clock?.codec ?? null };
+  if (lastGranule === null || clock === null) return { ...NO_DURATION, ...tracks };
   const samples = Math.max(0, Number(lastGranule) - clock.preSkip);
-  return { containerDurationSeconds: samples / clock.rate, durationSource: 'granule-position' };
+  return { containerDurationSeconds: samples / clock.rate, durationSource: 'granule-position', ...tracks };
 }
 
-/** The granule clock from the stream's first packet (its identification header). */
-function oggClock(packet: Uint8Array): { rate: number; preSkip: number } {
+type OggCodec = { codec: string; rate: number; preSkip: number };
+
+/** The codec and granule clock from the stream's first packet (its identification header). */
+function oggClock(packet: Uint8Array): OggCodec {
   const view = dataView(packet);
   const startsWith = (text: string) => packet.length >= text.length && [...text].every((c, i) => packet[i] === c.charCodeAt(0));
   // RFC 7845: granule positions count 48 kHz samples including the pre-skip.
-  if (startsWith('OpusHead') && packet.length >= 19) return { rate: 48_000, preSkip: view.getUint16(10, true) };
-  if (startsWith('\x01vorbis') && packet.length >= 30) return checkedRate(view.getUint32(12, true));
+  if (startsWith('OpusHead') && packet.length >= 19) return { codec: 'opus', rate: 48_000, preSkip: view.getUint16(10, true) };
+  if (startsWith('\x01vorbis') && packet.length >= 30) return checkedRate('vorbis', view.getUint32(12, true));
   // FLAC-in-Ogg mapping: 9-byte header, 'fLaC', a metadata block header, then STREAMINFO whose
   // sample rate is the 20 bits at its byte 10.
-  if (startsWith('\x7fFLAC') && packet.length >= 30) return checkedRate((packet[27]! << 12) | (packet[28]! << 4) | (packet[29]! >> 4));
+  if (startsWith('\x7fFLAC') && packet.length >= 30) return checkedRate('flac', (packet[27]! << 12) | (packet[28]! << 4) | (packet[29]! >> 4));
   throw unsupported(`The Ogg stream's codec is not Opus, Vorbis or FLAC; ${ACCEPTED_TEXT}.`);
 }
 
-function checkedRate(rate: number): { rate: number; preSkip: number } {
+function checkedRate(codec: string, rate: number): OggCodec {
   if (rate === 0) throw truncated('The Ogg stream states a sample rate of 0.');
-  return { rate, preSkip: 0 };
+  return { codec, rate, preSkip: 0 };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -181,6 +181,7 @@ const DURATION = 0x4489;
 const TRACKS = 0x1654ae6b;
 const TRACK_ENTRY = 0xae;
 const TRACK_NUMBER = 0xd7;
+const TRACK_TYPE = 0x83;
 const CODEC_ID = 0x86;
 const CODEC_DELAY = 0x56aa;
 const CLUSTER = 0x1f43b675;
@@ -239,11 +240,12 @@ function forEachEbmlChild(bytes: Uint8Array, start: number, end: number, visit: 
   }
 }
 
-type WebmTrack = { codecId: string | null; codecDelayNs: number };
+/** TrackType 1 is video, 2 audio (Matroska's track types). */
+type WebmTrack = { type: number | null; codecId: string | null; codecDelayNs: number };
 /** The block that ends last: its timestamp in ticks and what we know of its own duration. */
 type LastBlock = { ticks: number; durationTicks: number | null; track: number; lacing: number; payload: Uint8Array };
 
-function walkWebm(bytes: Uint8Array): Stated {
+function walkWebm(bytes: Uint8Array): Stated & Tracks {
   const header = readElementHeader(bytes, 0, bytes.length);
   if (header.id !== EBML_HEADER || header.size === null) throw truncated('The WebM file has a malformed EBML header.');
   const headerEnd = header.dataStart + header.size;
@@ -258,6 +260,8 @@ function walkWebm(bytes: Uint8Array): Stated {
   // Filled in by the walk's callbacks (an object, so the compiler does not narrow them to null).
   const found: { timecodeScale: number; durationTicks: number | null; last: LastBlock | null } = { timecodeScale: 1_000_000, durationTicks: null, last: null };
   const tracks = new Map<number, WebmTrack>();
+  /** Every TrackEntry, numbered or not: an entry without a number still says what kind it is. */
+  const entries: Array<{ number: number; track: WebmTrack }> = [];
 
   const readBlock = (start: number, end: number, clusterTicks: number | null, blockDuration: number | null) => {
     const track = readVint(bytes, start, end, 8);
@@ -316,12 +320,14 @@ function walkWebm(bytes: Uint8Array): Stated {
       forEachEbmlChild(bytes, element.dataStart, dataEnd, (id, start, end) => {
         if (id !== TRACK_ENTRY) return;
         let number: number | null = null;
-        const track: WebmTrack = { codecId: null, codecDelayNs: 0 };
+        const track: WebmTrack = { type: null, codecId: null, codecDelayNs: 0 };
         forEachEbmlChild(bytes, start, end, (childId, childStart, childEnd) => {
           if (childId === TRACK_NUMBER) number = readUint(bytes, childStart, childEnd - childStart);
+          else if (childId === TRACK_TYPE) track.type = readUint(bytes, childStart, childEnd - childStart);
           else if (childId === CODEC_ID) track.codecId = String.fromCharCode(...bytes.subarray(childStart, Math.min(childEnd, childStart + 32)));
           else if (childId === CODEC_DELAY) track.codecDelayNs = readUint(bytes, childStart, childEnd - childStart);
         });
+        entries.push({ number: number ?? Number.MAX_SAFE_INTEGER, track });
         if (number !== null) tracks.set(number, track);
       });
     } else if (element.id === CLUSTER) {
@@ -332,15 +338,22 @@ function walkWebm(bytes: Uint8Array): Stated {
 
   const { timecodeScale, durationTicks, last: lastBlock } = found;
   if (timecodeScale === 0) throw truncated('The WebM file states a TimecodeScale of 0.');
+  // The audio track with the lowest number names the codec ('A_OPUS' → 'OPUS').
+  const audio = entries.filter(({ track }) => track.type === 2).sort((a, b) => a.number - b.number)[0]?.track;
+  const content: Tracks = {
+    hasAudio: audio !== undefined,
+    hasVideo: entries.some(({ track }) => track.type === 1),
+    codecLabel: audio?.codecId?.replace(/^A_/, '') ?? null,
+  };
   if (durationTicks !== null) {
-    return { containerDurationSeconds: (durationTicks * timecodeScale) / 1e9, durationSource: 'container-header' };
+    return { containerDurationSeconds: (durationTicks * timecodeScale) / 1e9, durationSource: 'container-header', ...content };
   }
-  if (lastBlock === null) return NO_DURATION;
+  if (lastBlock === null) return { ...NO_DURATION, ...content };
   // No Duration element (MediaRecorder, live muxing): the end of the last block. Matroska block
   // timestamps include the codec's delay (CodecDelay, e.g. Opus's pre-skip), which is subtracted.
   const track = tracks.get(lastBlock.track);
   const endNs = lastBlock.ticks * timecodeScale + blockDurationNs(lastBlock, track, timecodeScale) - (track?.codecDelayNs ?? 0);
-  return { containerDurationSeconds: Math.max(0, endNs) / 1e9, durationSource: 'cluster-walk' };
+  return { containerDurationSeconds: Math.max(0, endNs) / 1e9, durationSource: 'cluster-walk', ...content };
 }
 
 function readEbmlFloat(view: DataView, start: number, size: number): number {
@@ -403,7 +416,66 @@ function readBoxHeader(view: DataView, pos: number, end: number, topLevel: boole
 
 type Mp4Track = { timescale: number; chunkOffsets: number[]; defaultDuration: number; defaultSize: number; fragmentEnd: number };
 
-function walkMp4(bytes: Uint8Array): Stated {
+/** A `trak` box's kind (its media handler: 'soun', 'vide', …) and its first sample entry's codec label. */
+type Mp4Trak = { handler: string | null; codecLabel: string | null };
+
+/** Audio sample entries' four-character codes as codec labels; 'mp4a' is told by its esds. */
+const MP4_AUDIO_ENTRIES: Record<string, string> = {
+  Opus: 'opus', fLaC: 'flac', alac: 'alac', 'ac-3': 'ac-3', 'ec-3': 'e-ac-3', '.mp3': 'mp3',
+  lpcm: 'pcm', ipcm: 'pcm', fpcm: 'pcm', sowt: 'pcm', twos: 'pcm', in24: 'pcm', in32: 'pcm', fl32: 'pcm', fl64: 'pcm', 'raw ': 'pcm',
+};
+
+/** MPEG-4 Systems objectTypeIndication values of the audio codecs an 'mp4a' entry carries. */
+const MP4A_OBJECT_TYPES: Record<number, string> = { 0x40: 'aac', 0x66: 'aac', 0x67: 'aac', 0x68: 'aac', 0x69: 'mp3', 0x6b: 'mp3', 0xa5: 'ac-3', 0xa6: 'e-ac-3', 0xad: 'opus', 0xdd: 'vorbis' };
+
+/** The codec label of an `stsd` box's first sample entry; null when it cannot be told. */
+function mp4SampleEntryCodec(view: DataView, stsd: Mp4Box): string | null {
+  if (stsd.end - stsd.dataStart < 16) return null;
+  const entry = readBoxHeader(view, stsd.dataStart + 8, stsd.end, false);
+  if (entry.type !== 'mp4a') return MP4_AUDIO_ENTRIES[entry.type] ?? entry.type;
+  // AudioSampleEntry: 28 bytes of fields (QuickTime's sound description version 1 adds 16, version
+  // 2 adds 36), then boxes, among them the esds.
+  if (entry.end - entry.dataStart < 28) return null;
+  const version = view.getUint16(entry.dataStart + 8);
+  for (let pos = entry.dataStart + 28 + (version === 1 ? 16 : version === 2 ? 36 : 0); pos + 8 <= entry.end;) {
+    const child = readBoxHeader(view, pos, entry.end, false);
+    if (child.type === 'esds') return mp4aObjectType(view, child.dataStart + 4, child.end);
+    pos = child.end;
+  }
+  return null;
+}
+
+/** The esds's ES_Descriptor (tag 3) → its DecoderConfigDescriptor (tag 4) → the object type's codec. */
+function mp4aObjectType(view: DataView, start: number, end: number): string | null {
+  // A descriptor: its tag, a size of 1–4 bytes (7 bits each, the high bit says another follows).
+  const descriptor = (at: number, tag: number, within: number): { dataStart: number; dataEnd: number } | null => {
+    if (at >= within || view.getUint8(at) !== tag) return null;
+    let size = 0;
+    let pos = at + 1;
+    for (let i = 0; i < 4; i++) {
+      if (pos >= within) return null;
+      const byte = view.getUint8(pos++);
+      size = size * 128 + (byte & 0x7f);
+      if (!(byte & 0x80)) break;
+    }
+    return pos + size <= within ? { dataStart: pos, dataEnd: pos + size } : null;
+  };
+  const es = descriptor(start, 0x03, end);
+  if (es === null || es.dataEnd - es.dataStart < 3) return null;
+  // ES_ID (2 bytes), then flags: a depended-on ES_ID, a URL (length-prefixed), an OCR ES_ID.
+  const flags = view.getUint8(es.dataStart + 2);
+  let at = es.dataStart + 3 + (flags & 0x80 ? 2 : 0);
+  if (flags & 0x40) {
+    if (at >= es.dataEnd) return null;
+    at += 1 + view.getUint8(at);
+  }
+  if (flags & 0x20) at += 2;
+  const config = descriptor(at, 0x04, es.dataEnd);
+  if (config === null || config.dataEnd === config.dataStart) return null;
+  return MP4A_OBJECT_TYPES[view.getUint8(config.dataStart)] ?? null;
+}
+
+function walkMp4(bytes: Uint8Array): Stated & Tracks {
   const view = dataView(bytes);
   const need = (box: Mp4Box, length: number) => {
     if (box.end - box.dataStart < length) throw truncated(`The MP4 file has a malformed ${box.type} box.`);
@@ -425,12 +497,23 @@ function walkMp4(bytes: Uint8Array): Stated {
     return track;
   };
   let currentTrack: Mp4Track | null = null;
+  const traks: Mp4Trak[] = [];
+  let currentTrak: Mp4Trak | null = null;
   let currentMoofStart = 0;
   let fragment: { track: Mp4Track; flags: number; baseOffset: number; defaultDuration: number; defaultSize: number; decodeTime: number | null } | null = null;
 
-  const visit = (box: Mp4Box, depth: number) => {
+  const visit = (box: Mp4Box, depth: number, parent: string | null) => {
     switch (box.type) {
       case 'moov': moovCount++; break;
+      case 'trak': traks.push((currentTrak = { handler: null, codecLabel: null })); break;
+      // The media's handler (mdia/hdlr); QuickTime's minf may hold a data handler's hdlr too.
+      case 'hdlr':
+        if (currentTrak && parent === 'mdia') {
+          need(box, 12);
+          currentTrak.handler = String.fromCharCode(...bytes.subarray(box.dataStart + 8, box.dataStart + 12));
+        }
+        break;
+      case 'stsd': if (currentTrak) currentTrak.codecLabel = mp4SampleEntryCodec(view, box); break;
       case 'mdat': mdatCount++; break;
       case 'moof': fragmented = true; currentMoofStart = box.start; break;
       case 'mvhd': {
@@ -515,18 +598,21 @@ function walkMp4(bytes: Uint8Array): Stated {
       if (depth >= MP4_MAX_DEPTH) throw truncated('The MP4 file nests boxes too deeply.');
       for (let pos = box.dataStart; pos < box.end;) {
         const child = readBoxHeader(view, pos, box.end, false);
-        visit(child, depth + 1);
+        visit(child, depth + 1, box.type);
         pos = child.end;
       }
     }
-    if (box.type === 'trak') currentTrack = null;
+    if (box.type === 'trak') {
+      currentTrack = null;
+      currentTrak = null;
+    }
     if (box.type === 'traf') fragment = null;
   };
 
   for (let pos = 0; pos < bytes.length;) {
     const box = readBoxHeader(view, pos, bytes.length, true);
     if (pos === 0 && box.type !== 'ftyp') throw truncated('The MP4 file does not begin with ftyp.');
-    visit(box, 0);
+    visit(box, 0, null);
     pos = box.end;
   }
   if (moovCount !== 1) throw truncated(moovCount === 0 ? 'The MP4 file has no moov box (cut before its index).' : 'The MP4 file has more than one moov box.');
@@ -535,19 +621,21 @@ function walkMp4(bytes: Uint8Array): Stated {
     if (track.chunkOffsets.some((offset) => offset >= bytes.length)) throw truncated('The MP4 file ends before the media data its index points to.');
   }
 
+  const audio = traks.find((trak) => trak.handler === 'soun');
+  const content: Tracks = { hasAudio: audio !== undefined, hasVideo: traks.some((trak) => trak.handler === 'vide'), codecLabel: audio?.codecLabel ?? null };
   const header = movie as { timescale: number; duration: number } | null;
   if (header !== null && header.timescale > 0 && header.duration > 0) {
-    return { containerDurationSeconds: header.duration / header.timescale, durationSource: 'container-header' };
+    return { containerDurationSeconds: header.duration / header.timescale, durationSource: 'container-header', ...content };
   }
   if (header !== null && header.timescale > 0 && fragmentDuration !== null && fragmentDuration > 0) {
-    return { containerDurationSeconds: fragmentDuration / header.timescale, durationSource: 'container-header' };
+    return { containerDurationSeconds: fragmentDuration / header.timescale, durationSource: 'container-header', ...content };
   }
   if (fragmented) {
     let seconds: number | null = null;
     for (const track of tracks.values()) {
       if (track.timescale > 0 && track.fragmentEnd > 0) seconds = Math.max(seconds ?? 0, track.fragmentEnd / track.timescale);
     }
-    if (seconds !== null) return { containerDurationSeconds: seconds, durationSource: 'cluster-walk' };
+    if (seconds !== null) return { containerDurationSeconds: seconds, durationSource: 'cluster-walk', ...content };
   }
-  return NO_DURATION;
+  return { ...NO_DURATION, ...content };
 }
