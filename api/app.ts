@@ -38,6 +38,7 @@ import { RUNTIME_MOUNT } from './routes/product/kit.ts';
 import { reviewerConsole } from './routes/console/index.ts';
 import { defaultLiveOptions, LiveStreams } from './routes/console/live.ts';
 import { NotificationListener } from '../db/notification-listener.ts';
+import { ProposalWaits } from '../domain/automation/proposal-waits.ts';
 import { proposalChangesChannel } from '../domain/console/live.ts';
 import type { WorkflowStarter } from './routes/shared/workflow-starts.ts';
 import { startWorkflowRelay } from './workflow-relay.ts';
@@ -180,6 +181,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const proposalExpirySeconds = deps.proposalExpirySeconds ?? 7 * 24 * 3600;
   // Single-note writes of REST and MCP share a vault's transactions while they arrive together (decision 93).
   const notes = new GroupCommit(deps.db);
+  // One LISTEN connection per process for every open console stream and every proposal wait, made
+  // when the first one opens.
+  const proposalChanges =
+    deps.consoleLive === null ? null : new NotificationListener(() => deps.consoleLive?.databaseUrl ?? deps.db.configuration.connectionUri, proposalChangesChannel, app.log);
+  if (proposalChanges) app.addHook('onClose', () => proposalChanges.stop());
+  // Blocking reads of a proposal (GET /api/dev/automation/proposals/:id?changedFrom=…&wait=…).
+  const proposalWaits = new ProposalWaits(proposalChanges, deps.consoleLive?.maxStreams ?? defaultLiveOptions.maxStreams);
+  app.addHook('preClose', async () => proposalWaits.endAll());
   await app.register(devApi, { prefix: '/api/dev', db: deps.db, leases, notes });
   await app.register(mcpGateway, { prefix: '/api/mcp', db: deps.db, leases, notes });
   await app.register(automationGateway, {
@@ -188,6 +197,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     leases,
     ...workflows,
     proposalExpirySeconds,
+    proposalWaits,
     secretBox: deps.secretBox ?? null,
     egress: deps.egress ?? { allowList: [] },
     webhookRetryBaseMs: deps.webhookRetryBaseMs ?? 1_000,
@@ -201,10 +211,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     mediaStore: deps.mediaStore ?? createPostgresBlobStore(deps.db),
     connections: deps.connections && deps.secretBox ? { ...deps.connections, secretBox: deps.secretBox } : null,
   });
-  // One LISTEN connection per process for every open console stream, made when the first one opens.
-  const proposalChanges =
-    deps.consoleLive === null ? null : new NotificationListener(() => deps.consoleLive?.databaseUrl ?? deps.db.configuration.connectionUri, proposalChangesChannel, app.log);
-  if (proposalChanges) app.addHook('onClose', () => proposalChanges.stop());
   const liveStreams = new LiveStreams();
   if (deps.metrics) registerLiveStreamMetrics(deps.metrics, { streams: () => liveStreams.size, listening: () => proposalChanges?.healthy ?? true });
   await app.register(reviewerConsole, {

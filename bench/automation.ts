@@ -38,11 +38,11 @@ export async function automationSuite(input: { db: DatabasePool; baseUrl: string
 
   const headers = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
   const proposalUrl = (id: string) => `${input.baseUrl}/api/dev/automation/proposals/${id}`;
-  const wait = async (id: string, states: string[]) => {
-    for (;;) {
-      const p = await json(await fetch(proposalUrl(id), { headers: headers(proposerToken) }));
-      if (states.includes(p['state'] as string)) return p;
-      await new Promise((r) => setTimeout(r, 10));
+  // Follows the proposal as a client would: blocking reads from the state last seen (decision 102).
+  const wait = async (id: string, seen: string, states: string[]) => {
+    for (let state = seen; ; ) {
+      if (states.includes(state)) return state;
+      state = (await json(await fetch(`${proposalUrl(id)}?changedFrom=${state}&wait=20`, { headers: headers(proposerToken) })))['state'] as string;
     }
   };
 
@@ -58,12 +58,13 @@ export async function automationSuite(input: { db: DatabasePool; baseUrl: string
       }),
     );
     const id = created['id'] as string;
-    await wait(id, ['pending_review']);
+    // The 201 says pending_review (the review is opened with the proposal, decision 96).
+    await wait(id, created['state'] as string, ['pending_review']);
     const reviewable = performance.now();
     toPending.push(reviewable - started);
-    await json(await fetch(`${proposalUrl(id)}/approve`, { method: 'POST', headers: headers(reviewerToken), body: '{}' }));
-    const done = await wait(id, ['executed', 'failed']);
-    if (done['state'] !== 'executed') throw new Error(`proposal ${id} ${String(done['state'])}`);
+    const approved = await json(await fetch(`${proposalUrl(id)}/approve`, { method: 'POST', headers: headers(reviewerToken), body: '{}' }));
+    const done = await wait(id, approved['state'] as string, ['executed', 'failed']);
+    if (done !== 'executed') throw new Error(`proposal ${id} ${done}`);
     const finished = performance.now();
     toReceipt.push(finished - reviewable);
     return finished - started;

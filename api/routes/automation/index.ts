@@ -17,6 +17,7 @@ import { webhookRoutes } from './webhooks.ts';
 import type { EgressPolicy } from '../../../domain/automation/network.ts';
 import type { SecretBox } from '../../../domain/secret-box.ts';
 import type { WorkflowStarter } from '../shared/workflow-starts.ts';
+import type { ProposalWaits } from '../../../domain/automation/proposal-waits.ts';
 
 export type AutomationDeps = {
   db: DatabasePool;
@@ -25,6 +26,7 @@ export type AutomationDeps = {
   taskQueue: string;
   starter: WorkflowStarter;
   proposalExpirySeconds: number;
+  proposalWaits: ProposalWaits;
   secretBox: SecretBox | null;
   egress: EgressPolicy;
   webhookRetryBaseMs: number;
@@ -71,5 +73,5 @@ export const automationGateway: FastifyPluginAsyncZod<AutomationDeps> = async (a
   await app.register(discoveryRoutes);
   await app.register(eventRoutes, { db: deps.db, temporal: deps.temporal, taskQueue: deps.taskQueue, starter: deps.starter, defaultExpirySeconds: deps.proposalExpirySeconds });
   await app.register(webhookRoutes, { db: deps.db, temporal: deps.temporal, taskQueue: deps.taskQueue, secretBox: deps.secretBox, egress: deps.egress, retryBaseMs: deps.webhookRetryBaseMs });
-  await app.register(proposalRoutes, { db: deps.db, starter: deps.starter, defaultExpirySeconds: deps.proposalExpirySeconds });
+  await app.register(proposalRoutes, { db: deps.db, starter: deps.starter, defaultExpirySeconds: deps.proposalExpirySeconds, waits: deps.proposalWaits });
 };

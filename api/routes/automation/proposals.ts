@@ -23,8 +23,10 @@ import type { WorkflowStarter } from '../shared/workflow-starts.ts';
 import { decideProposal, undoProposal } from '../shared/proposal-decisions.ts';
 import { idempotencyScope, restCaller } from '../shared/vault-calls.ts';
 import { decodeCursor, encodeCursor } from '../../../domain/cursor.ts';
+import { PROPOSAL_WAIT_MAX_SECONDS } from '../../../domain/automation/proposal-waits.ts';
+import type { ProposalWaits } from '../../../domain/automation/proposal-waits.ts';
 
-export type ProposalDeps = { db: DatabasePool; starter: WorkflowStarter; defaultExpirySeconds: number };
+export type ProposalDeps = { db: DatabasePool; starter: WorkflowStarter; defaultExpirySeconds: number; waits: ProposalWaits };
 
 const MAX_EXPIRY_SECONDS = 30 * 24 * 3600;
 const security = [{ bearerAuth: [] }];
@@ -136,15 +138,33 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
         tags,
         security,
         operationId: 'readProposal',
-        summary: 'One proposal with its history, undo plan and receipts (needs automation.view)',
-        description: 'history is the audit trail (every state with actor and detail); executions hold the undo plan, the receipt and any error of each Forge execution.',
+        summary: 'One proposal with its history, undo plan and receipts (needs automation.view); with changedFrom, a blocking read',
+        description:
+          'history is the audit trail (every state with actor and detail); executions hold the undo plan, the receipt and any error of each Forge execution. ' +
+          'To follow a proposal without polling, pass the state you last saw as changedFrom: the answer comes as soon as the proposal is in another state, or ' +
+          `after wait seconds (default 20, at most ${PROPOSAL_WAIT_MAX_SECONDS}) with the state unchanged. It may come earlier (the server is busy or shutting down), ` +
+          'so compare the state and ask again. One request, charged once, however long it waits.',
         params: z.object({ id: z.uuid().describe('The proposal id.') }),
+        querystring: z
+          .strictObject({
+            changedFrom: proposalStateSchema.optional().describe('Answer once the proposal is no longer in this state (the state you last saw).'),
+            wait: z.coerce.number().int().min(1).max(PROPOSAL_WAIT_MAX_SECONDS).optional().describe(`Seconds to wait for the change, 1–${PROPOSAL_WAIT_MAX_SECONDS} (default 20); only with changedFrom.`),
+          })
+          .refine((q) => q.wait === undefined || q.changedFrom !== undefined, { message: 'wait needs changedFrom', path: ['wait'] }),
         response: { 200: proposalView },
         problems: ['proposal_not_found', 'permission_denied'],
       },
     },
     async (request) => {
-      const { object: proposal } = await visibleProposal(db, request.params.id, principalOf(request).account.id, 'automation.view');
+      const accountId = principalOf(request).account.id;
+      let { object: proposal } = await visibleProposal(db, request.params.id, accountId, 'automation.view');
+      const { changedFrom, wait = 20 } = request.query;
+      if (changedFrom !== undefined && proposal.state === changedFrom) {
+        const id = proposal.id;
+        await deps.waits.until(id, changedFrom, wait * 1000, async () => (await getProposal(db, id))?.state ?? null);
+        // Read and authorized again: the member may have lost access while waiting.
+        ({ object: proposal } = await visibleProposal(db, id, accountId, 'automation.view'));
+      }
       return { ...proposal, history: [...(await proposalHistory(db, proposal.id))], executions: [...(await proposalExecutions(db, proposal.id))] };
     },
   );

@@ -1,0 +1,107 @@
+// Following a proposal without polling (decision 102): `GET /proposals/:id?changedFrom=S&wait=N`
+// answers once the proposal is no longer in state S, or after N seconds, whichever comes first — a
+// blocking read, as Consul's blocking queries or Kubernetes' watches give one. The wait hears the
+// database's own announcement of every change of a proposal row (migration 0023, the console's
+// channel) through the process's one LISTEN connection, and re-reads the state when its proposal is
+// named; while that connection is down it reads every second instead. It is a bound, not a promise:
+// the answer may come early (the process holds its most waits, or is shutting down), so the caller
+// compares the state it gets and asks again.
+import type { NotificationListener } from '../../db/notification-listener.ts';
+import { parseProposalChange } from '../console/live.ts';
+
+/** The longest wait a request may ask for: below every proxy's idle timeout we know of (60 s). */
+export const PROPOSAL_WAIT_MAX_SECONDS = 30;
+/** Without a listening connection the state is read this often. */
+const FALLBACK_POLL_MS = 1_000;
+
+export class ProposalWaits {
+  readonly #listener: NotificationListener | null;
+  readonly #max: number;
+  readonly #open = new Set<() => void>();
+
+  /** `listener` null: this process hears no announcements, and every wait reads once a second. */
+  constructor(listener: NotificationListener | null, max: number) {
+    this.#listener = listener;
+    this.#max = max;
+  }
+
+  get size(): number {
+    return this.#open.size;
+  }
+
+  /**
+   * Resolves once `readState` says something other than `from` (or fails: the caller's own read then
+   * tells why), once `waitMs` has passed, or when the process closes. Listens before the first read,
+   * so a change committed between the caller's read and this wait is never missed.
+   */
+  until(proposalId: string, from: string, waitMs: number, readState: () => Promise<string | null>): Promise<void> {
+    if (this.#open.size >= this.#max) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      let done = false;
+      let reading = false;
+      let readAgain = false;
+      let poll: NodeJS.Timeout | null = null;
+      let unsubscribe = () => {};
+      const finish = () => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        if (poll) clearInterval(poll);
+        unsubscribe();
+        this.#open.delete(finish);
+        resolve();
+      };
+      // One read at a time; announcements that come during a read ask for one more.
+      const check = () => {
+        if (done) return;
+        if (reading) {
+          readAgain = true;
+          return;
+        }
+        reading = true;
+        readState().then(
+          (state) => {
+            reading = false;
+            if (state !== from) finish();
+            else if (readAgain) {
+              readAgain = false;
+              check();
+            }
+          },
+          () => finish(),
+        );
+      };
+      const startPolling = () => {
+        poll ??= setInterval(check, FALLBACK_POLL_MS);
+      };
+      const stopPolling = () => {
+        if (poll) clearInterval(poll);
+        poll = null;
+      };
+      const timer = setTimeout(finish, waitMs);
+      this.#open.add(finish);
+      if (this.#listener) {
+        startPolling(); // until the connection says it is listening (at once when it already is)
+        unsubscribe = this.#listener.subscribe({
+          notify: (payload) => {
+            if (parseProposalChange(payload)?.id === proposalId) check();
+          },
+          // Listening (again): anything announced before may have been missed, so read.
+          listening: () => {
+            stopPolling();
+            check();
+          },
+          lost: startPolling,
+        });
+      } else {
+        startPolling();
+      }
+      check();
+    });
+  }
+
+  /** Ends every wait now (the process is closing): each request answers the state it reads. */
+  endAll(): void {
+    for (const finish of [...this.#open]) finish();
+  }
+}
