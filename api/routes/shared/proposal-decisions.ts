@@ -3,18 +3,18 @@
 // The rules are the domain's (review-rules.ts, proposal-states.ts); this is their Temporal side:
 // a decision is the review workflow's Update (it needs Temporal now: bounded, else 503), an undo a
 // Forge workflow recorded with its claim and started at once or by the relay.
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { FastifyBaseLogger } from 'fastify';
 import type { DatabasePool } from 'slonik';
 import { claimUndo, transitionProposal } from '../../../domain/automation/proposal-states.ts';
-import { reviewStart, undoStart } from '../../../domain/automation/workflow-ids.ts';
+import { undoStart } from '../../../domain/automation/workflow-ids.ts';
 import { visibleProposal } from '../../../domain/automation/proposals.ts';
 import { decisionRefusal, decisionTransition } from '../../../domain/automation/review-rules.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { markStarted } from '../../../domain/workflow-intents.ts';
-import { decideUpdate } from '../../../workflows/proposal-review.ts';
-import { boundedTemporalCall, startIntent, startRecorded } from './workflow-starts.ts';
+import { decideUpdate, proposalReview } from '../../../workflows/proposal-review.ts';
+import { boundedTemporalCall, reviewStartOptions, startRecorded } from './workflow-starts.ts';
 import type { WorkflowStarter } from './workflow-starts.ts';
 
 export type Decision = { proposalId: string; accountId: string; actingForAccountId: string | null; decision: 'approve' | 'reject'; reason: string | null };
@@ -36,23 +36,19 @@ export async function decideProposal(starter: WorkflowStarter, input: Decision):
     const outcome = await boundedTemporalCall(
       temporal,
       'The review workflow did not answer in time; the decision was not confirmed. Read the proposal, then decide again if it is still pending.',
-      async () => {
-        const decide = () => temporal.workflow.getHandle(proposal.workflowId).executeUpdate(decideUpdate, { args: [{ decision: input.decision, reviewer, reason: input.reason }] });
-        try {
-          return await decide();
-        } catch (error) {
-          // Open since it was stored, its review not started yet (Temporal was down; the relay has not
-          // come round): start it now (a no-op if it just started) and decide.
-          if (!(error instanceof WorkflowNotFoundError)) throw error;
-          await startIntent(starter, reviewStart(proposal.id));
-          await markStarted(db, [proposal.workflowId]);
-          return decide();
-        }
-      },
+      // One call whether or not the review has started: its start is made after the proposal's 201,
+      // or by the relay when Temporal was away, and a decision that comes first starts it
+      // (update-with-start, the same start options; USE_EXISTING attaches to a running review).
+      () =>
+        temporal.workflow.executeUpdateWithStart(decideUpdate, {
+          args: [{ decision: input.decision, reviewer, reason: input.reason }],
+          startWorkflowOperation: new WithStartWorkflowOperation(proposalReview, reviewStartOptions(starter.taskQueue, proposal)),
+        }),
     );
     // The decision is recorded in Temporal now; the database learns it here, before the answer (a
     // read after it sees the decision), and from the workflow's next step if this process stops first.
-    await transitionProposal(db, decisionTransition(proposal.id, input.decision, input.accountId, input.reason));
+    // The review exists now too, whoever started it: its recorded start is made (the relay skips it).
+    await Promise.all([transitionProposal(db, decisionTransition(proposal.id, input.decision, input.accountId, input.reason)), markStarted(db, [proposal.workflowId])]);
     return { id: proposal.id, state: outcome.state };
   } catch (error) {
     // The validator is the second line: it refuses the same things, and a late decision.
@@ -60,6 +56,8 @@ export async function decideProposal(starter: WorkflowStarter, input: Decision):
       const code = error.cause.type === 'self_approval_forbidden' || error.cause.type === 'permission_denied' ? error.cause.type : 'proposal_not_pending';
       throw new AppError(code, error.cause.message);
     }
+    // Its review closed between our read and the call (it expired): never started again.
+    if (error instanceof WorkflowExecutionAlreadyStartedError) throw new AppError('proposal_not_pending', 'The review of this proposal has ended.');
     throw error;
   }
 }

@@ -25,6 +25,7 @@ import { OAUTH_ATTEMPT_START_KIND } from '../../../domain/connections/attempts.t
 import { forgeExecution } from '../../../workflows/forge.ts';
 import { oauthConnection } from '../../../workflows/oauth-connection.ts';
 import { proposalReview } from '../../../workflows/proposal-review.ts';
+import type { ReviewInput } from '../../../workflows/proposal-review.ts';
 import { webhookDelivery } from '../../../workflows/webhook-delivery.ts';
 
 /** What starting a workflow needs; one per API process, shared by the interfaces and the relay. */
@@ -42,34 +43,37 @@ const alreadyStarted = (error: unknown) => {
 };
 
 /**
- * Starts the review workflow of a proposal, once: a running review is left be (USE_EXISTING), and a
- * closed one is never started again (REJECT_DUPLICATE), so a retried request cannot revive a
- * decided or expired proposal.
+ * How the review workflow of a proposal is started, once: a running review is left be
+ * (USE_EXISTING), and a closed one is never started again (REJECT_DUPLICATE), so a retried request
+ * cannot revive a decided or expired proposal. The relay's start and a decision's update-with-start
+ * (proposal-decisions.ts) use the same options.
  */
+export function reviewStartOptions(taskQueue: string, proposal: Proposal) {
+  return {
+    taskQueue,
+    workflowId: proposal.workflowId,
+    workflowIdConflictPolicy: 'USE_EXISTING' as const,
+    workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+    args: [
+      {
+        proposalId: proposal.id,
+        proposerAccountId: proposal.proposerAccountId,
+        actingForAccountId: proposal.actingForAccountId,
+        expiresInMs: Math.max(0, Date.parse(proposal.expiresAt) - Date.parse(proposal.createdAt)),
+      },
+    ] as [ReviewInput],
+    typedSearchAttributes: [
+      { key: WorkspaceId, value: proposal.workspaceId },
+      { key: ActionKind, value: proposal.actionKind },
+      { key: ProposalState, value: proposal.state },
+      // The review acts for its proposer (a person; a product's service principal has no account).
+      ...(proposal.proposerAccountId ? [{ key: AccountId, value: proposal.proposerAccountId }] : []),
+    ],
+  };
+}
+
 async function startReview(temporal: Client, taskQueue: string, proposal: Proposal): Promise<void> {
-  await temporal.workflow
-    .start(proposalReview, {
-      taskQueue,
-      workflowId: proposal.workflowId,
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      args: [
-        {
-          proposalId: proposal.id,
-          proposerAccountId: proposal.proposerAccountId,
-          actingForAccountId: proposal.actingForAccountId,
-          expiresInMs: Math.max(0, Date.parse(proposal.expiresAt) - Date.parse(proposal.createdAt)),
-        },
-      ],
-      typedSearchAttributes: [
-        { key: WorkspaceId, value: proposal.workspaceId },
-        { key: ActionKind, value: proposal.actionKind },
-        { key: ProposalState, value: proposal.state },
-        // The review acts for its proposer (a person; a product's service principal has no account).
-        ...(proposal.proposerAccountId ? [{ key: AccountId, value: proposal.proposerAccountId }] : []),
-      ],
-    })
-    .catch(alreadyStarted);
+  await temporal.workflow.start(proposalReview, reviewStartOptions(taskQueue, proposal)).catch(alreadyStarted);
 }
 
 /**
@@ -170,13 +174,16 @@ export async function startRecorded(s: WorkflowStarter, intents: readonly StartI
 }
 
 /**
- * Starts the review of a proposal an interface submitted (its start was recorded with it): on the
- * first answer always; on a replay only while the proposal is still open (its review may not have
- * started yet; a second start is a no-op), never for a decided or closed one, whose review ran.
+ * Starts the review of a proposal an interface submitted (its start was recorded with it), after
+ * the answer: nothing waits for it (a decision that comes first starts it with the decision, an
+ * update-with-start), so the 201 does not wait on Temporal (decision 104). On the first answer
+ * always; on a replay only while the proposal is still open (its review may not have started yet;
+ * a second start is a no-op), never for a decided or closed one, whose review ran. A start this
+ * process does not make (Temporal slow or away, the process stopped) is the relay's.
  */
-export async function startSubmittedReview(s: WorkflowStarter, proposal: Pick<Proposal, 'id' | 'state'>, replayed: boolean, log: FastifyBaseLogger): Promise<void> {
+export function startSubmittedReview(s: WorkflowStarter, proposal: Pick<Proposal, 'id' | 'state'>, replayed: boolean, log: FastifyBaseLogger): void {
   if (replayed && proposal.state !== 'proposed' && proposal.state !== 'pending_review') return;
-  await startRecorded(s, [reviewStart(proposal.id)], log);
+  startRecorded(s, [reviewStart(proposal.id)], log).catch((error: unknown) => log.warn({ reason: reasonOf(error) }, 'review start left to the relay'));
 }
 
 /** What a client is told to wait when Temporal did not answer a request that needs it now. */
