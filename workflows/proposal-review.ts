@@ -25,8 +25,19 @@ const recordedStateWrites = proxyActivities<Activities>({ startToCloseTimeout: '
 /** Histories from before the decision was written after its acceptance replay the local activity. */
 const DECISION_AFTER_ACCEPTANCE = 'decision-written-after-acceptance';
 
-/** proposerAccountId is null when a Product Runtime service principal proposed (a memory candidate). */
-export type ReviewInput = { proposalId: string; proposerAccountId: string | null; actingForAccountId: string | null; expiresInMs: number };
+/**
+ * proposerAccountId is null when a Product Runtime service principal proposed (a memory candidate).
+ * openedAs: how the proposal was stored when its review was opened with it (decision 96), as the
+ * starter read it; absent (a start from before decision 105, or a proposal stored `proposed`), the
+ * review's first step reads it, and opens one still proposed.
+ */
+export type ReviewInput = {
+  proposalId: string;
+  proposerAccountId: string | null;
+  actingForAccountId: string | null;
+  expiresInMs: number;
+  openedAs?: 'pending_review' | 'rejected';
+};
 
 export type { Reviewer };
 export type Decision = { decision: 'approve' | 'reject'; reviewer: Reviewer; reason: string | null };
@@ -72,9 +83,10 @@ export async function proposalReview(input: ReviewInput): Promise<string> {
     upsertSearchAttributes([{ key: ProposalState, value: next }]);
   };
 
-  // The review as it was opened with the proposal (pending_review, or rejected by policy), or opened
-  // now for one stored proposed: one step.
-  const opened = await stateWrites.openReview(input.proposalId);
+  // The review as it was opened with the proposal (pending_review, or rejected by policy), as its
+  // start says, or read (and opened, for one stored proposed) by a first step. The choice follows
+  // the input alone, so every history replays the commands it recorded.
+  const opened = input.openedAs ? { state: input.openedAs } : await stateWrites.openReview(input.proposalId);
   state = opened.state;
   upsertSearchAttributes([{ key: ProposalState, value: state }]);
   if (opened.state === 'rejected') {

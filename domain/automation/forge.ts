@@ -16,6 +16,7 @@ import { promoteMemory, removePromotedMemory } from '../context-scopes/memory.ts
 import { transitionProposal } from './proposal-states.ts';
 import type { ProposalState } from './proposal-states.ts';
 import { getProposal } from './proposals.ts';
+import type { Proposal } from './proposals.ts';
 import { decisionTransition } from './review-rules.ts';
 import { forgeIdempotencyKey } from './workflow-ids.ts';
 
@@ -50,54 +51,53 @@ async function targetOf(db: Db, action: NoteAction) {
   return { vaultId: row.vaultId, mappingId: action.mappingId };
 }
 
-/**
- * Step 1 of an execution: record what every target looks like now, before acting. Written once;
- * a retried step finds the plan already there and keeps it.
- */
-export async function recordUndoPlan(db: DatabasePool, proposalId: string): Promise<UndoPlan> {
+/** What an execution acts on: the proposal, its action, and for a note action the vault it targets (read once per execution). */
+type Subject = { proposal: Proposal; action: ReturnType<typeof actionSchema.parse>; target: { vaultId: string; mappingId: string } | null };
+
+async function subjectOf(db: Db, proposalId: string): Promise<Subject> {
   const proposal = await getProposal(db, proposalId);
   if (!proposal) throw new AppError('not_found', `No proposal ${proposalId}.`);
   const action = actionSchema.parse(proposal.action);
-  const existing = await db.maybeOne(sql.type(z.object({ plan: undoPlanSchema }))`
-    SELECT undo_plan AS plan FROM forge_executions WHERE proposal_id = ${proposalId} AND kind = 'apply' AND undo_plan IS NOT NULL`);
-  if (existing) return existing.plan;
-  if (action.kind === 'memory.promote') {
-    const plan: UndoPlan = { memory: { scopeId: action.scopeId, before: null } };
-    await db.query(sql.type(emptyRow)`
-      INSERT INTO forge_executions (proposal_id, kind, undo_plan, attempts) VALUES (${proposalId}, 'apply', ${sql.jsonb(plan)}, 1)
-      ON CONFLICT (proposal_id, kind) DO UPDATE SET undo_plan = coalesce(forge_executions.undo_plan, excluded.undo_plan), attempts = forge_executions.attempts + 1`);
-    return plan;
-  }
-  const target = await targetOf(db, action);
+  return { proposal, action, target: action.kind === 'memory.promote' ? null : await targetOf(db, action) };
+}
+
+/** The plan kept for the apply: this one, unless a plan was already written (a retried step keeps the first). */
+const keepPlan = (db: Db, proposalId: string, plan: UndoPlan) =>
+  db.oneFirst(sql.type(z.object({ plan: undoPlanSchema }))`
+    INSERT INTO forge_executions AS f (proposal_id, kind, undo_plan, attempts) VALUES (${proposalId}, 'apply', ${sql.jsonb(plan)}, 1)
+    ON CONFLICT (proposal_id, kind) DO UPDATE SET undo_plan = coalesce(f.undo_plan, excluded.undo_plan), attempts = f.attempts + 1
+    RETURNING undo_plan AS plan`);
+
+/**
+ * Step 1 of an execution: record what every target looks like now, before acting. Written once;
+ * a retried step keeps the plan already there (the targets it reads then may be Forge's own writes).
+ */
+async function recordUndoPlan(db: Db, { proposal, action, target }: Subject): Promise<UndoPlan> {
+  if (action.kind === 'memory.promote') return keepPlan(db, proposal.id, { memory: { scopeId: action.scopeId, before: null } });
+  if (!target) throw new AppError('mapping_not_found');
   const paths = toTransaction(action).map((a) => a.path);
   const current = new Map((await findNotes(db, target.vaultId, paths)).map((n) => [n.path, n]));
-  const plan: UndoPlan = {
+  return keepPlan(db, proposal.id, {
     mappingId: target.mappingId,
     entries: paths.map((path) => {
       const note = current.get(path);
       return { path, before: note ? { content: note.content, revision: note.revision } : null };
     }),
-  };
-  await db.query(sql.type(emptyRow)`
-    INSERT INTO forge_executions (proposal_id, kind, undo_plan, attempts) VALUES (${proposalId}, 'apply', ${sql.jsonb(plan)}, 1)
-    ON CONFLICT (proposal_id, kind) DO UPDATE SET undo_plan = coalesce(forge_executions.undo_plan, excluded.undo_plan), attempts = forge_executions.attempts + 1`);
-  return plan;
+  });
 }
 
 /**
  * Step 2: apply through the knowledge core under the idempotency key `forge-<kind>-<proposalId>`, so
  * a retried or re-run step replays the first write instead of writing twice; then the receipt.
  */
-export async function executeForgeStep(db: DatabasePool, proposalId: string, kind: 'apply' | 'undo'): Promise<Receipt> {
-  const proposal = await getProposal(db, proposalId);
-  if (!proposal) throw new AppError('not_found', `No proposal ${proposalId}.`);
-  const action = actionSchema.parse(proposal.action);
+async function executeForgeStep(db: DatabasePool, { proposal, action, target }: Subject, kind: 'apply' | 'undo'): Promise<Receipt> {
+  const proposalId = proposal.id;
   if (action.kind === 'memory.promote') {
     // Not a note write: the memory row, keyed by the proposal, so a re-run step writes nothing twice.
     const change = kind === 'apply' ? await promoteMemory(db, proposal, action) : await removePromotedMemory(db, proposal, action);
     return keepReceipt(db, { proposalId, kind, transactionId: null, changes: [change], completedAt: new Date().toISOString() });
   }
-  const target = await targetOf(db, action);
+  if (!target) throw new AppError('mapping_not_found');
   const key = forgeIdempotencyKey(proposalId, kind);
   const provenance = { actor: { type: 'forge' as const, id: proposalId }, source: 'forge' as const, requestId: null, idempotencyKey: key };
   // Forge's keys are its own (route `forge`), under the proposal's proposer.
@@ -127,12 +127,12 @@ export async function executeForgeStep(db: DatabasePool, proposalId: string, kin
   return keepReceipt(db, { proposalId, kind, transactionId, changes, completedAt: new Date().toISOString() });
 }
 
-/** Stores an execution's receipt, once: the receipt kept is the first one written (a re-run step finds it there). */
+/** Stores an execution's receipt, once: the receipt kept (and returned) is the first one written (a re-run step finds it there). */
 async function keepReceipt(db: DatabasePool, receipt: Receipt): Promise<Receipt> {
-  await db.query(sql.type(emptyRow)`
-    INSERT INTO forge_executions (proposal_id, kind, state, receipt, finished_at, attempts) VALUES (${receipt.proposalId}, ${receipt.kind}, 'succeeded', ${sql.jsonb(receipt)}, now(), 1)
-    ON CONFLICT (proposal_id, kind) DO UPDATE SET state = 'succeeded', receipt = coalesce(forge_executions.receipt, excluded.receipt), finished_at = coalesce(forge_executions.finished_at, now())`);
-  return db.oneFirst(sql.type(z.object({ receipt: receiptSchema }))`SELECT receipt FROM forge_executions WHERE proposal_id = ${receipt.proposalId} AND kind = ${receipt.kind}`);
+  return db.oneFirst(sql.type(z.object({ receipt: receiptSchema }))`
+    INSERT INTO forge_executions AS f (proposal_id, kind, state, receipt, finished_at, attempts) VALUES (${receipt.proposalId}, ${receipt.kind}, 'succeeded', ${sql.jsonb(receipt)}, now(), 1)
+    ON CONFLICT (proposal_id, kind) DO UPDATE SET state = 'succeeded', receipt = coalesce(f.receipt, excluded.receipt), finished_at = coalesce(f.finished_at, now())
+    RETURNING receipt`);
 }
 
 /** One Forge execution's input; an apply that carries `approval` records it first (workflows/proposal-review.ts). */
@@ -152,8 +152,9 @@ export async function runForgeExecution(db: DatabasePool, input: ForgeStep, afte
     await transitionProposal(db, decisionTransition(proposalId, 'approve', input.actorAccountId, input.approval.reason));
   }
   await transitionProposal(db, { proposalId, state: kind === 'apply' ? 'executing' : 'undoing', actorAccountId: input.actorAccountId });
-  if (kind === 'apply') await recordUndoPlan(db, proposalId);
-  const receipt = await executeForgeStep(db, proposalId, kind);
+  const subject = await subjectOf(db, proposalId);
+  if (kind === 'apply') await recordUndoPlan(db, subject);
+  const receipt = await executeForgeStep(db, subject, kind);
   await afterWrite?.(proposalId);
   await transitionProposal(db, { proposalId, state: kind === 'apply' ? 'executed' : 'undone', detail: { transactionId: receipt.transactionId } });
   return receipt;

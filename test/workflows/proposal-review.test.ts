@@ -185,6 +185,46 @@ describe('proposal review workflow', () => {
     expect(calls.executions).toEqual([]);
   });
 
+  // A proposal is stored with its review opened (decision 96), and its start says so (decision 105).
+  it('a review started as opened runs no first step: pending review at once, decided and applied as usual', async () => {
+    const { activities, calls } = stubs();
+    const openings: string[] = [];
+    const counted: typeof activities = {
+      ...activities,
+      openReview: async (proposalId: string) => {
+        openings.push(proposalId);
+        return { state: 'pending_review' as const };
+      },
+    };
+    const approver = reviewer();
+    await temporal.run(counted, async (run) => {
+      const handle = await startReview(run, reviewInput({ openedAs: 'pending_review' }));
+      await opened(handle);
+      expect(await proposalStateOf(handle)).toBe('pending_review');
+      expect(await handle.executeUpdate(decideUpdate, { args: decide('approve', approver) })).toEqual({ state: 'approved' });
+      expect(await handle.result()).toBe('executed');
+    });
+    expect(openings).toEqual([]);
+    expect(calls.executions).toEqual([{ kind: 'apply', actorAccountId: approver.accountId }]);
+  });
+
+  it('a review started as opened rejected closes at once, without a first step', async () => {
+    const { activities } = stubs();
+    const openings: string[] = [];
+    const counted: typeof activities = {
+      ...activities,
+      openReview: async (proposalId: string) => {
+        openings.push(proposalId);
+        return { state: 'pending_review' as const };
+      },
+    };
+    await temporal.run(counted, async (run) => {
+      const handle = await startReview(run, reviewInput({ openedAs: 'rejected' }));
+      expect(await handle.result()).toBe('rejected');
+    });
+    expect(openings).toEqual([]);
+  });
+
   it('completes as rejected when policy refuses the proposal, before anyone reviews it', async () => {
     const { activities, calls } = stubs({ opened: 'rejected' });
     await temporal.run(activities, async (run) => {

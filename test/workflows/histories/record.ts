@@ -170,6 +170,21 @@ try {
     await save('proposal-review.decided-while-opening', handle);
   });
 
+  // Since the start says how the proposal was opened (decision 105): no first step.
+  await run(stubs().activities, async (r) => {
+    const handle = await startReview(r, { ...review(11), openedAs: 'pending_review' });
+    await opened(handle);
+    await save('proposal-review.opened-at-start.pending', handle);
+    await handle.executeUpdate(decideUpdate, { args: [{ decision: 'approve', reviewer, reason: null }] });
+    await handle.result();
+    await save('proposal-review.opened-at-start.executed', handle);
+  });
+  await run(stubs().activities, async (r) => {
+    const handle = await startReview(r, { ...review(12), openedAs: 'rejected' });
+    await handle.result();
+    await save('proposal-review.opened-at-start.policy-rejected', handle);
+  });
+
   await run(stubs({ execute: async () => 'tx-undo' }).activities, async (r) => {
     const handle = await startUndo(r, proposalId(7), reviewer.accountId);
     await handle.result();
