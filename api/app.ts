@@ -39,6 +39,8 @@ import { reviewerConsole } from './routes/console/index.ts';
 import { defaultLiveOptions, LiveStreams } from './routes/console/live.ts';
 import { NotificationListener } from '../db/notification-listener.ts';
 import { ProposalWaits } from '../domain/automation/proposal-waits.ts';
+import { startSubstringIndexer } from './substring-indexer.ts';
+import type { SubstringIndexerOptions } from './substring-indexer.ts';
 import { proposalChangesChannel } from '../domain/console/live.ts';
 import type { WorkflowStarter } from './routes/shared/workflow-starts.ts';
 import { startWorkflowRelay } from './workflow-relay.ts';
@@ -72,6 +74,8 @@ export type AppDeps = {
    * on its own.
    */
   workflowRelay?: RelayOptions | null;
+  /** Index the substring queue in this process (decision 106); absent or null: searches read the queue. */
+  substringIndexer?: SubstringIndexerOptions | null;
   /** The Product Runtime's model provider, prices and metering timing (docs/intelligence.md); none: intelligence is unavailable. */
   intelligence?: Intelligence | null;
   /** Where private media bytes live (MEDIA_STORAGE_BACKEND); default: Postgres (domain/media/postgres-blob-store.ts). */
@@ -174,6 +178,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The starter makes every workflow start the interfaces record (durable: api/routes/shared/workflow-starts.ts).
   const starter: WorkflowStarter = { db: deps.db, temporal, taskQueue: deps.temporal.taskQueue, webhookRetryBaseMs: deps.webhookRetryBaseMs ?? 1_000 };
   const workflows = { temporal, taskQueue: deps.temporal.taskQueue, starter };
+  if (deps.substringIndexer) {
+    const indexer = startSubstringIndexer(deps.db, app.log, deps.substringIndexer);
+    app.addHook('onClose', () => indexer.stop());
+  }
   if (deps.workflowRelay) {
     const relay = startWorkflowRelay(starter, app.log, deps.workflowRelay);
     app.addHook('onClose', () => relay.stop());

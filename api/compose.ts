@@ -63,6 +63,7 @@ export async function startApi(
     consoleLive: { databaseUrl: config.DATABASE_SESSION_URL ?? databaseUrl },
     // Every API process relays the workflow starts still pending (any number may run at once).
     workflowRelay: {},
+    substringIndexer: {},
     metrics: registry,
     tracing: tracing !== null,
     lifecycle,

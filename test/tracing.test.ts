@@ -162,7 +162,7 @@ describe('traces', () => {
       'RunActivity:executeForge', // the worker's activity
       'StartActivity:executeForge', // the workflow scheduling it, in the decision's context
       'HandleUpdate:decide', // the workflow's update handler
-      'StartWorkflowUpdate:decide', // the API's Temporal client
+      'UpdateWithStartWorkflow:decide', // the API's Temporal client (a decision is an update-with-start, decision 104)
       requestSpan, // the HTTP request
     ]);
     const receipt = spans.filter((s) => s.parentSpanId === spans.find((p) => p.name === 'RunActivity:executeForge')!.spanContext().spanId);

@@ -95,9 +95,14 @@ export async function searchNotes(
          WHERE ${substrings} AND n.vault_id = ${vaultId} AND n.path ILIKE ${like} AND n.path LIKE ${prefix}
          ORDER BY length(n.path), n.path LIMIT ${limit + 1}
       ),
+      -- The trigram index holds content as of its last round; the notes queued since are read too,
+      -- and every candidate is checked against its live content (decision 106).
       substrings AS (
         SELECT n.path FROM notes n
          WHERE ${substrings} AND n.vault_id = ${vaultId} AND n.content ILIKE ${like} AND n.path LIKE ${prefix}
+           AND n.path IN (SELECT d.path FROM note_substring_docs d WHERE ${substrings} AND d.vault_id = ${vaultId} AND d.content ILIKE ${like}
+                          UNION ALL
+                          SELECT q.path FROM note_substring_pending q WHERE ${substrings} AND q.vault_id = ${vaultId})
          ORDER BY n.path LIMIT ${limit + 1}
       ),
       candidates AS (

@@ -1,0 +1,65 @@
+// Substring search's trigram index, kept after the writes (decision 106). A trigger queues every note
+// whose content or path a statement changes (migration 0025); `indexQueuedNotes` takes a batch of
+// the queue and writes each note's current content into `note_substring_docs`, which the trigram
+// index covers, or removes the entry of a note that is gone. Searches read the index and the queue
+// (domain/notes/discovery.ts), so a note is found by its content from the moment its write
+// commits, indexed or not.
+//
+// Why a note is never lost between the two: taking a batch deletes its queue rows first, in a
+// statement of its own, and reads the notes in a later statement (a later snapshot). A writer that
+// changes a note after the delete must queue it again, and its upsert on the deleted row waits for
+// this transaction to end, so it commits after it and the note is queued anew; a writer that
+// committed before the read is read. Rows a writer holds are skipped (SKIP LOCKED) and taken by a
+// later round, so any number of processes may index at once.
+import { sql } from 'slonik';
+import type { DatabasePool } from 'slonik';
+import { z } from 'zod';
+
+const keySchema = z.object({ vaultId: z.uuid(), path: z.string() });
+const countSchema = z.object({ count: z.number() });
+
+export type IndexRound = { taken: number; indexed: number; removed: number };
+
+/**
+ * Indexes up to `batch` queued notes in one transaction; what it took, indexed and removed.
+ * `afterTaking` runs between taking the batch and reading its notes (tests write a note there).
+ */
+export async function indexQueuedNotes(db: DatabasePool, batch = 500, afterTaking?: () => Promise<void>): Promise<IndexRound> {
+  return db.transaction(async (tx) => {
+    const taken = await tx.any(sql.type(keySchema)`
+      DELETE FROM note_substring_pending p
+       WHERE (p.vault_id, p.path) IN (SELECT q.vault_id, q.path FROM note_substring_pending q LIMIT ${batch} FOR UPDATE SKIP LOCKED)
+      RETURNING p.vault_id AS "vaultId", p.path`);
+    if (taken.length === 0) return { taken: 0, indexed: 0, removed: 0 };
+    await afterTaking?.();
+    const keys = sql.fragment`unnest(${sql.array(
+      taken.map((k) => k.vaultId),
+      'uuid',
+    )}::uuid[], ${sql.array(
+      taken.map((k) => k.path),
+      'text',
+    )}::text[]) AS k(vault_id, path)`;
+    const indexed = await tx.oneFirst(sql.type(countSchema)`
+      WITH written AS (
+        INSERT INTO note_substring_docs AS d (vault_id, path, revision, content)
+        SELECT n.vault_id, n.path, n.revision, n.content FROM ${keys} JOIN notes n ON n.vault_id = k.vault_id AND n.path = k.path
+        ON CONFLICT (vault_id, path) DO UPDATE SET revision = excluded.revision, content = excluded.content
+         WHERE d.revision IS DISTINCT FROM excluded.revision
+        RETURNING 1)
+      SELECT count(*)::int AS count FROM written`);
+    const removed = await tx.oneFirst(sql.type(countSchema)`
+      WITH gone AS (
+        DELETE FROM note_substring_docs d USING ${keys}
+         WHERE d.vault_id = k.vault_id AND d.path = k.path
+           AND NOT EXISTS (SELECT 1 FROM notes n WHERE n.vault_id = k.vault_id AND n.path = k.path)
+        RETURNING 1)
+      SELECT count(*)::int AS count FROM gone`);
+    return { taken: taken.length, indexed, removed };
+  });
+}
+
+/** How many notes wait to be indexed (all vaults, or one). */
+export async function queuedNoteCount(db: DatabasePool, vaultId?: string): Promise<number> {
+  return db.oneFirst(sql.type(countSchema)`
+    SELECT count(*)::int AS count FROM note_substring_pending WHERE ${vaultId ?? null}::uuid IS NULL OR vault_id = ${vaultId ?? null}::uuid`);
+}
