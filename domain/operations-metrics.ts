@@ -35,6 +35,14 @@ export async function pendingWorkflowStarts(db: Db): Promise<z.infer<typeof star
       FROM workflow_start_intents WHERE started_at IS NULL`);
 }
 
+const substringQueueSchema = z.object({ queued: count, oldestAgeSeconds: count });
+
+/** Notes waiting for substring search's index (decision 106), and how long the oldest has waited (0: none). */
+export async function substringIndexQueue(db: Db): Promise<z.infer<typeof substringQueueSchema>> {
+  return db.one(sql.type(substringQueueSchema)`
+    SELECT count(*) AS queued, coalesce(extract(epoch FROM now() - min(queued_at)), 0) AS "oldestAgeSeconds" FROM note_substring_pending`);
+}
+
 /** Action proposals by state (every state they are in; the caller fills in the zeros). */
 export async function proposalsByState(db: Db): Promise<readonly { state: string; n: number }[]> {
   return db.any(sql.type(byState)`SELECT state, count(*) AS n FROM action_proposals GROUP BY state`);
@@ -133,6 +141,7 @@ export async function liveConsoleSessions(db: Db): Promise<number> {
 
 export type OperationsSnapshot = {
   starts: z.infer<typeof startsSchema>;
+  substringQueue: z.infer<typeof substringQueueSchema>;
   proposals: readonly { state: string; n: number }[];
   forgeExecutions: readonly { outcome: string; n: number }[];
   webhookDeliveries: readonly z.infer<typeof deliverySchema>[];
@@ -150,6 +159,7 @@ export type OperationsSnapshot = {
 export async function readOperationsSnapshot(db: Db): Promise<OperationsSnapshot> {
   return {
     starts: await pendingWorkflowStarts(db),
+    substringQueue: await substringIndexQueue(db),
     proposals: await proposalsByState(db),
     forgeExecutions: await forgeExecutionsByOutcome(db),
     webhookDeliveries: await webhookDeliveriesByOutcome(db),

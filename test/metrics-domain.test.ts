@@ -164,6 +164,10 @@ describe('domain metrics', () => {
       expectValue('hnp_workflow_starts_pending{process="api"}', 9);
       expect(value('hnp_workflow_starts_oldest_pending_age_seconds{process="api"}')).toBeGreaterThan(0);
       expect(value('hnp_workflow_starts_oldest_pending_age_seconds{process="api"}')).toBeLessThan(300);
+      // The note the applied proposal wrote, not indexed (no API process indexes here).
+      expectValue('hnp_substring_index_queued_notes{process="api"}', 1);
+      expect(value('hnp_substring_index_oldest_queued_age_seconds{process="api"}')).toBeGreaterThan(0);
+      expect(value('hnp_substring_index_oldest_queued_age_seconds{process="api"}')).toBeLessThan(300);
 
       const proposals = { proposed: 1, pending_review: 1, approved: 0, rejected: 1, expired: 0, executing: 0, executed: 1, failed: 1, undoing: 0, undone: 0 };
       for (const [state, n] of Object.entries(proposals)) expectValue(`hnp_proposals{state="${state}",process="api"}`, n);

@@ -1,5 +1,6 @@
 // The domain's own figures as Prometheus metrics (issue 26), read from Postgres when scraped
-// (domain/operations-metrics.ts): pending workflow starts and the oldest one's age, proposals by
+// (domain/operations-metrics.ts): pending workflow starts and the oldest one's age, notes waiting for
+// the substring index and the oldest one's age, proposals by
 // state, Forge executions and webhook requests by outcome, intelligence reservations by state, and
 // per organization (its id, never a name; only organizations with activity this month, or stored
 // media) the share used of the intelligence budget, the monthly operation quota and the media storage
@@ -52,6 +53,18 @@ const domainMetrics: DomainMetric[] = [
     help: 'How long the oldest pending workflow start has waited, in seconds (0 when none is pending).',
     type: 'gauge',
     series: ({ starts }) => [[{}, starts.oldestAgeSeconds]],
+  },
+  {
+    name: 'hnp_substring_index_queued_notes',
+    help: 'Notes written but not yet in substring search\'s trigram index (searches read them directly meanwhile).',
+    type: 'gauge',
+    series: ({ substringQueue }) => [[{}, substringQueue.queued]],
+  },
+  {
+    name: 'hnp_substring_index_oldest_queued_age_seconds',
+    help: 'How long the oldest note waiting for the substring index has waited, in seconds (0 when none).',
+    type: 'gauge',
+    series: ({ substringQueue }) => [[{}, substringQueue.oldestAgeSeconds]],
   },
   {
     name: 'hnp_proposals',
