@@ -432,6 +432,11 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
     expect(writtenPaths.length).toBeGreaterThan(40);
     // Nothing is left for the relay.
     await waitFor('no pending start', async () => (await db.pool.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM workflow_start_intents WHERE started_at IS NULL`)) === 0, 30_000);
+    // The APIs' substring indexers came through the Postgres outage: every note written is indexed at its revision (decision 106).
+    await waitFor('every note in the substring index', async () =>
+      (await db.pool.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
+        SELECT (SELECT count(*) FROM note_substring_pending) + (SELECT count(*) FROM notes n
+          WHERE NOT EXISTS (SELECT 1 FROM note_substring_docs d WHERE d.vault_id = n.vault_id AND d.path = n.path AND d.revision = n.revision)) AS n`)) === 0, 30_000);
 
     // The drill did what it says: work was acknowledged in every phase, and the outages were met.
     expect(eventIds.length).toBeGreaterThan(20);
