@@ -8,7 +8,7 @@ import { indexQueuedNotes } from '../domain/notes/substring-index.ts';
 export type SubstringIndexerOptions = { intervalMs?: number; batch?: number };
 
 export function startSubstringIndexer(db: DatabasePool, log: FastifyBaseLogger, options: SubstringIndexerOptions = {}): { stop(): Promise<void> } {
-  const intervalMs = options.intervalMs ?? 500;
+  const intervalMs = options.intervalMs ?? 1_000;
   const batch = options.batch ?? 500;
   let stopped = false;
   let wake: (() => void) | null = null;

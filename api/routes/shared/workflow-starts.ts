@@ -5,8 +5,9 @@
 //
 // Every start is durable (docs/decisions.md, "durable starts"): the write that needs it recorded a
 // start intent in its own transaction (domain/workflow-intents.ts), and here the request tries it
-// at once, waiting on Temporal at most REQUEST_START_WAIT_MS; what is not started then is left to the
-// relay (api/workflow-relay.ts), which makes the same start later. Each kind starts under a conflict
+// at once (a proposal's review just after the answer), waiting on Temporal at most
+// REQUEST_START_WAIT_MS; what is not started then is left to the relay (api/workflow-relay.ts),
+// which makes the same start later. Each kind starts under a conflict
 // policy that makes a second start of one workflow id a no-op, so the request and the relay may race.
 import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { AppError } from '../../../domain/errors.ts';
