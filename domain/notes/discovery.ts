@@ -95,15 +95,20 @@ export async function searchNotes(
          WHERE ${substrings} AND n.vault_id = ${vaultId} AND n.path ILIKE ${like} AND n.path LIKE ${prefix}
          ORDER BY length(n.path), n.path LIMIT ${limit + 1}
       ),
-      -- The trigram index holds content as of its last round; the notes queued since are read too,
-      -- and every candidate is checked against its live content (decision 106).
+      -- The trigram index's table holds content as of its last round, the queue the notes changed
+      -- since; each candidate is checked against its live content (decision 106). Each part is in
+      -- path order with its own limit, so the planner may walk the table's key and stop early (a
+      -- substring in most notes) or use the trigram index (a rare one), as it did on notes.
       substrings AS (
-        SELECT n.path FROM notes n
-         WHERE ${substrings} AND n.vault_id = ${vaultId} AND n.content ILIKE ${like} AND n.path LIKE ${prefix}
-           AND n.path IN (SELECT d.path FROM note_substring_docs d WHERE ${substrings} AND d.vault_id = ${vaultId} AND d.content ILIKE ${like}
-                          UNION ALL
-                          SELECT q.path FROM note_substring_pending q WHERE ${substrings} AND q.vault_id = ${vaultId})
-         ORDER BY n.path LIMIT ${limit + 1}
+        SELECT path FROM (
+          (SELECT d.path FROM note_substring_docs d JOIN notes n ON n.vault_id = d.vault_id AND n.path = d.path
+            WHERE ${substrings} AND d.vault_id = ${vaultId} AND d.content ILIKE ${like} AND d.path LIKE ${prefix} AND n.content ILIKE ${like}
+            ORDER BY d.path LIMIT ${limit + 1})
+          UNION
+          (SELECT q.path FROM note_substring_pending q JOIN notes n ON n.vault_id = q.vault_id AND n.path = q.path
+            WHERE ${substrings} AND q.vault_id = ${vaultId} AND q.path LIKE ${prefix} AND n.content ILIKE ${like}
+            ORDER BY q.path LIMIT ${limit + 1})
+        ) matched ORDER BY path LIMIT ${limit + 1}
       ),
       candidates AS (
         SELECT n.path, n.size_bytes, n.search FROM notes n WHERE NOT (SELECT bounded FROM common) AND ${matches}
