@@ -51,7 +51,7 @@ export async function seedLargeVault(db: DatabasePool, vaultId: string, count: n
   // measurement: the rare word measured p95 196 ms instead of ~30).
   await mergeDeferredIndexEntries(db);
   await db.query(sql.type(emptyRow)`VACUUM (ANALYZE) notes`);
-  await db.query(sql.type(emptyRow)`VACUUM (ANALYZE) note_substring_docs`);
+  await db.query(sql.type(emptyRow)`VACUUM (ANALYZE) note_substring_docs, note_substring_pending`);
 }
 
 /** Common-word queries whose bounded ranking is compared with the full one (every match ranked). */

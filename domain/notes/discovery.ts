@@ -95,19 +95,22 @@ export async function searchNotes(
          WHERE ${substrings} AND n.vault_id = ${vaultId} AND n.path ILIKE ${like} AND n.path LIKE ${prefix}
          ORDER BY length(n.path), n.path LIMIT ${limit + 1}
       ),
-      -- The trigram index's table holds content as of its last round, the queue the notes changed
-      -- since; each candidate is checked against its live content (decision 106). Each part is in
-      -- path order with its own limit, so the planner may walk the table's key and stop early (a
-      -- substring in most notes) or use the trigram index (a rare one), as it did on notes.
+      -- Substring matches (decision 106): from the trigram index's table for every note not queued
+      -- (its entry is then the note's live content: every change queues the note, in the write's
+      -- transaction), and from the live content of the vault's queued notes. Each part in path order
+      -- with its own limit, so the planner may walk the table's key and stop early (a substring in
+      -- most notes) or use the trigram index (a rare one); neither joins notes by path, where the
+      -- planner would probe with the path's trigram index.
+      queued AS (SELECT ARRAY(SELECT q.path FROM note_substring_pending q WHERE ${substrings} AND q.vault_id = ${vaultId}) AS paths),
       substrings AS (
         SELECT path FROM (
-          (SELECT d.path FROM note_substring_docs d JOIN notes n ON n.vault_id = d.vault_id AND n.path = d.path
-            WHERE ${substrings} AND d.vault_id = ${vaultId} AND d.content ILIKE ${like} AND d.path LIKE ${prefix} AND n.content ILIKE ${like}
+          (SELECT d.path FROM note_substring_docs d, queued
+            WHERE ${substrings} AND d.vault_id = ${vaultId} AND d.content ILIKE ${like} AND d.path LIKE ${prefix} AND d.path <> ALL (queued.paths)
             ORDER BY d.path LIMIT ${limit + 1})
           UNION
-          (SELECT q.path FROM note_substring_pending q JOIN notes n ON n.vault_id = q.vault_id AND n.path = q.path
-            WHERE ${substrings} AND q.vault_id = ${vaultId} AND q.path LIKE ${prefix} AND n.content ILIKE ${like}
-            ORDER BY q.path LIMIT ${limit + 1})
+          (SELECT n.path FROM notes n, queued
+            WHERE ${substrings} AND n.vault_id = ${vaultId} AND n.path = ANY (queued.paths) AND n.path LIKE ${prefix} AND n.content ILIKE ${like}
+            ORDER BY n.path LIMIT ${limit + 1})
         ) matched ORDER BY path LIMIT ${limit + 1}
       ),
       candidates AS (
