@@ -8,6 +8,8 @@
 // first start Temporal takes again makes every backed-off intent due at once, so an outage's
 // backlog drains in a round or two.
 import type { FastifyBaseLogger } from 'fastify';
+import { runInRounds } from './background-rounds.ts';
+import type { Rounds } from './background-rounds.ts';
 import { backoffMs, claimDueIntents, markAttemptFailed, markStarted, pruneStartedIntents, reviveBackedOffIntents } from '../domain/workflow-intents.ts';
 import { reasonOf, startIntent } from './routes/shared/workflow-starts.ts';
 import type { WorkflowStarter } from './routes/shared/workflow-starts.ts';
@@ -80,47 +82,26 @@ export function createWorkflowRelay(starter: WorkflowStarter, log: FastifyBaseLo
 }
 
 /** The relay of this process, running rounds until stopped (when the app closes). */
-export function startWorkflowRelay(starter: WorkflowStarter, log: FastifyBaseLogger, options: RelayOptions = {}): { stop(): Promise<void> } {
+export function startWorkflowRelay(starter: WorkflowStarter, log: FastifyBaseLogger, options: RelayOptions = {}): Rounds {
   const relay = createWorkflowRelay(starter, log, options);
   const batch = options.batch ?? 50;
-  let stopped = false;
-  let wake: (() => void) | null = null;
-  const loop = (async () => {
-    const intervalMs = options.intervalMs ?? 1_000;
-    let lastPrune = 0;
-    let roundFailing = false;
-    while (!stopped) {
-      let full = false;
-      try {
-        const { started, failed } = await relay.runOnce();
-        full = started + failed >= batch;
-        if (Date.now() - lastPrune > PRUNE_EVERY_MS) {
-          lastPrune = Date.now();
-          await pruneStartedIntents(starter.db);
-        }
-        roundFailing = false;
-      } catch (error) {
-        // Postgres unreachable, most likely (the pool logs the outage itself): the next round tries
-        // again; one line per run of failures, not one a second.
-        if (!roundFailing) log.warn({ reason: reasonOf(error) }, 'workflow relay round failed; retrying every round');
-        roundFailing = true;
+  let lastPrune = 0;
+  return runInRounds(
+    async () => {
+      const { started, failed } = await relay.runOnce();
+      if (Date.now() - lastPrune > PRUNE_EVERY_MS) {
+        lastPrune = Date.now();
+        await pruneStartedIntents(starter.db);
       }
       // A full batch means more is due: go again at once.
-      if (!full && !stopped) await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, intervalMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-  })();
-
-  return {
-    async stop() {
-      stopped = true;
-      wake?.();
-      await loop;
+      return { more: started + failed >= batch };
     },
-  };
+    {
+      intervalMs: options.intervalMs ?? 1_000,
+      // Postgres unreachable, most likely (the pool logs the outage itself): one line per run of failures.
+      failed: (error, firstOfRun) => {
+        if (firstOfRun) log.warn({ reason: reasonOf(error) }, 'workflow relay round failed; retrying every round');
+      },
+    },
+  );
 }

@@ -8,13 +8,13 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { insertProposal } from '../domain/automation/proposals.ts';
 import { transitionProposal } from '../domain/automation/proposal-states.ts';
 import { createAccount, issueAccessToken } from '../domain/identity/accounts.ts';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
 import { emptyRow } from '../db/row-schemas.ts';
 import { buildTestApp } from './support/app.ts';
+import { storedProposal } from './support/fixtures.ts';
 import { useTestApp } from './support/harness.ts';
 
 const ctx = useTestApp({ listen: true });
@@ -32,17 +32,7 @@ async function account(name: string): Promise<{ id: string; token: string }> {
 
 /** A proposal pending review in the garden, written through the domain as the gateway's transaction does. */
 async function propose(): Promise<string> {
-  const id = randomUUID();
-  await insertProposal(ctx.db.pool, {
-    id,
-    workspaceId: garden.id,
-    proposer: { kind: 'account', id: ownerId },
-    actingForAccountId: null,
-    bridge: 'generic-webhook',
-    action: { kind: 'note.write', mappingId: garden.mappingId, path: `Inbox/${id}.md`, content: '# Hi\n' },
-    summary: 'A note',
-    expiresInSeconds: 3600,
-  });
+  const id = await storedProposal(ctx.db.pool, { workspaceId: garden.id, mappingId: garden.mappingId, proposerAccountId: ownerId });
   await transitionProposal(ctx.db.pool, { proposalId: id, state: 'pending_review' });
   return id;
 }

@@ -10,7 +10,6 @@ import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { insertProposal } from '../domain/automation/proposals.ts';
 import { transitionProposal } from '../domain/automation/proposal-states.ts';
 import { signOut } from '../domain/console/sessions.ts';
 import { createAccount, issueAccessToken } from '../domain/identity/accounts.ts';
@@ -19,6 +18,7 @@ import { addMember, createRole, createWorkspace, removeMember } from '../domain/
 import { emptyRow } from '../db/row-schemas.ts';
 import { createMetricsRegistry } from '../platform/metrics.ts';
 import { buildTestApp } from './support/app.ts';
+import { storedProposal } from './support/fixtures.ts';
 import { consoleSignIn, openConsoleStream } from './support/console.ts';
 import type { ConsoleSession } from './support/console.ts';
 import { useTestApp } from './support/harness.ts';
@@ -45,20 +45,7 @@ async function space(name: string, owner: string): Promise<Space> {
 }
 
 /** A proposal in `ws`, written straight through the domain (as the gateway's transaction does). */
-async function propose(ws: Space, summary = 'A note'): Promise<string> {
-  const id = randomUUID();
-  await insertProposal(ctx.db.pool, {
-    id,
-    workspaceId: ws.id,
-    proposer: { kind: 'account', id: ownerId },
-    actingForAccountId: null,
-    bridge: 'generic-webhook',
-    action: { kind: 'note.write', mappingId: ws.mappingId, path: `Inbox/${summary}.md`, content: '# Hi\n' },
-    summary,
-    expiresInSeconds: 3600,
-  });
-  return id;
-}
+const propose = (ws: Space, summary = 'A note') => storedProposal(ctx.db.pool, { workspaceId: ws.id, mappingId: ws.mappingId, proposerAccountId: ownerId, summary });
 
 /** Serves another app (a second API process) on a loopback port; its base URL. */
 async function serve(app: FastifyInstance): Promise<string> {

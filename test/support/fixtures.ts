@@ -7,6 +7,7 @@ import type { Account } from '../../domain/identity/accounts.ts';
 import type { Plan } from '../../domain/identity/plans.ts';
 import { createMapping, createVault } from '../../domain/identity/vaults.ts';
 import { addMember, createWorkspace } from '../../domain/identity/workspaces.ts';
+import { insertProposal } from '../../domain/automation/proposals.ts';
 
 export type TestAccount = { account: Account; token: string; tokenId: string };
 
@@ -36,4 +37,21 @@ export async function workspaceWithReviewer(db: DatabasePool, name: string) {
   const vault = await createVault(db, { name: `${name} vault`, ownerWorkspaceId: workspaceId });
   const { mappingId } = await createMapping(db, { vaultId: vault.id });
   return { proposer, reviewer, workspaceId, vaultId: vault.id, mappingId };
+}
+
+/** A proposal stored straight through the domain (as the gateway's transaction stores one), `proposed`; its id. */
+export async function storedProposal(db: DatabasePool, input: { workspaceId: string; mappingId: string; proposerAccountId: string; summary?: string }): Promise<string> {
+  const id = randomUUID();
+  const summary = input.summary ?? 'A note';
+  await insertProposal(db, {
+    id,
+    workspaceId: input.workspaceId,
+    proposer: { kind: 'account', id: input.proposerAccountId },
+    actingForAccountId: null,
+    bridge: 'generic-webhook',
+    action: { kind: 'note.write', mappingId: input.mappingId, path: `Inbox/${summary} ${id.slice(0, 8)}.md`, content: '# Hi\n' },
+    summary,
+    expiresInSeconds: 3600,
+  });
+  return id;
 }

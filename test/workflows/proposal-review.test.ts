@@ -29,6 +29,19 @@ async function refusal(promise: Promise<unknown>): Promise<string | undefined> {
   return (cause as ApplicationFailure).type ?? undefined;
 }
 
+/** The stubs with their first step counted (it answers pending review). */
+function countingOpenings(activities: ReturnType<typeof stubs>['activities']) {
+  const openings: string[] = [];
+  const counted: typeof activities = {
+    ...activities,
+    openReview: async (proposalId: string) => {
+      openings.push(proposalId);
+      return { state: 'pending_review' as const };
+    },
+  };
+  return { counted, openings };
+}
+
 describe('proposal review workflow', () => {
   it('expires an unreviewed proposal when its time is up, in skipped time', async () => {
     const { activities, calls } = stubs();
@@ -188,14 +201,7 @@ describe('proposal review workflow', () => {
   // A proposal is stored with its review opened (decision 96), and its start says so (decision 105).
   it('a review started as opened runs no first step: pending review at once, decided and applied as usual', async () => {
     const { activities, calls } = stubs();
-    const openings: string[] = [];
-    const counted: typeof activities = {
-      ...activities,
-      openReview: async (proposalId: string) => {
-        openings.push(proposalId);
-        return { state: 'pending_review' as const };
-      },
-    };
+    const { counted, openings } = countingOpenings(activities);
     const approver = reviewer();
     await temporal.run(counted, async (run) => {
       const handle = await startReview(run, reviewInput({ openedAs: 'pending_review' }));
@@ -210,14 +216,7 @@ describe('proposal review workflow', () => {
 
   it('a review started as opened rejected closes at once, without a first step', async () => {
     const { activities } = stubs();
-    const openings: string[] = [];
-    const counted: typeof activities = {
-      ...activities,
-      openReview: async (proposalId: string) => {
-        openings.push(proposalId);
-        return { state: 'pending_review' as const };
-      },
-    };
+    const { counted, openings } = countingOpenings(activities);
     await temporal.run(counted, async (run) => {
       const handle = await startReview(run, reviewInput({ openedAs: 'rejected' }));
       expect(await handle.result()).toBe('rejected');
