@@ -63,7 +63,7 @@ export async function requestPathCost(input: StartsSetup, seeded: Awaited<Return
     await markStarted(input.db, [workflowId]);
   };
   return [
-    { name: 'POST /automation/proposals (Temporal up: review started just after the answer)', stats: await time(propose) },
+    { name: 'POST /automation/proposals (Temporal up: review started in the request)', stats: await time(propose) },
     { name: 'POST /automation/events, one subscribed endpoint (delivery started in the request)', stats: await time(ingest) },
     { name: "the outbox's own statements (intent INSERT in a transaction + mark started)", stats: await time(outbox) },
   ];

@@ -90,7 +90,7 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
       });
       // The review was recorded with the proposal: tried now, else started by the relay.
       const current = result.replayed ? await getProposal(db, result.proposal.id) : result.proposal;
-      if (current) startSubmittedReview(deps.starter, current, result.replayed, request.log);
+      if (current) await startSubmittedReview(deps.starter, current, result.replayed, request.log);
       if (result.replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(201).header('location', `${app.prefix}/proposals/${result.proposal.id}`).send(result.proposal);
     },

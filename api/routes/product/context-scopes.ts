@@ -147,7 +147,7 @@ export const contextScopeRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
       });
       // The review starts once the proposal is committed (a replay starts it only while it is open).
       const current = replayed ? await getProposal(db, proposal.id) : proposal;
-      if (current) startSubmittedReview(deps.starter, current, replayed, request.log);
+      if (current) await startSubmittedReview(deps.starter, current, replayed, request.log);
       const data = { candidateId: proposal.id, scopeId: scope.scopeKey, proposalId: proposal.id, state: current?.state ?? proposal.state, replayed, createdAt: proposal.createdAt };
       return reply.code(201).send(
         envelope('runtime.memory-candidate', data, [{ part: 'memory', reason: 'review_pending', detail: 'Shared memory only after a person approves it and Forge executes it.' }]),

@@ -5,9 +5,8 @@
 //
 // Every start is durable (docs/decisions.md, "durable starts"): the write that needs it recorded a
 // start intent in its own transaction (domain/workflow-intents.ts), and here the request tries it
-// at once (a proposal's review just after the answer), waiting on Temporal at most
-// REQUEST_START_WAIT_MS; what is not started then is left to the relay (api/workflow-relay.ts),
-// which makes the same start later. Each kind starts under a conflict
+// at once, waiting on Temporal at most REQUEST_START_WAIT_MS; what is not started then is left to
+// the relay (api/workflow-relay.ts), which makes the same start later. Each kind starts under a conflict
 // policy that makes a second start of one workflow id a no-op, so the request and the relay may race.
 import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { AppError } from '../../../domain/errors.ts';
@@ -177,16 +176,15 @@ export async function startRecorded(s: WorkflowStarter, intents: readonly StartI
 }
 
 /**
- * Starts the review of a proposal an interface submitted (its start was recorded with it), after
- * the answer: nothing waits for it (a decision that comes first starts it with the decision, an
- * update-with-start), so the 201 does not wait on Temporal (decision 104). On the first answer
- * always; on a replay only while the proposal is still open (its review may not have started yet;
- * a second start is a no-op), never for a decided or closed one, whose review ran. A start this
- * process does not make (Temporal slow or away, the process stopped) is the relay's.
+ * Starts the review of a proposal an interface submitted (its start was recorded with it): on the
+ * first answer always; on a replay only while the proposal is still open (its review may not have
+ * started yet; a second start is a no-op), never for a decided or closed one, whose review ran.
+ * Awaited by the request, so a 201 means the review runs (Temporal up) and no start outlives its
+ * request (decision 104 tried it after the answer: it raced the app's close and `/process`).
  */
-export function startSubmittedReview(s: WorkflowStarter, proposal: Pick<Proposal, 'id' | 'state'>, replayed: boolean, log: FastifyBaseLogger): void {
+export async function startSubmittedReview(s: WorkflowStarter, proposal: Pick<Proposal, 'id' | 'state'>, replayed: boolean, log: FastifyBaseLogger): Promise<void> {
   if (replayed && proposal.state !== 'proposed' && proposal.state !== 'pending_review') return;
-  startRecorded(s, [reviewStart(proposal.id)], log).catch((error: unknown) => log.warn({ reason: reasonOf(error) }, 'review start left to the relay'));
+  await startRecorded(s, [reviewStart(proposal.id)], log);
 }
 
 /** What a client is told to wait when Temporal did not answer a request that needs it now. */
