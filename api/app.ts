@@ -195,7 +195,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     deps.consoleLive === null ? null : new NotificationListener(() => deps.consoleLive?.databaseUrl ?? deps.db.configuration.connectionUri, proposalChangesChannel, app.log);
   if (proposalChanges) app.addHook('onClose', () => proposalChanges.stop());
   // Blocking reads of a proposal (GET /api/dev/automation/proposals/:id?changedFrom=…&wait=…).
-  const proposalWaits = new ProposalWaits(proposalChanges, deps.consoleLive?.maxStreams ?? defaultLiveOptions.maxStreams);
+  // The process's bound on held requests (console streams, proposal waits: each counted on its own).
+  const maxHeld = deps.consoleLive?.maxStreams ?? defaultLiveOptions.maxStreams;
+  const proposalWaits = new ProposalWaits(proposalChanges, maxHeld);
   app.addHook('preClose', async () => proposalWaits.endAll());
   await app.register(devApi, { prefix: '/api/dev', db: deps.db, leases, notes });
   await app.register(mcpGateway, { prefix: '/api/mcp', db: deps.db, leases, notes });
@@ -231,7 +233,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     live: {
       listener: proposalChanges,
       heartbeatMs: deps.consoleLive?.heartbeatMs ?? defaultLiveOptions.heartbeatMs,
-      maxStreams: deps.consoleLive?.maxStreams ?? defaultLiveOptions.maxStreams,
+      maxStreams: maxHeld,
     },
     streams: liveStreams,
   });

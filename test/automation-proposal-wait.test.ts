@@ -2,7 +2,8 @@
 // decision 102) over real HTTP on real Postgres: the answer comes when a change of the proposal
 // commits, whoever wrote it; at once when the state already differs; after `wait` when nothing
 // changes; at once, answering the current state, when the app closes; and a change committed while
-// the process's LISTEN connection was lost is read once it listens again. Another account's proposal is refused as a missing one,
+// the process's LISTEN connection was lost is read once it listens again; a process without one
+// reads every second; a process holds at most its bound of waits. Another account's proposal is refused as a missing one,
 // before any wait; every parameter is checked; a wait is charged as the one request it is.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
@@ -150,11 +151,46 @@ describe('a blocking read of a proposal', () => {
     expect(await stateOf(await answer)).toBe('approved');
   });
 
+  /** Another API process on this database, served on loopback: its base URL and how to close it. */
+  async function otherApp(overrides: Parameters<typeof buildTestApp>[1]) {
+    const app = await buildTestApp(ctx.db.pool, overrides);
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const address = app.server.address();
+    return { app, base: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` };
+  }
+
+  it('holds at most the process bound of waits: one more is answered at once, unchanged', async () => {
+    const { app, base } = await otherApp({ consoleLive: { maxStreams: 1 } });
+    try {
+      const id = await propose();
+      const held = read(id, '?changedFrom=pending_review&wait=20', reviewerToken, base);
+      await sleep(300);
+      const extra = read(id, '?changedFrom=pending_review&wait=20', reviewerToken, base);
+      expect(await stillWaiting(extra, 2_000)).toBe(false);
+      expect(await stateOf(await extra)).toBe('pending_review');
+      expect(await stillWaiting(held, 100)).toBe(true);
+      await transitionProposal(ctx.db.pool, { proposalId: id, state: 'approved', actorAccountId: reviewerId });
+      expect(await stateOf(await held)).toBe('approved');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('without a LISTEN connection (live updates off) reads every second and still answers the change', async () => {
+    const { app, base } = await otherApp({ consoleLive: null });
+    try {
+      const id = await propose();
+      const answer = read(id, '?changedFrom=pending_review&wait=20', reviewerToken, base);
+      expect(await stillWaiting(answer, 300)).toBe(true);
+      await transitionProposal(ctx.db.pool, { proposalId: id, state: 'rejected', actorAccountId: reviewerId });
+      expect(await stateOf(await answer)).toBe('rejected');
+    } finally {
+      await app.close();
+    }
+  });
+
   it('answers every open wait at once, with the state unchanged, when the app closes', async () => {
-    const other = await buildTestApp(ctx.db.pool, {});
-    await other.listen({ host: '127.0.0.1', port: 0 });
-    const address = other.server.address();
-    const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const { app: other, base } = await otherApp({});
     const id = await propose();
     const answers = [read(id, '?changedFrom=pending_review&wait=30', reviewerToken, base), read(id, '?changedFrom=pending_review&wait=30', reviewerToken, base)];
     await sleep(300);
