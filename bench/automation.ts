@@ -38,7 +38,7 @@ export async function automationSuite(input: { db: DatabasePool; baseUrl: string
 
   const headers = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
   const proposalUrl = (id: string) => `${input.baseUrl}/api/dev/automation/proposals/${id}`;
-  // Follows the proposal as a client would: blocking reads from the state last seen (decision 102).
+  // Follows the proposal as a client would: blocking reads from the state last seen (decision 103).
   const wait = async (id: string, seen: string, states: string[]) => {
     for (let state = seen; ; ) {
       if (states.includes(state)) return state;

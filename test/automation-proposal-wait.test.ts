@@ -1,5 +1,5 @@
 // Following a proposal without polling (GET /api/dev/automation/proposals/:id?changedFrom=S&wait=N,
-// decision 102) over real HTTP on real Postgres: the answer comes when a change of the proposal
+// decision 103) over real HTTP on real Postgres: the answer comes when a change of the proposal
 // commits, whoever wrote it; at once when the state already differs; after `wait` when nothing
 // changes; at once, answering the current state, when the app closes; and a change committed while
 // the process's LISTEN connection was lost is read once it listens again; a process without one

@@ -1,4 +1,4 @@
-// Following a proposal without polling (decision 102): `GET /proposals/:id?changedFrom=S&wait=N`
+// Following a proposal without polling (decision 103): `GET /proposals/:id?changedFrom=S&wait=N`
 // answers once the proposal is no longer in state S, or after N seconds, whichever comes first — a
 // blocking read, as Consul's blocking queries or Kubernetes' watches give one. The wait hears the
 // database's own announcement of every change of a proposal row (migration 0023, the console's
