@@ -143,6 +143,19 @@ describe('vault import and export', () => {
     expect(first.events).toBe(noteFiles.length);
   });
 
+  it('answers with no index entry pending: each batch merges its GIN entries after its commit, the last before the import answers', async () => {
+    // gin_clean_pending_list says how many pending-list pages it merged: none are left to merge.
+    const left = await db.pool.anyFirst(sql.type(z.object({ pages: z.number() }))`
+      SELECT gin_clean_pending_list(i.indexrelid)::int AS pages FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam
+       WHERE i.indrelid = 'notes'::regclass AND am.amname = 'gin'`);
+    console.error('LEFT', left);
+    expect(left.length).toBeGreaterThan(0);
+    expect(left).toEqual(left.map(() => 0));
+    // And the entries are in the index: a word of the last batch is found.
+    expect(first.batches).toBeGreaterThan(2);
+    expect((await searchNotes(db.pool, target.vaultId, { query: 'Überschrift' })).results.map((r) => r.path)).toEqual(['Ünïcode/Ärger — 東京 📝.md']);
+  });
+
   it('exports the exact bytes of every note, file by file', async () => {
     const out = join(scratch, randomUUID(), 'export');
     const report = await exportVault(db.pool, { folder: out, mappingId: target.mappingId, accountId });
@@ -300,14 +313,14 @@ describe('refusals', () => {
     expect(await count('note_events', target.vaultId)).toBe(4);
   });
 
-  it('a file that changes while the import writes refuses its batch; committed batches stay and a re-run completes', async () => {
+  it('a file that changes after the check refuses its batch; committed batches stay and a re-run completes', async () => {
     const target = await personalMapping(db.pool, accountId);
     const folder = await makeFolder({ 'A.md': '# a\n', 'B.md': '# b\n', 'C.md': '# c\n', 'D.md': '# d\n' });
-    // After the first batch (A, B) commits, D becomes Latin-1 on disk (written synchronously, so
-    // before the second batch re-reads its files).
+    // Between the check and the writing, D becomes Latin-1 on disk (written synchronously, so before
+    // any batch re-reads its files; the second batch is read while the first is written).
     const refused = await refusal(
       importVault(db.pool, { folder, mappingId: target.mappingId, accountId, batchSize: 2 }, ({ phase, done }) => {
-        if (phase === 'write' && done === 2) writeFileSync(join(folder, 'D.md'), Buffer.from([0x64, 0xe9]));
+        if (phase === 'write' && done === 0) writeFileSync(join(folder, 'D.md'), Buffer.from([0x64, 0xe9]));
       }),
     );
     expect(refused.code).toBe('invalid_utf8');

@@ -638,22 +638,29 @@ export async function planImport(
 export type ImportBatchApplied = {
   /** Shared by the batch's events, like an API transaction's; null when the batch changed nothing. */
   transactionId: string | null;
+  /** The batch's GIN entries are left for the caller to merge (indexMerge 'by-caller', and the role may merge). */
+  mergePending: boolean;
   results: Array<ImportJudgement & { eventId: string | null }>;
 };
 
+/** A batch of imported notes checked and derived, before any database work (prepareImportBatch). */
+export type PreparedImportBatch = { readonly notes: ReadonlyArray<{ path: string; content: string }>; readonly derived: readonly DerivedNote[] };
+
+function refuseBatch(found: ImportProblem[], notes: number): AppError {
+  const sorted = [...found].sort((a, b) => a.index - b.index);
+  const first = sorted[0]!;
+  return new AppError(first.code as ErrorCode, `${sorted.length} of ${notes} notes cannot be imported; nothing in this batch was written. First: ${first.path}: ${first.message}`, {
+    extensions: { errors: sorted.map((p) => ({ pointer: `/notes/${p.index}`, path: p.path, message: p.message, code: p.code })) },
+  });
+}
+
 /**
- * Writes one batch of imported notes: all or nothing, in one transaction holding the vault lock,
- * with one provenance event per created or replaced note. Every note is checked and judged first
- * (under the lock, so a change since planImport is seen); any refusal writes nothing and names
- * every refused note. Identical notes are `unchanged` and record no event.
+ * Checks a batch of imported notes (bounds, paths, duplicates) and derives what is stored with each
+ * (title, links, revision): Node's share of a batch, with no database work, so a vault import
+ * prepares its next batch while Postgres writes the current one. Throws the batch's refusal, naming
+ * every refused note.
  */
-export async function applyImportBatch(
-  db: DatabasePool,
-  target: Target,
-  rawNotes: ReadonlyArray<{ path: string; content: string }>,
-  provenance: Provenance,
-  existing: ExistingPolicy,
-): Promise<ImportBatchApplied> {
+export function prepareImportBatch(rawNotes: ReadonlyArray<{ path: string; content: string }>): PreparedImportBatch {
   if (rawNotes.length > importLimits.maxBatchNotes) throw new AppError('transaction_too_large', `At most ${importLimits.maxBatchNotes} notes per batch; got ${rawNotes.length}.`);
   const problems: ImportProblem[] = [];
   const notes: Array<{ path: string; content: string }> = [];
@@ -672,19 +679,31 @@ export async function applyImportBatch(
   if (problems.length === 0 && total > importLimits.maxBatchContentBytes) {
     throw new AppError('transaction_too_large', `The batch carries ${total} bytes; the limit is ${importLimits.maxBatchContentBytes}.`);
   }
-  const refuse = (found: ImportProblem[]) => {
-    const sorted = [...found].sort((a, b) => a.index - b.index);
-    const first = sorted[0]!;
-    return new AppError(first.code as ErrorCode, `${sorted.length} of ${notes.length} notes cannot be imported; nothing in this batch was written. First: ${first.path}: ${first.message}`, {
-      extensions: { errors: sorted.map((p) => ({ pointer: `/notes/${p.index}`, path: p.path, message: p.message, code: p.code })) },
-    });
-  };
-  if (problems.length > 0) throw refuse(problems);
-  const derived = notes.map((n) => deriveNote(n.path, n.content));
+  if (problems.length > 0) throw refuseBatch(problems, notes.length);
+  return { notes, derived: notes.map((n) => deriveNote(n.path, n.content)) };
+}
+
+/**
+ * Writes one batch of imported notes: all or nothing, in one transaction holding the vault lock,
+ * with one provenance event per created or replaced note. Every note is checked and judged first
+ * (judged under the lock, so a change since planImport is seen); any refusal writes nothing and
+ * names every refused note. Identical notes are `unchanged` and record no event. The GIN entries of
+ * the batch are merged once, at its end: inside the transaction, or (`by-caller`, `mergePending`)
+ * by the caller after the commit, outside the vault lock, while its next batch is written.
+ */
+export async function applyImportBatch(
+  db: DatabasePool,
+  target: Target,
+  batch: ReadonlyArray<{ path: string; content: string }> | PreparedImportBatch,
+  provenance: Provenance,
+  existing: ExistingPolicy,
+  indexMerge: 'in-transaction' | 'by-caller' = 'in-transaction',
+): Promise<ImportBatchApplied> {
+  const { notes, derived } = 'derived' in batch ? batch : prepareImportBatch(batch);
   return db.transaction(async (tx) => {
     await lockVault(tx, target.vaultId);
     const plan = await planImport(tx, target, notes.map((n, i) => ({ path: n.path, revision: derived[i]!.revision })), existing);
-    if (plan.problems.length > 0) throw refuse(plan.problems);
+    if (plan.problems.length > 0) throw refuseBatch(plan.problems, notes.length);
     const judged = plan.judgements as ImportJudgement[];
     const writes: NoteWrite[] = judged.map((j, i) => ({
       path: j.path,
@@ -693,11 +712,11 @@ export async function applyImportBatch(
       operation: j.operation === 'kept' ? 'unchanged' : j.operation,
       beforeRevision: j.beforeRevision,
     }));
-    if (writes.every((w) => w.operation === 'unchanged')) return { transactionId: null, results: judged.map((j) => ({ ...j, eventId: null })) };
+    if (writes.every((w) => w.operation === 'unchanged')) return { transactionId: null, mergePending: false, results: judged.map((j) => ({ ...j, eventId: null })) };
     const transactionId = randomUUID();
     const deferred = await deferIndexMerges(tx);
     const eventIds = await writeMany(tx, target, writes, provenance, transactionId);
-    if (deferred) await mergeDeferredIndexEntries(tx);
-    return { transactionId, results: judged.map((j, i) => ({ ...j, eventId: eventIds[i]! })) };
+    if (deferred && indexMerge === 'in-transaction') await mergeDeferredIndexEntries(tx);
+    return { transactionId, mergePending: deferred && indexMerge === 'by-caller', results: judged.map((j, i) => ({ ...j, eventId: eventIds[i]! })) };
   });
 }

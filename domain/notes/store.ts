@@ -122,27 +122,28 @@ export async function upsertNotes(tx: Db, vaultId: string, notes: ReadonlyArray<
       frontmatter = excluded.frontmatter, links = excluded.links, link_keys = excluded.link_keys, updated_at = now()`);
 }
 
-// The GIN indexes of notes (search vector, content and path trigrams, link keys) take new entries
-// into a pending list and merge it into the index whenever it passes gin_pending_list_limit (4 MB
-// by default): for prose notes that is a merge every hundred notes or so, and the merges are most of
-// what a bulk write costs (~80% for notes of 2 KB, the content trigrams above all). A bulk writer
+// The GIN indexes of notes (search vector, path trigrams, link keys; and the substring index's
+// content trigrams in note_substring_docs) take new entries into a pending list and merge it into
+// the index whenever it passes gin_pending_list_limit (4 MB by default): for prose notes that is a
+// merge every hundred notes or so, and the merges are most of what a bulk write costs. A bulk writer
 // may instead collect a whole batch and merge once, sorted, at its end: about twice as fast. The
 // merge (gin_clean_pending_list) needs the role that owns the indexes, as VACUUM does; a role that
 // does not own them keeps the default. Nothing changes for readers: a pending entry is found too.
-const notesGinIndexes = sql.fragment`
+export type GinIndexedTable = 'notes' | 'note_substring_docs';
+const ginIndexesOf = (table: GinIndexedTable) => sql.fragment`
   SELECT i.indexrelid AS oid, c.relowner FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam
-   WHERE i.indrelid = 'notes'::regclass AND am.amname = 'gin'`;
+   WHERE i.indrelid = ${table}::regclass AND am.amname = 'gin'`;
 
-/** Defers this transaction's GIN merges to mergeDeferredIndexEntries; false when the role may not merge. */
-export async function deferIndexMerges(tx: Db): Promise<boolean> {
+/** Defers this transaction's GIN merges on `table` to mergeDeferredIndexEntries; false when the role may not merge. */
+export async function deferIndexMerges(tx: Db, table: GinIndexedTable = 'notes'): Promise<boolean> {
   return tx.oneFirst(sql.type(z.object({ deferred: z.boolean() }))`
     SELECT CASE WHEN bool_and(pg_has_role(g.relowner, 'USAGE')) THEN set_config('gin_pending_list_limit', '1GB', true) IS NOT NULL ELSE false END AS deferred
-      FROM (${notesGinIndexes}) g`);
+      FROM (${ginIndexesOf(table)}) g`);
 }
 
-/** Merges the pending entries of the notes' GIN indexes (every writer's, not only this transaction's). */
-export async function mergeDeferredIndexEntries(tx: Db): Promise<void> {
-  await tx.query(sql.type(z.object({ merged: z.number() }))`SELECT count(gin_clean_pending_list(g.oid))::int AS merged FROM (${notesGinIndexes}) g`);
+/** Merges the pending entries of `table`'s GIN indexes (every writer's, not only this transaction's). */
+export async function mergeDeferredIndexEntries(tx: Db, table: GinIndexedTable = 'notes'): Promise<void> {
+  await tx.query(sql.type(z.object({ merged: z.number() }))`SELECT count(gin_clean_pending_list(g.oid))::int AS merged FROM (${ginIndexesOf(table)}) g`);
 }
 
 /** Copies the live note into the trash, removes it, and returns the trash id (one transaction). */
