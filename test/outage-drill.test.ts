@@ -9,8 +9,10 @@
 // its SDK would: one Idempotency-Key per logical request, the same key again after a 503 or a network
 // error and on the other API, and sometimes again after a 200 (an answer it lost); the model provider
 // is a scripted OpenAI-compatible server on loopback.
+// A partner also uploads audio, four at a time on one organization, retrying with the same key.
 // Afterwards every acknowledged event reached every subscribed endpoint, every proposal was reviewed
 // and executed once with one receipt, every acknowledged write is there once (one event), every
+// acknowledged upload is stored once and the organization's storage counts exactly those, every
 // generation settled once (one reservation, one model call,
 // replays for the rest) and the organization's committed spend is exactly its receipts, nothing is
 // left pending or running, every refusal was a 503 with Retry-After, never a 500, and a reviewer
@@ -33,6 +35,7 @@ import type { TestDatabase } from './support/database.ts';
 import { openConsoleStream } from './support/console.ts';
 import { workspaceWithReviewer } from './support/fixtures.ts';
 import { generateBody, orgLedger, setBudget } from './support/intelligence.ts';
+import { audioFixture } from './support/media.ts';
 import { buildRuntimeChain } from './support/product-runtime.ts';
 import type { RuntimeChain } from './support/product-runtime.ts';
 import { ScriptedProvider, scriptedProviderEnv } from './support/scripted-provider.ts';
@@ -205,6 +208,62 @@ async function writeNotes(n: number) {
   );
 }
 
+// ---- a partner's backend uploading audio (Product Runtime media) -------------------------------
+
+const audio = audioFixture('tone-3s.webm');
+/** Acknowledged uploads: the mediaId each key was answered with (every answer of a key must agree). */
+const uploaded = new Map<string, string>();
+const uploadConflicts: string[] = [];
+const uploadAnswers: Answer[] = [];
+
+/** Four uploads at a time on the partner's organization, so each API claims them together (decision 108). */
+async function uploadAudios(n: number) {
+  await Promise.all(
+    Array.from({ length: 4 }, async (_, j) => {
+      const key = `drill-upload-${n}-${j}-${randomUUID()}`;
+      // A tick's first tries go to one API (so they wait for each other's statement there), retries to the other.
+      for (let attempt = 0, deadline = Date.now() + 120_000; ; attempt++) {
+        const api = apis[(n + attempt) % apis.length]!;
+        let status = 0;
+        let json: Record<string, unknown> = {};
+        let retryAfter: string | null = null;
+        try {
+          const res = await fetch(`${api}/api/product/v1/intelligence/education/media/audio`, {
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${runtime.secret}`,
+              'x-service-runtime-version': '1',
+              'content-type': 'application/octet-stream',
+              'idempotency-key': key,
+              'x-media-reference': `drill ${n}-${j}`,
+              'x-media-duration-seconds': '3',
+            },
+            body: audio,
+            signal: AbortSignal.timeout(30_000),
+          });
+          status = res.status;
+          retryAfter = res.headers.get('retry-after');
+          json = (await res.json()) as Record<string, unknown>;
+        } catch {
+          status = 0;
+        }
+        const answer = { status, code: typeof json['code'] === 'string' ? json['code'] : null, retryAfter, phase };
+        answers.push(answer);
+        uploadAnswers.push(answer);
+        if (status === 200 || status === 201) {
+          const mediaId = (json['data'] as { mediaId: string }).mediaId;
+          if (uploaded.has(key) && uploaded.get(key) !== mediaId) uploadConflicts.push(`${key}: ${uploaded.get(key)} then ${mediaId}`);
+          uploaded.set(key, mediaId);
+          return;
+        }
+        if (status !== 0 && status !== 503 && json['code'] !== 'idempotency_in_flight') throw new Error(`upload ${key} answered ${status} ${JSON.stringify(json)}`);
+        if (Date.now() > deadline) throw new Error(`upload ${key} never acknowledged (last ${status})`);
+        await new Promise((r) => setTimeout(r, Math.min(2_000, 1_000 * (Number(retryAfter) || 1))));
+      }
+    }),
+  );
+}
+
 // ---- clients that behave like a partner SDK (metered generations) -------------------------------
 
 type GenerateAnswer = Answer & { key: string; replayed: boolean | null; generationId: string | null; outcome: string | null; cost: number | null };
@@ -326,7 +385,7 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
       const work: Promise<void>[] = [];
       while (loading) {
         const i = n++;
-        work.push(i % 3 === 0 ? proposeAndApprove(i) : ingestEvent(i), writeNotes(i));
+        work.push(i % 3 === 0 ? proposeAndApprove(i) : ingestEvent(i), writeNotes(i), uploadAudios(i));
         await new Promise((r) => setTimeout(r, 250));
       }
       await Promise.all(work);
@@ -430,6 +489,20 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
     expect(writes.map((w) => w.path).sort()).toEqual([...writtenPaths].sort());
     for (const w of writes) expect(w, w.path).toMatchObject({ events: 1, content: `# ${w.path.slice('Group/'.length, -'.md'.length)}\n` });
     expect(writtenPaths.length).toBeGreaterThan(40);
+    // Every acknowledged upload is stored once, under the mediaId every answer of its key gave, and
+    // the organization's storage counts exactly the stored uploads, whichever statement claimed them.
+    expect(uploadConflicts).toEqual([]);
+    expect(uploaded.size).toBeGreaterThan(40);
+    expect(uploadAnswers.filter((a) => a.phase === 'postgres-down' && a.status === 503).length).toBeGreaterThan(0);
+    const media = await db.pool.any(sql.type(z.object({ id: z.uuid(), reference: z.string(), state: z.string() }))`
+      SELECT id, reference, state FROM media_objects WHERE organization_id = ${runtime.organizationId}`);
+    expect(media.filter((m) => m.state !== 'stored')).toEqual([]);
+    // Some were claimed together (one statement's records share its timestamp).
+    expect(await db.pool.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
+      SELECT count(DISTINCT created_at) AS n FROM media_objects WHERE organization_id = ${runtime.organizationId}`)).toBeLessThan(uploaded.size);
+    expect(media.map((m) => m.id).sort()).toEqual([...uploaded.values()].sort());
+    expect(await db.pool.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
+      SELECT used_bytes AS n FROM organization_media_storage WHERE organization_id = ${runtime.organizationId}`)).toBe(uploaded.size * audio.length);
     // Nothing is left for the relay.
     await waitFor('no pending start', async () => (await db.pool.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM workflow_start_intents WHERE started_at IS NULL`)) === 0, 30_000);
     // The APIs' substring indexers came through the Postgres outage: every note written is indexed at its revision (decision 106).

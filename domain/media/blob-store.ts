@@ -38,6 +38,8 @@ export type SameDatabasePut = {
    * `blob_key` of each row of `keys` (a relation of that statement; none for none), RETURNING blob_key.
    */
   statement(keys: FragmentSqlToken, bytes: Uint8Array): FragmentSqlToken;
+  /** The same for many objects: `rows` is a relation of the caller's statement with `blob_key` and `bytes`. */
+  statementForRows(rows: FragmentSqlToken): FragmentSqlToken;
   /** A failure of the caller's statement as this store's put would have reported it. */
   failure(error: unknown): BlobStoreError;
 };

@@ -45,6 +45,7 @@ import { inspectAudio } from './audio-inspection.ts';
 import { checkDuration } from './upload-rules.ts';
 import { BlobStoreError } from './blob-store.ts';
 import type { BlobOperationOptions, BlobRange, BlobStore, SameDatabasePut } from './blob-store.ts';
+import type { UploadClaims } from './upload-claims.ts';
 
 /** Who acts: the admitted runtime caller. */
 export type MediaCaller = { organizationId: string; installationId: string; servicePrincipalId: string; requestId: string };
@@ -128,7 +129,7 @@ function toRecord(row: MediaRow): AudioMediaRecord {
 const sha256Hex = (bytes: Uint8Array | string) => createHash('sha256').update(bytes).digest('hex');
 
 /** The organization's `mediaStorageBytes` (default 500 MiB), read where it is enforced. */
-const storageLimit = (organizationId: string) => sql.fragment`
+export const storageLimit = (organizationId: string) => sql.fragment`
   (SELECT coalesce((o.settings #>> '{productRuntime,mediaStorageBytes}')::bigint, ${DEFAULT_MEDIA_STORAGE_BYTES}::bigint)
      FROM organizations o WHERE o.id = ${organizationId})`;
 
@@ -154,6 +155,8 @@ export async function uploadAudio(
   store: BlobStore,
   caller: MediaCaller,
   upload: AudioUploadRequest,
+  /** The process's group claims (upload-claims.ts); without them each upload is claimed alone. */
+  claims?: UploadClaims,
 ): Promise<{ media: AudioMediaRecord; replayed: boolean; storage: MediaStorage }> {
   const sha256 = sha256Hex(upload.bytes);
   const keyHash = sha256Hex(upload.idempotencyKey);
@@ -170,7 +173,13 @@ export async function uploadAudio(
 
   // 1. claim the key and the storage, or find what the key already did. At most twice: a key whose
   // earlier upload is unconfirmed is re-checked, and once the store confirms, claimed afresh.
-  let claimed = await claim(db, caller, upload, input);
+  // The key its bytes are stored under, if this upload is the one its Idempotency-Key stores.
+  const newBlobKey = randomUUID();
+  const { put } = input;
+  let claimed =
+    claims && put
+      ? await claims.claim(caller, upload, { ...input, put }, newBlobKey, () => claim(db, caller, upload, input, newBlobKey))
+      : await claim(db, caller, upload, input, newBlobKey);
   if (claimed.kind === 'existing' && claimed.existing.fingerprint === fingerprint && isUnconfirmed(claimed.existing)) {
     const { existing } = claimed;
     const confirmed = await store.delete(existing.blobKey, deadline.main()).then(
@@ -179,7 +188,7 @@ export async function uploadAudio(
     );
     if (confirmed !== true) throw outcomeUnknown(confirmed, existing.size);
     await releaseClaim(db, existing.id);
-    claimed = await claim(db, caller, upload, input);
+    claimed = await claim(db, caller, upload, input, randomUUID());
   }
 
   if (claimed.kind === 'existing') {
@@ -231,7 +240,7 @@ export async function uploadAudio(
   return { media: toRecord(row), replayed: false, storage: { limitBytes, usedBytes, availableBytes: Math.max(0, limitBytes - usedBytes) } };
 }
 
-type ClaimInput = {
+export type ClaimInput = {
   keyHash: string;
   fingerprint: string;
   sha256: string;
@@ -270,7 +279,7 @@ const STORAGE_COUNTER_CHECK = 'organization_media_storage_used_bytes_check';
  * and 3 are part of step 1, all or nothing. No transaction waits on bytes in flight: they arrive
  * with the statement, before it runs.
  */
-async function claim(db: DatabasePool, caller: MediaCaller, upload: AudioUploadRequest, c: ClaimInput) {
+async function claim(db: DatabasePool, caller: MediaCaller, upload: AudioUploadRequest, c: ClaimInput, blobKey: string) {
   const limit = storageLimit(caller.organizationId);
   const stored = c.put !== undefined;
   // The bytes' write runs before the reservation: the reservation reads its result.
@@ -284,7 +293,7 @@ async function claim(db: DatabasePool, caller: MediaCaller, upload: AudioUploadR
           INSERT INTO media_objects (organization_id, installation_id, idempotency_key_hash, request_fingerprint, reference, storage_backend, blob_key,
                                      media_type, container, codec, size_bytes, sha256, declared_duration_ms, container_duration_ms, duration_source,
                                      created_by_principal_id, created_request_id, state, stored_at)
-          VALUES (${caller.organizationId}, ${caller.installationId}, ${c.keyHash}, ${c.fingerprint}, ${upload.reference}, ${c.backend}, ${randomUUID()},
+          VALUES (${caller.organizationId}, ${caller.installationId}, ${c.keyHash}, ${c.fingerprint}, ${upload.reference}, ${c.backend}, ${blobKey},
                   ${c.inspection.mediaType}, ${c.inspection.container}, ${c.inspection.codec}, ${c.size}, ${c.sha256}, ${upload.declaredDurationMs}, ${c.containerMs},
                   ${c.inspection.durationSource}, ${caller.servicePrincipalId}, ${caller.requestId},
                   ${stored ? 'stored' : 'storing'}, ${stored ? sql.fragment`now()` : sql.fragment`NULL`})

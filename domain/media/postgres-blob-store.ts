@@ -28,6 +28,7 @@ export function createPostgresBlobStore(db: DatabasePool): BlobStore {
   const sameDatabasePut: SameDatabasePut = {
     db,
     statement: (keys, bytes) => sql.fragment`INSERT INTO media_blobs (blob_key, bytes) SELECT blob_key, ${binary(bytes)} FROM ${keys} ${replace}`,
+    statementForRows: (rows) => sql.fragment`INSERT INTO media_blobs (blob_key, bytes) SELECT blob_key, bytes FROM ${rows} ${replace}`,
     failure: (error) => failure('put', error),
   };
   return {

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { AUDIO_UPLOAD_CONTENT_TYPES, audioUploadSchema, envelope, MEDIA_HEADERS, MEDIA_LIMITS } from '@hosted-notes/runtime-sdk';
 import { AppError } from '../../../../domain/errors.ts';
 import { deleteAudio, findAudio, getAudio, listAudio, uploadAudio } from '../../../../domain/media/library.ts';
+import { UploadClaims } from '../../../../domain/media/upload-claims.ts';
 import type { BlobStore } from '../../../../domain/media/blob-store.ts';
 import { parseDeclaredDuration, parseReference } from '../../../../domain/media/upload-rules.ts';
 import { headerValue } from '../../shared/headers.ts';
@@ -55,6 +56,8 @@ function mediaHeaders(reply: FastifyReply, etag: string): FastifyReply {
 }
 
 export const mediaRoutes: FastifyPluginAsyncZod<MediaRouteDeps> = async (app, { db, mediaStore }) => {
+  // This app's group claims: concurrent uploads of one organization share a statement (decision 108).
+  const claims = new UploadClaims(db);
   // The body of an upload is the audio itself, read as a Buffer: Fastify counts the bytes as they
   // arrive and refuses the 3 MiB + 1st (413) without buffering more.
   app.addContentTypeParser([...AUDIO_UPLOAD_CONTENT_TYPES], { parseAs: 'buffer', bodyLimit: MEDIA_LIMITS.maxAudioBytes }, (_request, body, done) => done(null, body));
@@ -106,7 +109,7 @@ export const mediaRoutes: FastifyPluginAsyncZod<MediaRouteDeps> = async (app, { 
       const body = request.body;
       // No body at all (no bytes parsed) is an empty upload, refused by the inspection like zero bytes.
       const bytes = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
-      const result = await uploadAudio(db, mediaStore, runtimeCaller(request), { ...metadata, bytes });
+      const result = await uploadAudio(db, mediaStore, runtimeCaller(request), { ...metadata, bytes }, claims);
       const answer = envelope('service.media-audio', { ...result.media, replayed: result.replayed, storage: result.storage });
       if (result.replayed) return reply.code(200).header('idempotent-replayed', 'true').send(answer);
       return reply.code(201).header('location', `${request.url.split('?')[0]!.replace(/\/audio$/, '')}/${result.media.mediaId}`).send(answer);
