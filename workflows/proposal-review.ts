@@ -4,7 +4,19 @@
 // and are imported by the API.
 import { context } from '@opentelemetry/api';
 import type { Context } from '@opentelemetry/api';
-import { allHandlersFinished, ApplicationFailure, condition, defineQuery, defineUpdate, patched, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  defineQuery,
+  defineUpdate,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import type { ProposalState as State } from '../domain/automation/proposal-states.ts';
 // The decision rule is the domain's (pure, shared with the API's pre-check; listed workflow-safe in eslint.config.js).
@@ -37,6 +49,13 @@ export type ReviewInput = {
   actingForAccountId: string | null;
   expiresInMs: number;
   openedAs?: 'pending_review' | 'rejected';
+  /**
+   * 'changes' (decision 109): the start set ProposalState to the state the proposal was stored in, so
+   * the review upserts it only where it changes what an operator can see: not for the state the
+   * start set, and not for `approved`, which the same workflow task replaces with `executing`.
+   * Absent (starts from before): every step upserts, as those histories recorded.
+   */
+  stateAttribute?: 'changes';
 };
 
 export type { Reviewer };
@@ -88,7 +107,8 @@ export async function proposalReview(input: ReviewInput): Promise<string> {
   // the input alone, so every history replays the commands it recorded.
   const opened = input.openedAs ? { state: input.openedAs } : await stateWrites.openReview(input.proposalId);
   state = opened.state;
-  upsertSearchAttributes([{ key: ProposalState, value: state }]);
+  const changesOnly = input.stateAttribute === 'changes';
+  if (!changesOnly || workflowInfo().typedSearchAttributes.get(ProposalState) !== state) upsertSearchAttributes([{ key: ProposalState, value: state }]);
   if (opened.state === 'rejected') {
     // A decision that arrived while the policy ran is answered (not pending) before the review closes.
     await condition(allHandlersFinished);
@@ -105,13 +125,15 @@ export async function proposalReview(input: ReviewInput): Promise<string> {
 
   async function settle(made: Decision): Promise<string> {
     const decided = decisionTransition(input.proposalId, made.decision, made.reviewer.accountId, made.reason);
-    if (!patched(DECISION_AFTER_ACCEPTANCE)) {
+    // A start asking for state changes (decision 109) is newer than the patch: no marker to record.
+    if (!changesOnly && !patched(DECISION_AFTER_ACCEPTANCE)) {
       // A run from before decision 94: the decision was written by a local activity.
       await move(decided.state, decided);
       return decided.state === 'rejected' ? state : execute(made, undefined);
     }
     state = decided.state;
-    upsertSearchAttributes([{ key: ProposalState, value: state }]);
+    // An approval moves on to `executing` in this same task (runForge upserts it).
+    if (!changesOnly || decided.state === 'rejected') upsertSearchAttributes([{ key: ProposalState, value: state }]);
     if (decided.state === 'rejected') {
       await recordedStateWrites.transitionProposal(decided);
       return state;

@@ -5,6 +5,7 @@
 // the same workflow. The HTTP side (the API's pre-check, receipts, undo) is in automation-proposals.test.ts.
 import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError, WorkflowUpdateStage } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { decideUpdate, stateQuery } from '../../workflows/proposal-review.ts';
@@ -27,6 +28,17 @@ async function refusal(promise: Promise<unknown>): Promise<string | undefined> {
   const cause = (error as WorkflowUpdateFailedError).cause;
   expect(cause).toBeInstanceOf(ApplicationFailure);
   return (cause as ApplicationFailure).type ?? undefined;
+}
+
+/** The ProposalState values the workflow upserted, in its history's order. */
+async function upsertedStates(handle: WorkflowHandle): Promise<string[]> {
+  const { events } = await handle.fetchHistory();
+  return (events ?? [])
+    .flatMap((e) => {
+      const field = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.['ProposalState'];
+      return field ? [field] : [];
+    })
+    .map((payload) => JSON.parse(Buffer.from(payload.data ?? new Uint8Array()).toString('utf8')) as string);
 }
 
 /** The stubs with their first step counted (it answers pending review). */
@@ -212,6 +224,40 @@ describe('proposal review workflow', () => {
     });
     expect(openings).toEqual([]);
     expect(calls.executions).toEqual([{ kind: 'apply', actorAccountId: approver.accountId }]);
+  });
+
+  // The API's starts set ProposalState and ask for upserts of its changes only (decision 109).
+  it('a review started with stateAttribute "changes" upserts ProposalState only where it changes: executing and executed for an approval', async () => {
+    const { activities } = stubs();
+    const approver = reviewer();
+    await temporal.run(activities, async (run) => {
+      const approved = await startReview(run, reviewInput({ openedAs: 'pending_review', stateAttribute: 'changes' }));
+      await opened(approved);
+      expect(await proposalStateOf(approved)).toBe('pending_review');
+      expect(await upsertedStates(approved)).toEqual([]);
+      await approved.executeUpdate(decideUpdate, { args: decide('approve', approver) });
+      expect(await approved.result()).toBe('executed');
+      expect(await upsertedStates(approved)).toEqual(['executing', 'executed']);
+      expect(await proposalStateOf(approved)).toBe('executed');
+
+      const rejected = await startReview(run, reviewInput({ openedAs: 'pending_review', stateAttribute: 'changes' }));
+      await opened(rejected);
+      await rejected.executeUpdate(decideUpdate, { args: decide('reject', approver, 'no') });
+      expect(await rejected.result()).toBe('rejected');
+      expect(await upsertedStates(rejected)).toEqual(['rejected']);
+      expect(await proposalStateOf(rejected)).toBe('rejected');
+
+      const policyRejected = await startReview(run, reviewInput({ openedAs: 'rejected', stateAttribute: 'changes' }));
+      expect(await policyRejected.result()).toBe('rejected');
+      expect(await upsertedStates(policyRejected)).toEqual([]);
+      expect(await proposalStateOf(policyRejected)).toBe('rejected');
+      // Without the flag (a start from before), every step upserts, as its history recorded.
+      const before = await startReview(run, reviewInput({ openedAs: 'pending_review' }));
+      await opened(before);
+      await before.executeUpdate(decideUpdate, { args: decide('approve', approver) });
+      await before.result();
+      expect(await upsertedStates(before)).toEqual(['pending_review', 'approved', 'executing', 'executed']);
+    });
   });
 
   it('a review started as opened rejected closes at once, without a first step', async () => {

@@ -62,7 +62,8 @@ export const startReview = ({ client, taskQueue }: TimeSkippingRun, input: Revie
     taskQueue,
     workflowId: reviewWorkflowId(input.proposalId),
     args: [input],
-    typedSearchAttributes: attributes(randomUUID(), 'proposed', input.proposerAccountId),
+    // As the API starts it: the state the proposal is stored in.
+    typedSearchAttributes: attributes(randomUUID(), input.openedAs ?? 'proposed', input.proposerAccountId),
   });
 
 export const startUndo = ({ client, taskQueue }: TimeSkippingRun, proposalId: string, actorAccountId: string) =>

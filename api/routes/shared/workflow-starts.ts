@@ -62,6 +62,8 @@ export function reviewStartOptions(taskQueue: string, proposal: Proposal) {
         expiresInMs: Math.max(0, Date.parse(proposal.expiresAt) - Date.parse(proposal.createdAt)),
         // Opened with the proposal (decision 96): the review needs no first step to learn it (decision 105).
         ...(proposal.state === 'pending_review' || proposal.state === 'rejected' ? { openedAs: proposal.state } : {}),
+        // ProposalState is set below; the review upserts only its changes (decision 109).
+        stateAttribute: 'changes',
       },
     ] as [ReviewInput],
     typedSearchAttributes: [

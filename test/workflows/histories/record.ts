@@ -185,6 +185,28 @@ try {
     await save('proposal-review.opened-at-start.policy-rejected', handle);
   });
 
+  // Since the start sets ProposalState and the review upserts only its changes (decision 109).
+  await run(stubs().activities, async (r) => {
+    const handle = await startReview(r, { ...review(13), openedAs: 'pending_review', stateAttribute: 'changes' });
+    await opened(handle);
+    await save('proposal-review.state-changes.pending', handle);
+    await handle.executeUpdate(decideUpdate, { args: [{ decision: 'approve', reviewer, reason: null }] });
+    await handle.result();
+    await save('proposal-review.state-changes.executed', handle);
+  });
+  await run(stubs().activities, async (r) => {
+    const handle = await startReview(r, { ...review(14), openedAs: 'pending_review', stateAttribute: 'changes' });
+    await opened(handle);
+    await handle.executeUpdate(decideUpdate, { args: [{ decision: 'reject', reviewer, reason: 'not now' }] });
+    await handle.result();
+    await save('proposal-review.state-changes.rejected', handle);
+  });
+  await run(stubs().activities, async (r) => {
+    const handle = await startReview(r, { ...review(15), openedAs: 'rejected', stateAttribute: 'changes' });
+    await handle.result();
+    await save('proposal-review.state-changes.policy-rejected', handle);
+  });
+
   await run(stubs({ execute: async () => 'tx-undo' }).activities, async (r) => {
     const handle = await startUndo(r, proposalId(7), reviewer.accountId);
     await handle.result();
