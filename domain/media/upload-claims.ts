@@ -128,6 +128,11 @@ async function claimMany(db: DatabasePool, organizationId: string, batch: Readon
   const limit = storageLimit(organizationId);
   const column = <T extends string | number | Buffer | null>(of: (w: Waiting<unknown>) => T) => batch.map(of);
   const put = batch[0]!.input.put;
+  // Every upload's bytes in one binary parameter, each sliced out by its offset: sent as they are,
+  // where an array of bytea would travel hex-encoded (twice the bytes, encoded and decoded).
+  const bytes = Buffer.concat(batch.map((w) => w.upload.bytes));
+  const offsets: number[] = [];
+  batch.reduce((offset, w) => (offsets.push(offset), offset + w.upload.bytes.byteLength), 0);
   const rows = await db.any(sql.type(storedRow)`
     WITH input AS (
       SELECT * FROM unnest(
@@ -138,10 +143,9 @@ async function claimMany(db: DatabasePool, organizationId: string, batch: Readon
         ${sql.array(column((w) => w.input.size), 'int4')}, ${sql.array(column((w) => w.input.sha256), 'text')},
         ${sql.array(column((w) => w.upload.declaredDurationMs), 'int4')}, ${sql.array(column((w) => w.input.containerMs), 'int4')},
         ${sql.array(column((w) => w.input.inspection.durationSource), 'text')}, ${sql.array(column((w) => w.caller.servicePrincipalId), 'uuid')},
-        ${sql.array(column((w) => w.caller.requestId), 'text')},
-        ${sql.array(column((w) => Buffer.from(w.upload.bytes.buffer, w.upload.bytes.byteOffset, w.upload.bytes.byteLength)), 'bytea')}
+        ${sql.array(column((w) => w.caller.requestId), 'text')}, ${sql.array(offsets, 'int4')}
       ) WITH ORDINALITY AS i(installation_id, key_hash, fingerprint, reference, blob_key, media_type, container, codec, size_bytes, sha256,
-                             declared_ms, container_ms, duration_source, principal_id, request_id, bytes, ord)
+                             declared_ms, container_ms, duration_source, principal_id, request_id, byte_offset, ord)
     ),
     claimed AS (
       INSERT INTO media_objects (organization_id, installation_id, idempotency_key_hash, request_fingerprint, reference, storage_backend, blob_key,
@@ -154,7 +158,8 @@ async function claimMany(db: DatabasePool, organizationId: string, batch: Readon
       ON CONFLICT (installation_id, idempotency_key_hash) DO NOTHING
       RETURNING id, blob_key, size_bytes, created_at
     ),
-    put AS (${put.statementForRows(sql.fragment`(SELECT c.blob_key, i.bytes FROM claimed c JOIN input i ON i.blob_key = c.blob_key) AS r`)}),
+    put AS (${put.statementForRows(sql.fragment`(SELECT c.blob_key, substring(${sql.binary(bytes)}::bytea FROM i.byte_offset + 1 FOR i.size_bytes) AS bytes
+                                                    FROM claimed c JOIN input i ON i.blob_key = c.blob_key) AS r`)}),
     total AS (
       SELECT count(*) AS uploads, coalesce(sum(c.size_bytes), 0)::bigint AS bytes FROM claimed c JOIN put ON put.blob_key = c.blob_key
     ),
