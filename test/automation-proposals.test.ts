@@ -139,6 +139,27 @@ describe('review', () => {
     expect((await reviewer.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: {} })).data.code).toBe('proposal_not_pending');
   });
 
+  // Between the decision's read (pending in the database) and its update-with-start, the review can
+  // end without the database hearing of it yet (here: terminated by an operator). The start of the
+  // update-with-start is refused (the closed run is never started again) and the answer is 409.
+  it('answers proposal_not_pending when the review ended after the read, and starts no second review', async () => {
+    const created = await propose({ kind: 'note.write', mappingId, path: 'Auto/Ended.md', content: 'ended' });
+    const id = created.data.id as string;
+    await waitForState(id, ['pending_review']);
+    const client = new Client({ connection: clientConnection, namespace: 'default' });
+    await client.workflow.getHandle(`proposal-review-${id}`).terminate('an operator ended the review');
+    const refused = await reviewer.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: {} });
+    expect(refused.statusCode).toBe(409);
+    expect(refused.data).toMatchObject({ code: 'proposal_not_pending' });
+    const runs: string[] = [];
+    for await (const wf of client.workflow.list({ query: `WorkflowId = "proposal-review-${id}"` })) runs.push(wf.runId);
+    expect(runs).toHaveLength(1);
+    // Nothing was decided or executed.
+    const after = (await proposer.request('GET', `/api/dev/automation/proposals/${id}`)).data;
+    expect(after.state).toBe('pending_review');
+    expect(after.receipt ?? null).toBeNull();
+  });
+
   it('lets policy reject a target outside the workspace before review', async () => {
     const own = await accountWithToken(db.pool, 'team');
     const vault = await createVault(db.pool, { name: 'Private', ownerAccountId: own.account.id });
