@@ -7,7 +7,8 @@ import { revisionOf } from '../domain/notes/markdown.ts';
 import type { TestDatabase } from './support/database.ts';
 import { useCaller } from './support/harness.ts';
 import type { DevClient } from './support/dev-client.ts';
-import { personalMapping } from './support/fixtures.ts';
+import { devClient } from './support/dev-client.ts';
+import { accountWithToken, personalMapping } from './support/fixtures.ts';
 
 let db: TestDatabase;
 let api: DevClient;
@@ -165,25 +166,32 @@ describe('racing revisions', () => {
   });
 
   it('never lets a since-cursor skip an event while parallel writers commit', async () => {
-    const { mappingId } = await personalMapping(db.pool, accountId);
+    // An account of its own: the reader polls without pause, and with the file's other tests in the
+    // same calendar minute the account's 600 requests a minute could run out (applies refused 429).
+    const own = await accountWithToken(db.pool, 'team');
+    const client = devClient(caller.app, own.token);
+    const { mappingId } = await personalMapping(db.pool, own.account.id);
     const seen: string[] = [];
     let cursor: string | undefined;
     let writing = true;
     const reader = (async () => {
       // Poll the feed the way a sync client would, while the writes land.
       while (writing || seen.length < 30) {
-        const page = await api.events(mappingId, `${cursor ? `&since=${cursor}` : ''}&limit=7`);
+        const page = await client.events(mappingId, `${cursor ? `&since=${cursor}` : ''}&limit=7`);
+        expect(page.statusCode, page.body).toBe(200);
         seen.push(...(page.data.events as Array<{ path: string }>).map((e) => e.path));
         cursor = page.data.nextCursor as string;
         if (!writing && page.data.events.length === 0) break;
       }
     })();
-    await Promise.all(Array.from({ length: 30 }, (_, i) => api.apply({ mappingId, path: `Order/N${i}.md`, content: `${i}` })));
+    const applied = await Promise.all(Array.from({ length: 30 }, (_, i) => client.apply({ mappingId, path: `Order/N${i}.md`, content: `${i}` })));
     writing = false;
+    // Every write was acknowledged, so every one of them must reach the reader.
+    expect(applied.map((r) => r.statusCode)).toEqual(applied.map(() => 201));
     await reader;
     expect(seen).toHaveLength(30);
     expect(new Set(seen).size).toBe(30);
-    const events = (await api.events(mappingId, '&limit=1000')).data.events as Array<{ id: string; occurredAt: string }>;
+    const events = (await client.events(mappingId, '&limit=1000')).data.events as Array<{ id: string; occurredAt: string }>;
     const ids = events.map((e) => Number(e.id));
     expect(ids).toEqual(Array.from({ length: 30 }, (_, i) => i + 1)); // per vault, gap-free, commit order
     const times = events.map((e) => Date.parse(e.occurredAt));
