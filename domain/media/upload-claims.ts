@@ -24,64 +24,48 @@ import { isoTimestamp } from '../../db/row-schemas.ts';
 import type { AudioUploadRequest, ClaimInput, MediaCaller } from './library.ts';
 import { storageLimit } from './library.ts';
 import type { SameDatabasePut } from './blob-store.ts';
+import { Turns } from '../turns.ts';
+import type { TurnItem, TurnLimits } from '../turns.ts';
 
 export const uploadClaimLimits = {
   /** Uploads in one statement. */
-  maxUploads: 100,
+  maxItems: 100,
   /** Their bytes in one statement (a single larger upload still goes, alone). */
   maxBytes: 8 * 1024 * 1024,
-} as const;
+} as const satisfies TurnLimits;
 
 /** What a group claim gives an upload it stored: library.ts's `stored` claim. */
 export type StoredClaim = { kind: 'stored'; row: { id: string; createdAt: string; limitBytes: number; usedBytes: number } };
 
-type Waiting<R> = {
+type Waiting = TurnItem & {
   caller: MediaCaller;
   upload: AudioUploadRequest;
   input: ClaimInput & { put: SameDatabasePut };
   blobKey: string;
   /** The claim of this upload alone (library.ts `claim`). */
-  alone: () => Promise<R>;
-  resolve: (claim: R | StoredClaim) => void;
-  reject: (error: unknown) => void;
+  alone: () => Promise<unknown>;
+  resolve: (claim: unknown) => void;
 };
 
 export class UploadClaims {
   readonly #db: DatabasePool;
-  /** Per organization: the uploads waiting for the statement after the running one. */
-  readonly #waiting = new Map<string, Array<Waiting<unknown>>>();
+  /** Per organization: one claim statement at a time (domain/turns.ts, shared with the notes' group commit). */
+  readonly #turns: Turns<Waiting>;
 
   constructor(db: DatabasePool) {
     this.#db = db;
+    this.#turns = new Turns(uploadClaimLimits, (organizationId, batch) => this.#claimBatch(organizationId, batch));
   }
 
   /** Claims the upload in its organization's next statement; `alone` when that statement is its alone. */
   claim<R>(caller: MediaCaller, upload: AudioUploadRequest, input: ClaimInput & { put: SameDatabasePut }, blobKey: string, alone: () => Promise<R>): Promise<R | StoredClaim> {
-    const organizationId = caller.organizationId;
-    return new Promise((resolve, reject) => {
-      const entry = { caller, upload, input, blobKey, alone, resolve, reject } as Waiting<unknown>;
-      const queue = this.#waiting.get(organizationId);
-      if (queue) return void queue.push(entry);
-      // Nothing running for this organization: this upload is claimed now.
-      this.#waiting.set(organizationId, []);
-      void this.#run(organizationId, [entry]);
-    });
+    return new Promise((resolve, reject) =>
+      this.#turns.add(caller.organizationId, { caller, upload, input, blobKey, bytes: input.size, alone, resolve: resolve as (claim: unknown) => void, reject }),
+    );
   }
 
-  async #run(organizationId: string, batch: Array<Waiting<unknown>>): Promise<void> {
-    for (;;) {
-      await this.#claimBatch(organizationId, batch);
-      const queue = this.#waiting.get(organizationId)!;
-      if (queue.length === 0) {
-        this.#waiting.delete(organizationId);
-        return;
-      }
-      batch = takeUploads(queue);
-    }
-  }
-
-  async #claimBatch(organizationId: string, batch: Array<Waiting<unknown>>): Promise<void> {
-    const alone = async (w: Waiting<unknown>) => w.alone().then(w.resolve, w.reject);
+  async #claimBatch(organizationId: string, batch: Waiting[]): Promise<void> {
+    const alone = async (w: Waiting) => w.alone().then(w.resolve, w.reject);
     if (batch.length === 1) return alone(batch[0]!);
     let stored: Map<string, StoredClaim['row']>;
     try {
@@ -92,26 +76,15 @@ export class UploadClaims {
       for (const w of batch) await alone(w);
       return;
     }
-    const left: Array<Waiting<unknown>> = [];
+    const left: Waiting[] = [];
     for (const w of batch) {
       const row = stored.get(w.blobKey);
-      if (row) w.resolve({ kind: 'stored', row });
+      if (row) w.resolve({ kind: 'stored', row } satisfies StoredClaim);
       else left.push(w);
     }
     // Their keys were taken (by an earlier upload, or one of this statement): alone, each finds what.
     for (const w of left) await alone(w);
   }
-}
-
-/** Takes the first uploads of the queue that fit one statement (at least one) out of it. */
-function takeUploads<W extends { input: { size: number } }>(queue: W[]): W[] {
-  let bytes = 0;
-  let n = 0;
-  while (n < queue.length && n < uploadClaimLimits.maxUploads && (n === 0 || bytes + queue[n]!.input.size <= uploadClaimLimits.maxBytes)) {
-    bytes += queue[n]!.input.size;
-    n++;
-  }
-  return queue.splice(0, n);
 }
 
 const storedRow = z.object({ blobKey: z.string(), id: z.uuid(), createdAt: isoTimestamp, limitBytes: z.number(), usedBytes: z.number() });
@@ -124,9 +97,9 @@ const storedRow = z.object({ blobKey: z.string(), id: z.uuid(), createdAt: isoTi
  * limit writes -1, which the counter's CHECK refuses: the statement fails and stores nothing. Returns
  * the stored uploads by blob key.
  */
-async function claimMany(db: DatabasePool, organizationId: string, batch: ReadonlyArray<Waiting<unknown>>): Promise<Map<string, StoredClaim['row']>> {
+async function claimMany(db: DatabasePool, organizationId: string, batch: readonly Waiting[]): Promise<Map<string, StoredClaim['row']>> {
   const limit = storageLimit(organizationId);
-  const column = <T extends string | number | Buffer | null>(of: (w: Waiting<unknown>) => T) => batch.map(of);
+  const column = <T extends string | number | Buffer | null>(of: (w: Waiting) => T) => batch.map(of);
   const put = batch[0]!.input.put;
   // Every upload's bytes in one binary parameter, each sliced out by its offset: sent as they are,
   // where an array of bytea would travel hex-encoded (twice the bytes, encoded and decoded).

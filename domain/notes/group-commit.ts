@@ -15,73 +15,46 @@ import type { ApplyResult, Preconditions, Target, WriteApplied, WriteJob } from 
 import type { IdempotencyScope } from '../idempotency.ts';
 import type { Provenance } from './store.ts';
 import { contentBytes } from './paths.ts';
+import { Turns } from '../turns.ts';
+import type { TurnItem, TurnLimits } from '../turns.ts';
 
 export const groupCommitLimits = {
   /** Writes in one transaction. */
-  maxWrites: 100,
+  maxItems: 100,
   /** Their content in one transaction (a single larger write still goes, alone). */
-  maxContentBytes: 4 * 1024 * 1024,
-} as const;
+  maxBytes: 4 * 1024 * 1024,
+} as const satisfies TurnLimits;
 
-type Waiting = { job: WriteJob; bytes: number; resolve: (result: ApplyResult<WriteApplied>) => void; reject: (error: unknown) => void };
+type Waiting = TurnItem & { job: WriteJob; resolve: (result: ApplyResult<WriteApplied>) => void };
 
 export class GroupCommit {
   readonly #db: DatabasePool;
-  /** Per vault: the writes waiting for the transaction after the running one. */
-  readonly #waiting = new Map<string, Waiting[]>();
+  /** Per vault: one transaction at a time (domain/turns.ts). */
+  readonly #turns: Turns<Waiting>;
 
   constructor(db: DatabasePool) {
     this.#db = db;
+    this.#turns = new Turns(groupCommitLimits, (vaultId, batch) => this.#commit(vaultId, batch));
   }
 
   /** knowledge.ts applyWrite, in the vault's next transaction. */
   async applyWrite(target: Target, rawInput: { path: string; content: string } & Preconditions, provenance: Provenance, idempotency: IdempotencyScope): Promise<ApplyResult<WriteApplied>> {
-    return this.#enqueue(writeJob(target, rawInput, provenance, idempotency));
+    const job = writeJob(target, rawInput, provenance, idempotency);
+    return new Promise((resolve, reject) => this.#turns.add(job.target.vaultId, { job, bytes: contentBytes(job.input.content), resolve, reject }));
   }
 
-  #enqueue(job: WriteJob): Promise<ApplyResult<WriteApplied>> {
-    const vaultId = job.target.vaultId;
-    return new Promise((resolve, reject) => {
-      const entry: Waiting = { job, bytes: contentBytes(job.input.content), resolve, reject };
-      const queue = this.#waiting.get(vaultId);
-      if (queue) return void queue.push(entry);
-      // Nothing running for this vault: this write starts a transaction now.
-      this.#waiting.set(vaultId, []);
-      void this.#run(vaultId, [entry]);
+  async #commit(vaultId: string, batch: Waiting[]): Promise<void> {
+    await this.#transaction(vaultId, batch).catch(async (error: unknown) => {
+      // The transaction failed as a whole (nothing of it committed, or its keys replay it). One
+      // write's failure is not the others': each runs again alone and answers what it would have
+      // alone. Not when the database is unreachable: alone, each would only fail the same way.
+      if (batch.length === 1 || unreachableReason(error) !== null) return void batch.forEach((w) => w.reject(error));
+      for (const w of batch) await this.#transaction(vaultId, [w]).catch((alone: unknown) => w.reject(alone));
     });
-  }
-
-  async #run(vaultId: string, batch: Waiting[]): Promise<void> {
-    for (;;) {
-      await this.#transaction(vaultId, batch).catch(async (error: unknown) => {
-        // The transaction failed as a whole (nothing of it committed, or its keys replay it). One
-        // write's failure is not the others': each runs again alone and answers what it would have
-        // alone. Not when the database is unreachable: alone, each would only fail the same way.
-        if (batch.length === 1 || unreachableReason(error) !== null) return void batch.forEach((w) => w.reject(error));
-        for (const w of batch) await this.#transaction(vaultId, [w]).catch((alone: unknown) => w.reject(alone));
-      });
-      const queue = this.#waiting.get(vaultId)!;
-      if (queue.length === 0) {
-        this.#waiting.delete(vaultId);
-        return;
-      }
-      batch = takeBatch(queue);
-    }
   }
 
   async #transaction(vaultId: string, batch: Waiting[]): Promise<void> {
     const outcomes = await applyWriteBatch(this.#db, vaultId, batch.map((w) => w.job));
     outcomes.forEach((outcome, i) => (outcome.ok ? batch[i]!.resolve(outcome.result) : batch[i]!.reject(outcome.error)));
   }
-}
-
-/** Takes the first writes of the queue that fit one transaction (at least one) out of it. */
-export function takeBatch<W extends { bytes: number }>(queue: W[]): W[] {
-  let bytes = 0;
-  let n = 0;
-  while (n < queue.length && n < groupCommitLimits.maxWrites && (n === 0 || bytes + queue[n]!.bytes <= groupCommitLimits.maxContentBytes)) {
-    bytes += queue[n]!.bytes;
-    n++;
-  }
-  return queue.splice(0, n);
 }
