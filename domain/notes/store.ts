@@ -134,7 +134,11 @@ const ginIndexesOf = (table: GinIndexedTable) => sql.fragment`
   SELECT i.indexrelid AS oid, c.relowner FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam
    WHERE i.indrelid = ${table}::regclass AND am.amname = 'gin'`;
 
-/** Defers this transaction's GIN merges on `table` to mergeDeferredIndexEntries; false when the role may not merge. */
+/**
+ * Defers this transaction's GIN merges to mergeDeferredIndexEntries when the role may merge
+ * `table`'s indexes (false otherwise). The setting is the transaction's, not the table's: call it
+ * only in a transaction whose GIN writes go to `table`, as the import and the substring indexer do.
+ */
 export async function deferIndexMerges(tx: Db, table: GinIndexedTable = 'notes'): Promise<boolean> {
   return tx.oneFirst(sql.type(z.object({ deferred: z.boolean() }))`
     SELECT CASE WHEN bool_and(pg_has_role(g.relowner, 'USAGE')) THEN set_config('gin_pending_list_limit', '1GB', true) IS NOT NULL ELSE false END AS deferred
