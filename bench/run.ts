@@ -103,6 +103,8 @@ async function startServer(kind: ServerKind, env: NodeJS.ProcessEnv): Promise<{ 
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
+      // BENCH_SERVER_LOG=1: the server's own log lines (warnings and up) on stderr, labelled.
+      if (process.env['BENCH_SERVER_LOG']) process.stderr.write(`[${kind}] ${chunk.toString()}`);
       out += chunk.toString();
       const match = /listening (\S+)/.exec(out);
       if (match) resolve(match[1]!);
@@ -536,9 +538,9 @@ async function main() {
       // After every other suite's writes on this database (tens of thousands of rows since the last
       // ANALYZE), the table is measured on what autovacuum would soon leave, not on stale statistics
       // and its own run landing inside a scenario: the all-suites run's baseline read 5,100–5,700 req/s
-      // instead of ~16,000 (2026-11-28). BENCH_SETTLE=1 does the same in `--suite rest`. Not yet
-      // understood: in the one all-suites run after this, the hot read itself fell to 944 req/s
-      // (p50 33 ms) while the same read from a server started later ran 6,396 (issue 28's note).
+      // instead of ~16,000 (2026-11-28). BENCH_SETTLE=1 does the same in `--suite rest`. It was this
+      // ANALYZE that let the hot read's generic plan take the path trigram index (426–944 req/s,
+      // 0.09x), until migration 0027 took equality away from that index (decision 110).
       const settle = await createDatabasePool(databaseUrl, { maxPoolSize: 1 });
       while ((await indexQueuedNotes(settle)).taken > 0);
       await settle.query(sql.type(emptyRow)`VACUUM (ANALYZE)`);

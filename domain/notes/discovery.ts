@@ -91,16 +91,17 @@ export async function searchNotes(
           FROM (SELECT 1 FROM notes n WHERE ${countUpTo}::int IS NOT NULL AND ${matches} LIMIT ${countUpTo}::int) m
       ),
       paths AS (
+        -- ILIKE as it is computed on this C-collated column, in the form the path trigram index
+        -- has (migration 0027: an index on the bare column would answer path equality too).
         SELECT n.path FROM notes n
-         WHERE ${substrings} AND n.vault_id = ${vaultId} AND n.path ILIKE ${like} AND n.path LIKE ${prefix}
+         WHERE ${substrings} AND n.vault_id = ${vaultId} AND lower(n.path) LIKE lower(${like} COLLATE "C") AND n.path LIKE ${prefix}
          ORDER BY length(n.path), n.path LIMIT ${limit + 1}
       ),
       -- Substring matches (decision 106): from the trigram index's table for every note not queued
       -- (its entry is then the note's live content: every change queues the note, in the write's
       -- transaction), and from the live content of the vault's queued notes. Each part in path order
       -- with its own limit, so the planner may walk the table's key and stop early (a substring in
-      -- most notes) or use the trigram index (a rare one); neither joins notes by path, where the
-      -- planner would probe with the path's trigram index.
+      -- most notes) or use the trigram index (a rare one).
       queued AS (SELECT ARRAY(SELECT q.path FROM note_substring_pending q WHERE ${substrings} AND q.vault_id = ${vaultId}) AS paths),
       substrings AS (
         SELECT path FROM (

@@ -79,8 +79,8 @@ type Db = CommonQueryMethods;
 async function lookupTargets(db: Db, vaultId: string, sourcePath: string, links: readonly NoteLink[]) {
   const exact = [...new Set(links.flatMap((l) => exactCandidates(sourcePath, l.target)))];
   const keys = [...new Set(links.filter((l) => l.target).map((l) => basenameKey(l.target)))];
-  // Exact paths by their path_key (btree): `path = ANY (…)` lets the planner pick the path trigram
-  // index, which reads posting lists shared by most paths. Other spellings it returns match no candidate.
+  // Exact paths by their path_key (btree), as findNotesByKey does (decision 40). Other spellings it
+  // returns match no candidate.
   const rows = await db.any(sql.type(z.object({ path: z.string(), key: z.string() }))`
     SELECT n.path, n.basename_key AS key FROM notes n
      WHERE n.vault_id = ${vaultId}

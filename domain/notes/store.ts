@@ -46,9 +46,9 @@ export async function findNote(db: Db, vaultId: string, path: string): Promise<N
   return db.maybeOne(sql.prepared('find_note', noteRowSchema)`SELECT ${noteColumns} FROM notes n WHERE n.vault_id = ${vaultId} AND n.path = ${path}`);
 }
 
-// Look-ups of several paths go through path_key (the unique btree): given `path = ANY (…)` the
-// planner picks the path trigram index (pg_trgm answers equality too), and a trigram look-up reads
-// the GIN pending list and posting lists shared by every path — ~3 ms per path in a 10,000-note vault.
+// Look-ups of several paths go through path_key (the unique btree). Decision 40 chose it because the
+// planner answered `path = ANY (…)` with the path trigram index (~3 ms a path); since migration 0027
+// that index is on lower(path) and answers no equality (decision 110).
 export async function findNotes(db: Db, vaultId: string, paths: readonly string[]): Promise<readonly NoteRow[]> {
   const wanted = new Set(paths);
   return [...(await findNotesByKey(db, vaultId, paths)).values()].filter((row) => wanted.has(row.path));
