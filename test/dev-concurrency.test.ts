@@ -175,13 +175,17 @@ describe('racing revisions', () => {
     let cursor: string | undefined;
     let writing = true;
     const reader = (async () => {
-      // Poll the feed the way a sync client would, while the writes land.
+      // Poll the feed the way a sync client would, while the writes land. The reader stops at an
+      // empty page asked for after every write was acknowledged: a page asked for before then may
+      // be empty and answer after the last acknowledgement (its snapshot predates the writes), so
+      // the flag is read when the page is asked for, not when it answers.
       while (writing || seen.length < 30) {
+        const askedAfterWrites = !writing;
         const page = await client.events(mappingId, `${cursor ? `&since=${cursor}` : ''}&limit=7`);
         expect(page.statusCode, page.body).toBe(200);
         seen.push(...(page.data.events as Array<{ path: string }>).map((e) => e.path));
         cursor = page.data.nextCursor as string;
-        if (!writing && page.data.events.length === 0) break;
+        if (askedAfterWrites && page.data.events.length === 0) break;
       }
     })();
     const applied = await Promise.all(Array.from({ length: 30 }, (_, i) => client.apply({ mappingId, path: `Order/N${i}.md`, content: `${i}` })));
