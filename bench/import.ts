@@ -17,7 +17,7 @@ import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { applyTransaction, applyWrite } from '../domain/notes/knowledge.ts';
 import type { Target } from '../domain/notes/knowledge.ts';
 import { mergeDeferredIndexEntries } from '../domain/notes/store.ts';
-import { indexQueuedNotes } from '../domain/notes/substring-index.ts';
+import { indexAllQueuedNotes } from '../domain/notes/substring-index.ts';
 import type { Provenance } from '../domain/notes/store.ts';
 import { exportVault, importVault } from '../domain/notes/vault-transfer.ts';
 
@@ -161,13 +161,13 @@ export async function importSuite(input: { db: DatabasePool; accountId: string; 
     await writeFolder(proseFolder, notes);
     const target = await newTarget(db, accountId, 'Imported prose');
     // Start with no other scenario's notes queued for the substring index.
-    while ((await indexQueuedNotes(db)).taken > 0);
+    await indexAllQueuedNotes(db);
     await time(`vault import, ${count.toLocaleString('en-US')} notes (folder → vault)`, count, target.vaultId, () =>
       importVault(db, { folder: proseFolder, mappingId: target.mappingId, accountId }), proseRows,
     );
     // What each API process then does in the background (decision 106); searches are exact meanwhile.
     await time(`substring index caught up after it (background, as an API process does)`, count, target.vaultId, async () => {
-      while ((await indexQueuedNotes(db)).taken > 0);
+      await indexAllQueuedNotes(db);
     }, proseRows);
   } finally {
     await rm(proseFolder, { recursive: true, force: true });

@@ -39,7 +39,7 @@ import {
 } from '../domain/product-runtime/entities.ts';
 import { encodeCursor } from '../domain/cursor.ts';
 import { applyTransaction } from '../domain/notes/knowledge.ts';
-import { indexQueuedNotes } from '../domain/notes/substring-index.ts';
+import { indexAllQueuedNotes } from '../domain/notes/substring-index.ts';
 import { createDatabase, dropDatabase, withDatabase } from '../platform/local-stack/databases.ts';
 import { findOrStartPostgres } from '../platform/local-stack/postgres-server.ts';
 import { measureLatency, mcpToolCall, rankingOverlap, seedLargeVault } from './mcp.ts';
@@ -428,7 +428,7 @@ async function main() {
     await grantVault(db, { installationId: installation.id, vaultId: vault.id, access: 'read' });
     const target = { vaultId: vault.id, mappingId };
     // Earlier suites' notes still queued for the substring index are indexed first: not this seed's time.
-    while ((await indexQueuedNotes(db)).taken > 0);
+    await indexAllQueuedNotes(db);
     const seedStarted = performance.now();
     // Seeded through the knowledge core, 100 notes per API transaction.
     for (let batch = 0; batch < noteCount / 100; batch++) {
@@ -450,7 +450,7 @@ async function main() {
     }
     // Indexed for substring search before any server starts (as the API processes' indexers would
     // have by now), so no scenario measures the catch-up (decision 106).
-    while ((await indexQueuedNotes(db)).taken > 0);
+    await indexAllQueuedNotes(db);
     await db.end();
     console.log(`seeded ${noteCount} notes in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s; ${connections} connections, ${duration} s per scenario`);
 
@@ -542,7 +542,7 @@ async function main() {
       // ANALYZE that let the hot read's generic plan take the path trigram index (426–944 req/s,
       // 0.09x), until migration 0027 took equality away from that index (decision 110).
       const settle = await createDatabasePool(databaseUrl, { maxPoolSize: 1 });
-      while ((await indexQueuedNotes(settle)).taken > 0);
+      await indexAllQueuedNotes(settle);
       await settle.query(sql.type(emptyRow)`VACUUM (ANALYZE)`);
       await settle.query(sql.type(emptyRow)`CHECKPOINT`).catch(() => undefined); // needs pg_checkpoint: not every bench role has it
       await settle.end();

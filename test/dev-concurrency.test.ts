@@ -166,8 +166,8 @@ describe('racing revisions', () => {
   });
 
   it('never lets a since-cursor skip an event while parallel writers commit', async () => {
-    // An account of its own: the reader polls without pause, and with the file's other tests in the
-    // same calendar minute the account's 600 requests a minute could run out (applies refused 429).
+    // An account of its own, so the reader's polls (it asks without pause) count against no other
+    // test's allowance minute.
     const own = await accountWithToken(db.pool, 'team');
     const client = devClient(caller.app, own.token);
     const { mappingId } = await personalMapping(db.pool, own.account.id);

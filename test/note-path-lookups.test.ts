@@ -1,30 +1,36 @@
 // A note looked up by its path goes through the primary key (vault_id, path), never through path
 // search's trigram index (decision 110, migration 0027). pg_trgm's GIN operator class answers `=`
 // as well, and its cost estimate undercut the primary key: after an ANALYZE the hot read's generic
-// plan fetched its note through the trigram index (3 ms and ~300 buffers instead of 0.05 ms and 4 on
+// plan fetched its note through the trigram index (3 ms and ~300 buffers instead of 0.01 ms and 4 on
 // a 54,000-note table; the REST read fell to 0.09x its baseline in the benchmark), and the substring
 // indexer's join took 5 s a batch. Which plan wins depends on the table's size and spread over
 // vaults (a small test table kept the primary key either way), so what is held here is the cause:
-// no index but a btree can answer `path = …` at all.
+// no index but a btree can answer `path = …` at all. Path search, now on lower(path), still
+// answers as ILIKE did on this C-collated column.
+import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { emptyRow } from '../db/row-schemas.ts';
+import { createAccount } from '../domain/identity/accounts.ts';
 import { searchNotes } from '../domain/notes/discovery.ts';
+import { applyTransaction } from '../domain/notes/knowledge.ts';
 import { useTestDatabase } from './support/harness.ts';
-import { accountWithToken, personalMapping } from './support/fixtures.ts';
+import { personalMapping } from './support/fixtures.ts';
 
 const db = useTestDatabase();
 
-/** `count` notes `Folder nn/Note nnnnn.md` in one vault, written in SQL: the write path is not under test. */
-async function seedNotes(vaultId: string, count: number): Promise<void> {
-  await db.pool.query(sql.type(emptyRow)`
-    INSERT INTO notes (vault_id, path, path_key, basename_key, title, content, revision, size_bytes)
-    SELECT ${vaultId}, p.path, lower(p.path), lower(p.name), p.name, '# ' || p.name, 'sha256:' || encode(sha256(convert_to(p.path, 'UTF8')), 'hex'), 10
-      FROM (SELECT 'Folder ' || lpad((g % 50)::text, 2, '0') || '/Note ' || lpad(g::text, 5, '0') || '.md' AS path,
-                   'Note ' || lpad(g::text, 5, '0') AS name
-              FROM generate_series(1, ${count}::int) g) p`);
+/** Notes at `paths` in a new vault of a new account, written through the knowledge core. */
+async function vaultWithNotes(paths: readonly string[]): Promise<string> {
+  const account = await createAccount(db.pool, { email: `${randomUUID()}@example.test`, displayName: 'Paths', plan: 'developer_agent' });
+  const { vaultId, mappingId } = await personalMapping(db.pool, account.id);
+  const actions = paths.map((path) => ({ type: 'write-note' as const, path, content: `# ${path}\n` }));
+  const provenance = { actor: { type: 'account' as const, id: account.id }, source: 'ops' as const, requestId: null, idempotencyKey: null };
+  const result = await applyTransaction(db.pool, { vaultId, mappingId }, actions, provenance, { accountId: account.id, route: 'test:paths', scope: mappingId, key: randomUUID(), fingerprint: randomUUID() });
+  expect(result.status).toBe(200);
+  return vaultId;
 }
+const pathHits = async (vaultId: string, query: string) =>
+  (await searchNotes(db.pool, vaultId, { query })).results.filter((r) => r.matchedBy.includes('path')).map((r) => r.path);
 
 describe('look-ups of a note by path', () => {
   it('no index of notes but a btree can answer path equality', async () => {
@@ -42,11 +48,12 @@ describe('look-ups of a note by path', () => {
     expect(answering).toEqual([]);
   });
 
-  it('path search still matches any letter case, through the index on lower(path)', async () => {
-    const { account } = await accountWithToken(db.pool);
-    const { vaultId } = await personalMapping(db.pool, account.id);
-    await seedNotes(vaultId, 300);
-    const hits = await searchNotes(db.pool, vaultId, { query: 'fOLDER 07/nOTE 0020' });
-    expect(hits.results.filter((r) => r.matchedBy.includes('path')).map((r) => r.path)).toEqual(['Folder 07/Note 00207.md']);
+  it('path search folds ASCII letters and keeps others as written, as ILIKE on the C-collated path does', async () => {
+    const vaultId = await vaultWithNotes([...Array.from({ length: 50 }, (_, n) => `Folder ${n % 5}/Note ${String(n).padStart(3, '0')}.md`), 'Équipe/Été 2026.md']);
+    expect(await pathHits(vaultId, 'fOLDER 2/nOTE 04')).toEqual(['Folder 2/Note 042.md', 'Folder 2/Note 047.md']);
+    // The pattern is lowered under "C" like the path: lowered under the database's collation it
+    // would read 'été' and miss the path's 'Été'.
+    expect(await pathHits(vaultId, 'Été 2026')).toEqual(['Équipe/Été 2026.md']);
+    expect(await pathHits(vaultId, 'éTÉ 2026')).toEqual([]);
   });
 });

@@ -13,7 +13,7 @@ import { createAccount } from '../domain/identity/accounts.ts';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { searchNotes } from '../domain/notes/discovery.ts';
 import { applyWrite } from '../domain/notes/knowledge.ts';
-import { indexQueuedNotes, queuedNoteCount } from '../domain/notes/substring-index.ts';
+import { indexAllQueuedNotes, indexQueuedNotes, queuedNoteCount } from '../domain/notes/substring-index.ts';
 import { useTestDatabase } from './support/harness.ts';
 
 const db = useTestDatabase();
@@ -36,9 +36,6 @@ const indexed = () =>
 const currentRevision = (path: string) =>
   db.pool.maybeOneFirst(sql.type(z.object({ revision: z.string() }))`SELECT revision FROM notes WHERE vault_id = ${vaultId} AND path = ${path}`);
 const revisionOf = (path: string) => db.pool.oneFirst(sql.type(z.object({ revision: z.string() }))`SELECT revision FROM notes WHERE vault_id = ${vaultId} AND path = ${path}`);
-async function indexAll(): Promise<void> {
-  while ((await indexQueuedNotes(db.pool, 100)).taken > 0);
-}
 
 beforeEach(async () => {
   accountId = (await createAccount(db.pool, { email: `substring-${randomUUID()}@example.test`, displayName: 'S', plan: 'developer_agent' })).id;
@@ -52,7 +49,7 @@ describe('the substring index after the writes', () => {
     expect(await queuedNoteCount(db.pool, vaultId)).toBe(1);
     expect(await indexed()).toEqual([]);
     expect(await found('ZX-9041')).toEqual(['Refs/One.md']);
-    await indexAll();
+    await indexAllQueuedNotes(db.pool, 100);
     expect(await queuedNoteCount(db.pool, vaultId)).toBe(0);
     expect(await indexed()).toEqual([{ path: 'Refs/One.md', revision: await revisionOf('Refs/One.md') }]);
     // The round merged its trigram entries into the index (none left pending: the merge finds no page).
@@ -62,22 +59,22 @@ describe('the substring index after the writes', () => {
 
   it('a changed note is found by its new content and not its old, before and after indexing', async () => {
     await write('Refs/Two.md', 'Alpha QK-1000\n');
-    await indexAll();
+    await indexAllQueuedNotes(db.pool, 100);
     await write('Refs/Two.md', 'Beta QK-2000\n');
     expect(await queuedNoteCount(db.pool, vaultId)).toBe(1);
     expect([await found('QK-1000'), await found('QK-2000')]).toEqual([[], ['Refs/Two.md']]);
-    await indexAll();
+    await indexAllQueuedNotes(db.pool, 100);
     expect([await found('QK-1000'), await found('QK-2000')]).toEqual([[], ['Refs/Two.md']]);
   });
 
   it('a moved note is found at its new path only, and a deleted one not at all; their entries go', async () => {
     await write('Refs/Moved.md', 'Gamma MV-77\n');
     await write('Refs/Gone.md', 'Delta GN-88\n');
-    await indexAll();
+    await indexAllQueuedNotes(db.pool, 100);
     await db.pool.query(sql.type(emptyRow)`UPDATE notes SET path = 'Elsewhere/Moved.md', path_key = 'elsewhere/moved.md' WHERE vault_id = ${vaultId} AND path = 'Refs/Moved.md'`);
     await db.pool.query(sql.type(emptyRow)`DELETE FROM notes WHERE vault_id = ${vaultId} AND path = 'Refs/Gone.md'`);
     expect([await found('MV-77'), await found('GN-88')]).toEqual([['Elsewhere/Moved.md'], []]);
-    await indexAll();
+    await indexAllQueuedNotes(db.pool, 100);
     expect((await indexed()).map((d) => d.path)).toEqual(['Elsewhere/Moved.md']);
     expect([await found('MV-77'), await found('GN-88')]).toEqual([['Elsewhere/Moved.md'], []]);
   });
@@ -99,7 +96,7 @@ describe('the substring index after the writes', () => {
     // The index holds the content read before the write; the note is queued again for the new one.
     expect(await queuedNoteCount(db.pool, vaultId)).toBe(1);
     expect([await found('RC-1'), await found('RC-2')]).toEqual([[], ['Refs/Race.md']]);
-    await indexAll();
+    await indexAllQueuedNotes(db.pool, 100);
     expect(await indexed()).toEqual([{ path: 'Refs/Race.md', revision: await revisionOf('Refs/Race.md') }]);
   });
 
@@ -114,7 +111,7 @@ describe('the substring index after the writes', () => {
     const rounds = await Promise.all([indexQueuedNotes(db.pool, 200), indexQueuedNotes(db.pool, 200), indexQueuedNotes(db.pool, 200), indexQueuedNotes(db.pool, 200)]);
     // Each queued note taken by one indexer only.
     expect(rounds.reduce((sum, r) => sum + r.taken, 0)).toBeLessThanOrEqual(queued);
-    await indexAll();
+    await indexAllQueuedNotes(db.pool, 100);
     expect(await queuedNoteCount(db.pool, vaultId)).toBe(0);
     expect((await indexed()).length).toBe(600);
     expect(await found('BK-599')).toEqual(['Bulk/N599.md']);
@@ -122,7 +119,7 @@ describe('the substring index after the writes', () => {
 
   it("a vault's deletion takes its queue and its index entries", async () => {
     await write('Refs/A.md', 'AA-1\n');
-    await indexAll();
+    await indexAllQueuedNotes(db.pool, 100);
     await write('Refs/B.md', 'BB-2\n');
     await db.pool.query(sql.type(emptyRow)`DELETE FROM vaults WHERE id = ${vaultId}`);
     expect(await queuedNoteCount(db.pool, vaultId)).toBe(0);

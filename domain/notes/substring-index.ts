@@ -65,6 +65,13 @@ export async function indexQueuedNotes(db: DatabasePool, batch = 500, afterTakin
   });
 }
 
+/** Indexes until the queue is empty, a batch per transaction (a catch-up; API processes index in rounds, api/substring-indexer.ts). */
+export async function indexAllQueuedNotes(db: DatabasePool, batch = 500): Promise<number> {
+  let taken = 0;
+  for (let round = await indexQueuedNotes(db, batch); round.taken > 0; round = await indexQueuedNotes(db, batch)) taken += round.taken;
+  return taken;
+}
+
 /** How many notes wait to be indexed (all vaults, or one). */
 export async function queuedNoteCount(db: DatabasePool, vaultId?: string): Promise<number> {
   return db.oneFirst(sql.type(countSchema)`
