@@ -14,6 +14,7 @@ import type { Connection } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { pingDatabase } from '../db/pool.ts';
 import { AllowanceLeases } from '../domain/allowance-lease.ts';
+import { AdmissionCache } from '../domain/principals/admission-cache.ts';
 import { defaultAllowances } from '../domain/usage.ts';
 import type { Allowances } from '../domain/usage.ts';
 import { interfaceEntitlements } from '../domain/identity/plans.ts';
@@ -46,7 +47,7 @@ import type { WorkflowStarter } from './routes/shared/workflow-starts.ts';
 import { startWorkflowRelay } from './workflow-relay.ts';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import type { Registry } from 'prom-client';
-import { registerHttpMetrics, registerLiveStreamMetrics } from './metrics/http.ts';
+import { registerAdmissionCacheMetrics, registerHttpMetrics, registerLiveStreamMetrics } from './metrics/http.ts';
 import { registerTracing } from './observability.ts';
 import type { RelayOptions } from './workflow-relay.ts';
 
@@ -199,8 +200,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const maxHeld = deps.consoleLive?.maxStreams ?? defaultLiveOptions.maxStreams;
   const proposalWaits = new ProposalWaits(proposalChanges, maxHeld);
   app.addHook('preClose', async () => proposalWaits.endAll());
-  await app.register(devApi, { prefix: '/api/dev', db: deps.db, leases, notes });
-  await app.register(mcpGateway, { prefix: '/api/mcp', db: deps.db, leases, notes });
+  // The hot read's kept admissions (decision 111), shared by REST and MCP's get_note_content.
+  const admissions = new AdmissionCache();
+  if (deps.metrics) registerAdmissionCacheMetrics(deps.metrics, admissions);
+  await app.register(devApi, { prefix: '/api/dev', db: deps.db, leases, admissions, notes });
+  await app.register(mcpGateway, { prefix: '/api/mcp', db: deps.db, leases, admissions, notes });
   await app.register(automationGateway, {
     prefix: '/api/dev/automation',
     db: deps.db,

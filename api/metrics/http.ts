@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import { RUNTIME_MOUNT } from '../routes/product/kit.ts';
+import type { AdmissionCacheCounts } from '../../domain/principals/admission-cache.ts';
 
 /** The interface a route template belongs to (longest prefix first: automation lives under /api/dev). */
 const interfaces: [prefix: string, name: string][] = [
@@ -34,6 +35,22 @@ export function registerLiveStreamMetrics(registry: Registry, source: { streams:
     registers: [registry],
     collect() { this.set(source.listening() ? 1 : 0); },
   });
+}
+
+/** How the hot read's admission cache answered (decision 111): kept admissions used, none kept, and kept ones gone stale. */
+export function registerAdmissionCacheMetrics(registry: Registry, cache: { counts: AdmissionCacheCounts; size: number }): void {
+  new Counter({
+    name: 'hnp_admission_cache_lookups_total',
+    help: "The hot read's admission cache by outcome: hit (a kept admission answered), miss (none kept), stale (the admission epoch had moved on or the token had expired; admitted in full).",
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect() {
+      // A Counter collected from counts the cache keeps: reset, then set to the running totals.
+      this.reset();
+      for (const outcome of ['hit', 'miss', 'stale'] as const) this.inc({ outcome }, cache.counts[outcome]);
+    },
+  });
+  new Gauge({ name: 'hnp_admission_cache_entries', help: 'Admissions this process keeps (token and mapping pairs).', registers: [registry], collect() { this.set(cache.size); } });
 }
 
 export function interfaceOf(route: string): string {

@@ -121,8 +121,8 @@ export async function rotateAccessToken(db: Db, tokenId: string): Promise<Issued
 // What a presented token resolves to. Requests are admitted by domain/principals/admission.ts,
 // which composes these (resolve, then judge, charge and touch); they live here, with the tables.
 
-/** A live token's row: its account's columns, the token id and when the token was last used. */
-export const authenticatedSchema = accountSchema.extend({ tokenId: z.uuid(), tokenLastUsedAt: isoTimestamp.nullable() });
+/** A live token's row: its account's columns, the token id, when the token was last used and when it expires. */
+export const authenticatedSchema = accountSchema.extend({ tokenId: z.uuid(), tokenLastUsedAt: isoTimestamp.nullable(), tokenExpiresAt: isoTimestamp.nullable() });
 export type AuthenticatedRow = z.infer<typeof authenticatedSchema>;
 
 /** A personal access token's principal: the account acting through one of its tokens. */
@@ -134,7 +134,7 @@ export type Principal = { tokenId: string; account: Account };
  */
 export function livePrincipalQuery(rawToken: string) {
   return sql.fragment`
-    SELECT t.id AS "tokenId", t.last_used_at AS "tokenLastUsedAt", ${accountColumns}
+    SELECT t.id AS "tokenId", t.last_used_at AS "tokenLastUsedAt", t.expires_at AS "tokenExpiresAt", ${accountColumns}
       FROM access_tokens t
       JOIN accounts a ON a.id = t.account_id
      WHERE t.token_hash = ${hashSecret(rawToken)}
@@ -142,9 +142,14 @@ export function livePrincipalQuery(rawToken: string) {
        AND (t.expires_at IS NULL OR t.expires_at > now())`;
 }
 
-/** Refreshes last-used at most once a minute, so a hot token does not turn every read into a write. */
+/** Whether a token last used then is touched now: at most once a minute, so a hot token does not turn every read into a write. */
+export function touchDue(lastUsedAt: string | null): boolean {
+  return !lastUsedAt || Date.now() - Date.parse(lastUsedAt) > 60_000;
+}
+
+/** Refreshes last-used when it is due (touchDue). */
 export async function touchToken(db: Db, tokenId: string, lastUsedAt: string | null): Promise<void> {
-  if (lastUsedAt && Date.now() - Date.parse(lastUsedAt) <= 60_000) return;
+  if (!touchDue(lastUsedAt)) return;
   await db.query(sql.type(emptyRow)`
     UPDATE access_tokens SET last_used_at = now()
      WHERE id = ${tokenId} AND (last_used_at IS NULL OR last_used_at < now() - interval '60 seconds')`);

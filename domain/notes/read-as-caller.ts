@@ -4,27 +4,60 @@
 // request, and only an admitted caller's mapping is judged (judgeMappingAccess) and note returned.
 // On this 2-core machine a Postgres round trip costs about as much as all the rest of a request,
 // so the hot read keeps to one (bench/README.md has the figures).
+//
+// A token and mapping this process admitted before are admitted from its admission cache while the
+// admission epoch stands still (decision 111, domain/principals/admission-cache.ts): the statement
+// then reads the note, the epoch and the token's expiry only, and steps 2-4 and the mapping's
+// judgement run on the kept rows as they would on fresh ones. An epoch that moved on, or an expired
+// token, sends the request through the whole statement, in a second round trip.
 import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { touchDue } from '../identity/accounts.ts';
 import type { Principal } from '../identity/accounts.ts';
 import { judgeMappingAccess, mappingAccessQuery, mappingAccessSchema } from '../identity/vaults.ts';
 import type { ResolvedMapping } from '../identity/vaults.ts';
-import { admitAccessToken, fusedRowSchema } from '../principals/admission.ts';
+import { admitAccessToken, admitResolvedAccessToken, fusedRowSchema } from '../principals/admission.ts';
+import { AdmissionCache, admissionEpochColumn } from '../principals/admission-cache.ts';
+import type { AdmissionEntry } from '../principals/admission-cache.ts';
 import type { AllowanceLeases } from '../allowance-lease.ts';
 import type { UsageSnapshot } from '../usage.ts';
+import { hashSecret } from '../secrets.ts';
 import { noteRowSchema } from './store.ts';
 import type { NoteRow } from './store.ts';
 
 // The note travels as one JSON column so its names cannot clash with the account's. Its JSON
 // timestamps are Postgres text; noteRowSchema's isoTimestamp gives them the bytes the other reads return.
-const rowSchema = fusedRowSchema({ mapping: mappingAccessSchema.nullable(), note: noteRowSchema.nullable() });
+const noteObject = sql.fragment`json_build_object('path', n.path, 'title', n.title, 'content', n.content, 'revision', n.revision,
+                                  'size', n.size_bytes, 'frontmatter', n.frontmatter, 'links', n.links,
+                                  'createdAt', n.created_at, 'updatedAt', n.updated_at)`;
+const rowSchema = fusedRowSchema({ mapping: mappingAccessSchema.nullable(), note: noteRowSchema.nullable(), admissionEpoch: z.number() });
+const keptRowSchema = z.object({ admissionEpoch: z.number(), tokenLive: z.boolean(), note: noteRowSchema.nullable() });
 
 export type CallerRead = Principal & { usage: UsageSnapshot; mapping: ResolvedMapping; note: NoteRow | null };
 
-export async function readNoteAsCaller(
-  db: CommonQueryMethods,
-  input: { rawToken: string; iface: 'rest' | 'mcp'; leases: AllowanceLeases; mappingId: string; path: string },
-): Promise<CallerRead> {
+export type CallerReadInput = {
+  rawToken: string;
+  iface: 'rest' | 'mcp';
+  leases: AllowanceLeases;
+  /** The process's admission cache; without one every read is admitted in full. */
+  admissions?: AdmissionCache | undefined;
+  mappingId: string;
+  path: string;
+};
+
+export async function readNoteAsCaller(db: CommonQueryMethods, input: CallerReadInput): Promise<CallerRead> {
+  const { admissions } = input;
+  const key = admissions ? AdmissionCache.key(hashSecret(input.rawToken), input.mappingId) : null;
+  const entry = key !== null ? admissions?.get(key) : undefined;
+  if (entry && key !== null) {
+    const kept = await readWithKeptAdmission(db, input, entry);
+    if (kept) {
+      admissions!.hit();
+      return kept;
+    }
+    admissions!.stale(key);
+  }
   const { fused, ...admitted } = await admitAccessToken(
     db,
     { token: input.rawToken, iface: input.iface, leases: input.leases },
@@ -34,12 +67,30 @@ export async function readNoteAsCaller(
       ctes: sql.fragment`mapping AS (${mappingAccessQuery(input.mappingId, sql.fragment`(SELECT id FROM principal)`)})`,
       columns: sql.fragment`
         (SELECT to_jsonb(mapping) FROM mapping) AS mapping,
-        (SELECT json_build_object('path', n.path, 'title', n.title, 'content', n.content, 'revision', n.revision,
-                                  'size', n.size_bytes, 'frontmatter', n.frontmatter, 'links', n.links,
-                                  'createdAt', n.created_at, 'updatedAt', n.updated_at)
-           FROM mapping JOIN notes n ON n.vault_id = mapping."vaultId" AND n.path = ${input.path}) AS note`,
+        (SELECT ${noteObject} FROM mapping JOIN notes n ON n.vault_id = mapping."vaultId" AND n.path = ${input.path}) AS note,
+        ${admissionEpochColumn} AS "admissionEpoch"`,
     },
   );
   const mapping = judgeMappingAccess(input.mappingId, fused.mapping, 'read');
+  if (key !== null && fused.mapping) {
+    const { mapping: access, note: _note, admissionEpoch, ...row } = fused;
+    // Touched just now when it was due (admission's step 4).
+    admissions!.set(key, { epoch: admissionEpoch, row: touchDue(row.tokenLastUsedAt) ? { ...row, tokenLastUsedAt: new Date().toISOString() } : row, mapping: access });
+  }
   return { ...admitted, mapping, note: fused.note };
+}
+
+/** The read with a kept admission, or null when the epoch has moved on or the token has expired since. */
+async function readWithKeptAdmission(db: CommonQueryMethods, input: CallerReadInput, entry: AdmissionEntry): Promise<CallerRead | null> {
+  const expiresAt = entry.row.tokenExpiresAt;
+  const kept = await db.one(sql.prepared('read_note_admitted', keptRowSchema)`
+    SELECT ${admissionEpochColumn} AS "admissionEpoch",
+           (${expiresAt}::timestamptz IS NULL OR ${expiresAt}::timestamptz > now()) AS "tokenLive",
+           (SELECT ${noteObject} FROM notes n WHERE n.vault_id = ${entry.mapping.vaultId} AND n.path = ${input.path}) AS note`);
+  if (kept.admissionEpoch !== entry.epoch || !kept.tokenLive) return null;
+  const admitted = await admitResolvedAccessToken(db, entry.row, { iface: input.iface, leases: input.leases, charge: true });
+  // Touched just now when it was due (step 4): the entry remembers it, so the next minute's reads do not touch again.
+  if (touchDue(entry.row.tokenLastUsedAt)) entry.row = { ...entry.row, tokenLastUsedAt: new Date().toISOString() };
+  const mapping = judgeMappingAccess(input.mappingId, entry.mapping, 'read');
+  return { ...admitted, mapping, note: kept.note };
 }

@@ -128,6 +128,19 @@ export async function admitAccessToken<T>(db: CommonQueryMethods, request: Acces
 export async function admitAccessToken<T>(db: CommonQueryMethods, request: AccessTokenRequest, fusion?: Fusion<T>): Promise<Principal | Admitted | (Admitted & { fused: T })> {
   // 1. resolve
   const row = await resolveAccessToken(db, request.token, fusion);
+  // 2-4
+  if (request.charge === false) return admitResolvedAccessToken(db, row, { ...request, charge: false });
+  const admitted = await admitResolvedAccessToken(db, row, { ...request, charge: true });
+  return fusion ? { ...admitted, fused: row } : admitted;
+}
+
+/**
+ * Steps 2-4 for a token already resolved: by step 1 above, or by the hot read's admission cache
+ * (admission-cache.ts), whose entry holds step 1's row while nothing it was read from has changed.
+ */
+export async function admitResolvedAccessToken(db: CommonQueryMethods, row: AuthenticatedRow, request: Omit<AccessTokenRequest, 'token'> & { charge: false }): Promise<Principal>;
+export async function admitResolvedAccessToken(db: CommonQueryMethods, row: AuthenticatedRow, request: Omit<AccessTokenRequest, 'token'> & { charge: true }): Promise<Admitted>;
+export async function admitResolvedAccessToken(db: CommonQueryMethods, row: AuthenticatedRow, request: Omit<AccessTokenRequest, 'token'>): Promise<Principal | Admitted> {
   const { tokenId, tokenLastUsedAt, id, email, displayName, plan, status, createdAt, updatedAt } = row;
   const account: Account = { id, email, displayName, plan, status, createdAt, updatedAt };
   // 2. judge
@@ -136,9 +149,7 @@ export async function admitAccessToken<T>(db: CommonQueryMethods, request: Acces
   const usage = request.charge === false ? null : await request.leases.charge(account, allowanceOf[request.iface]);
   // 4. touch
   await touchToken(db, tokenId, tokenLastUsedAt);
-
-  if (!usage) return { tokenId, account };
-  return fusion ? { tokenId, account, usage, fused: row } : { tokenId, account, usage };
+  return usage ? { tokenId, account, usage } : { tokenId, account };
 }
 
 /** Step 1 for a personal access token: the live token and its account, and a fusion's columns. */

@@ -9,6 +9,7 @@ import { accountSchema } from '../../../domain/identity/accounts.ts';
 import { planIncludes } from '../../../domain/identity/plans.ts';
 import type { Interface } from '../../../domain/identity/plans.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
+import type { AdmissionCache } from '../../../domain/principals/admission-cache.ts';
 import { admitEveryRequest, principalOf } from '../../auth.ts';
 import { notesRoutes } from './notes.ts';
 import { productInstallationRoutes } from './product-installations.ts';
@@ -22,7 +23,7 @@ const meSchema = z
   })
   .meta({ id: 'CurrentAccount' });
 
-export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; leases: AllowanceLeases; notes: GroupCommit }> = async (app, { db, leases, notes }) => {
+export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; leases: AllowanceLeases; admissions: AdmissionCache; notes: GroupCommit }> = async (app, { db, leases, admissions, notes }) => {
   app.addHook('onRequest', admitEveryRequest({ db, leases }, 'rest'));
 
   app.get(
@@ -48,7 +49,7 @@ export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allowance
     },
   );
 
-  await app.register(notesRoutes, { db, leases, notes });
+  await app.register(notesRoutes, { db, leases, admissions, notes });
   await app.register(workspacesRoutes, { db });
   await app.register(productInstallationRoutes, { db });
 };

@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { AppError, isAppError } from '../../../domain/errors.ts';
 import type { ErrorPointer } from '../../../domain/errors.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
+import type { AdmissionCache } from '../../../domain/principals/admission-cache.ts';
 import { admissionRefusalCodes } from '../../../domain/principals/admission.ts';
 import { acceptCharged, admitRequest, presentedToken, principalOf, withChallenge } from '../../auth.ts';
 import { DatabaseUnavailableError } from '../../../db/availability.ts';
@@ -48,10 +49,10 @@ function sendRpcError(reply: FastifyReply, id: RpcId, error: RpcError) {
     .send({ jsonrpc: '2.0', id, error: { code: error.rpcCode, message: error.message, ...(error.data ? { data: error.data } : {}) } });
 }
 
-type Deps = { db: DatabasePool; leases: AllowanceLeases; notes: GroupCommit };
+type Deps = { db: DatabasePool; leases: AllowanceLeases; admissions: AdmissionCache; notes: GroupCommit };
 
 export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
-  const { db, leases, notes } = deps;
+  const { db, leases, admissions, notes } = deps;
   // The raw body is parsed here, not by Fastify, so malformed JSON becomes JSON-RPC -32700.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/json', 'application/json; charset=utf-8'], { parseAs: 'string', bodyLimit: 16 * 1_048_576 }, (_request, body, done) => {
@@ -180,7 +181,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
         if (tool.fused && parsedArgs?.success && tool.fused.canFuse(parsedArgs.data as never)) {
           let outcome: Awaited<ReturnType<typeof tool.fused.run>>;
           try {
-            outcome = await withChallenge(() => tool.fused!.run({ db, rawToken: presentedToken(request), leases }, parsedArgs.data as never));
+            outcome = await withChallenge(() => tool.fused!.run({ db, rawToken: presentedToken(request), leases, admissions }, parsedArgs.data as never));
           } catch (error) {
             // Admission's refusals are protocol errors, as on the unfused path; the read's are the tool's.
             if (isAppError(error) && !admissionRefusalCodes.has(error.code)) return respond(toolErrorResult(error, request.id));

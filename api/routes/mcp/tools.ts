@@ -13,6 +13,7 @@ import { applyTransaction, previewTransaction, previewWrite } from '../../../dom
 import { parseRevision } from '../../../domain/notes/markdown.ts';
 import { noteLimits, pathProblem, validateNotePath } from '../../../domain/notes/paths.ts';
 import { readNoteAsCaller } from '../../../domain/notes/read-as-caller.ts';
+import type { AdmissionCache } from '../../../domain/principals/admission-cache.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import type { UsageSnapshot } from '../../../domain/usage.ts';
 import { findNote } from '../../../domain/notes/store.ts';
@@ -42,8 +43,11 @@ type ToolCall = ToolContext & { caller: Caller };
  */
 export type FusedTool = {
   canFuse: (args: never) => boolean;
-  run: (input: { db: DatabasePool; rawToken: string; leases: AllowanceLeases }, args: never) => Promise<{ principal: Principal; usage: UsageSnapshot; data: unknown }>;
+  run: (input: FusedRunInput, args: never) => Promise<{ principal: Principal; usage: UsageSnapshot; data: unknown }>;
 };
+
+/** What a fused tool's run gets: the database, the presented token and the process's allowance leases and admission cache. */
+export type FusedRunInput = { db: DatabasePool; rawToken: string; leases: AllowanceLeases; admissions: AdmissionCache };
 
 type Annotations = { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
 
@@ -69,7 +73,7 @@ function tool<S extends z.ZodObject, O extends z.ZodType>(definition: {
   run: (call: ToolCall, args: z.infer<S>) => Promise<z.input<O>>;
   fused?: {
     canFuse: (args: z.infer<S>) => boolean;
-    run: (input: { db: DatabasePool; rawToken: string; leases: AllowanceLeases }, args: z.infer<S>) => Promise<{ principal: Principal; usage: UsageSnapshot; data: z.input<O> | AppError }>;
+    run: (input: FusedRunInput, args: z.infer<S>) => Promise<{ principal: Principal; usage: UsageSnapshot; data: z.input<O> | AppError }>;
   };
 }): ToolDefinition {
   const { run } = definition;
@@ -123,9 +127,9 @@ export const tools: ToolDefinition[] = [
     },
     fused: {
       canFuse: (args) => pathProblem(args.path.normalize('NFC')) === null,
-      run: async ({ db, rawToken, leases }, args) => {
+      run: async ({ db, rawToken, leases, admissions }, args) => {
         const path = args.path.normalize('NFC');
-        const read = await readNoteAsCaller(db, { rawToken, iface: 'mcp', leases, mappingId: args.mappingId, path });
+        const read = await readNoteAsCaller(db, { rawToken, iface: 'mcp', leases, admissions, mappingId: args.mappingId, path });
         const principal = { tokenId: read.tokenId, account: read.account };
         if (!read.note) return { principal, usage: read.usage, data: new AppError('note_not_found', `No live note at ${path}.`) };
         return { principal, usage: read.usage, data: { mappingId: read.mapping.mappingId, ...read.note } };

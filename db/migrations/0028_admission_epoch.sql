@@ -1,0 +1,69 @@
+-- Up Migration
+-- The admission epoch (decision 111, domain/principals/admission-cache.ts). An API process keeps
+-- what admitting a token to a mapping found (the token's account, the caller's access to the
+-- mapping) and reuses it while this number stands still: every change to a row that admission reads
+-- advances it in the changing transaction, so a statement that reads the epoch unchanged reads the
+-- same tokens, accounts, mappings, vaults, memberships and roles as the statement that filled the
+-- entry. The hot read then asks Postgres for the note and this number only: one index look-up where
+-- admission's statement made seven.
+CREATE TABLE admission_epoch (
+  singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+  epoch bigint NOT NULL
+);
+INSERT INTO admission_epoch (singleton, epoch) VALUES (true, 1);
+
+CREATE FUNCTION advance_admission_epoch() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE admission_epoch SET epoch = epoch + 1;
+  RETURN NULL;
+END
+$$;
+
+-- Deferred to the commit: the row lock on the epoch is taken last and held only for the commit
+-- itself, so two transactions can never wait on each other through it (each takes it after every
+-- other lock it takes), and admission's writes do not queue behind each other for longer than a
+-- commit. The columns listed are every column but the two that change on hot paths and that
+-- admission does not read: a token's last use (touched once a minute, domain/identity/accounts.ts)
+-- and a vault's event sequence (every note write, domain/notes/store.ts).
+-- test/admission-cache.test.ts holds each table's list to its columns, so a new column is a decision.
+CREATE CONSTRAINT TRIGGER access_tokens_admission_epoch
+  AFTER INSERT OR DELETE OR UPDATE OF id, account_id, name, token_hash, display_prefix, created_at, expires_at, revoked_at, replaced_by ON access_tokens
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION advance_admission_epoch();
+CREATE CONSTRAINT TRIGGER accounts_admission_epoch
+  AFTER INSERT OR DELETE OR UPDATE ON accounts
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION advance_admission_epoch();
+CREATE CONSTRAINT TRIGGER vault_mappings_admission_epoch
+  AFTER INSERT OR DELETE OR UPDATE ON vault_mappings
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION advance_admission_epoch();
+CREATE CONSTRAINT TRIGGER vaults_admission_epoch
+  AFTER INSERT OR DELETE OR UPDATE OF id, name, owner_account_id, owner_workspace_id, created_at ON vaults
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION advance_admission_epoch();
+CREATE CONSTRAINT TRIGGER workspace_members_admission_epoch
+  AFTER INSERT OR DELETE OR UPDATE ON workspace_members
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION advance_admission_epoch();
+CREATE CONSTRAINT TRIGGER workspace_roles_admission_epoch
+  AFTER INSERT OR DELETE OR UPDATE ON workspace_roles
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION advance_admission_epoch();
+-- Constraint triggers cannot fire on TRUNCATE; these do (at once: a TRUNCATE takes an exclusive lock anyway).
+CREATE TRIGGER access_tokens_admission_epoch_truncate AFTER TRUNCATE ON access_tokens FOR EACH STATEMENT EXECUTE FUNCTION advance_admission_epoch();
+CREATE TRIGGER accounts_admission_epoch_truncate AFTER TRUNCATE ON accounts FOR EACH STATEMENT EXECUTE FUNCTION advance_admission_epoch();
+CREATE TRIGGER vault_mappings_admission_epoch_truncate AFTER TRUNCATE ON vault_mappings FOR EACH STATEMENT EXECUTE FUNCTION advance_admission_epoch();
+CREATE TRIGGER vaults_admission_epoch_truncate AFTER TRUNCATE ON vaults FOR EACH STATEMENT EXECUTE FUNCTION advance_admission_epoch();
+CREATE TRIGGER workspace_members_admission_epoch_truncate AFTER TRUNCATE ON workspace_members FOR EACH STATEMENT EXECUTE FUNCTION advance_admission_epoch();
+CREATE TRIGGER workspace_roles_admission_epoch_truncate AFTER TRUNCATE ON workspace_roles FOR EACH STATEMENT EXECUTE FUNCTION advance_admission_epoch();
+
+-- Down Migration
+DROP TRIGGER access_tokens_admission_epoch ON access_tokens;
+DROP TRIGGER accounts_admission_epoch ON accounts;
+DROP TRIGGER vault_mappings_admission_epoch ON vault_mappings;
+DROP TRIGGER vaults_admission_epoch ON vaults;
+DROP TRIGGER workspace_members_admission_epoch ON workspace_members;
+DROP TRIGGER workspace_roles_admission_epoch ON workspace_roles;
+DROP TRIGGER access_tokens_admission_epoch_truncate ON access_tokens;
+DROP TRIGGER accounts_admission_epoch_truncate ON accounts;
+DROP TRIGGER vault_mappings_admission_epoch_truncate ON vault_mappings;
+DROP TRIGGER vaults_admission_epoch_truncate ON vaults;
+DROP TRIGGER workspace_members_admission_epoch_truncate ON workspace_members;
+DROP TRIGGER workspace_roles_admission_epoch_truncate ON workspace_roles;
+DROP FUNCTION advance_admission_epoch();
+DROP TABLE admission_epoch;

@@ -1,0 +1,252 @@
+// The hot read's admission cache (decision 111, migration 0028, domain/principals/admission-cache.ts):
+// a kept admission answers only while the admission epoch stands still, and every change to a row
+// admission reads advances the epoch when it commits. Held here: what the cache keeps and counts,
+// that each kind of change ends a kept admission exactly as a fresh admission would refuse, expiry,
+// the triggers' coverage read from the catalog (a new column of these tables fails it until someone
+// decides), that the hot paths' own writes leave the epoch alone, that a change takes effect at its
+// commit and not before, concurrent reads around a revocation, and two processes sharing one change.
+import { randomUUID } from 'node:crypto';
+import { sql } from 'slonik';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { AllowanceLeases } from '../domain/allowance-lease.ts';
+import { issueAccessToken, revokeAccessToken, rotateAccessToken, touchToken, updateAccount } from '../domain/identity/accounts.ts';
+import { interfaceEntitlements } from '../domain/identity/plans.ts';
+import { createMapping, createVault, revokeMapping } from '../domain/identity/vaults.ts';
+import { addMember, createRole, createWorkspace, removeMember, setRolePermissions } from '../domain/identity/workspaces.ts';
+import { applyTransaction } from '../domain/notes/knowledge.ts';
+import { readNoteAsCaller } from '../domain/notes/read-as-caller.ts';
+import { AdmissionCache } from '../domain/principals/admission-cache.ts';
+import { defaultAllowances } from '../domain/usage.ts';
+import { createMetricsRegistry } from '../platform/metrics.ts';
+import { createDatabasePool } from '../db/pool.ts';
+import { useTestDatabase } from './support/harness.ts';
+import { buildTestApp } from './support/app.ts';
+import { accountWithToken, bearer, personalMapping } from './support/fixtures.ts';
+
+const db = useTestDatabase();
+let leases: AllowanceLeases;
+
+beforeAll(() => {
+  leases = new AllowanceLeases(db.pool, defaultAllowances, interfaceEntitlements);
+});
+afterAll(async () => {
+  await leases.releaseAll();
+});
+
+const epoch = () => db.pool.oneFirst(sql.type(z.object({ epoch: z.number() }))`SELECT epoch FROM admission_epoch`);
+
+/** Writes `content` at `path` through the knowledge core, as the account. */
+async function write(accountId: string, target: { vaultId: string; mappingId: string }, path: string, content: string) {
+  const provenance = { actor: { type: 'account' as const, id: accountId }, source: 'ops' as const, requestId: null, idempotencyKey: null };
+  const key = randomUUID();
+  await applyTransaction(db.pool, target, [{ type: 'write-note', path, content }], provenance, { accountId, route: 'test:admission-cache', scope: target.mappingId, key, fingerprint: key });
+}
+
+/** A caller with a personal vault holding one note. */
+async function personalReader() {
+  const caller = await accountWithToken(db.pool, 'team');
+  const target = await personalMapping(db.pool, caller.account.id);
+  await write(caller.account.id, target, 'Notes/One.md', '# One\n');
+  return { ...caller, ...target };
+}
+
+/** A workspace vault the caller reads as a member with a custom `reader` role (vault.read), the owner holding the workspace. */
+async function memberReader() {
+  const owner = await accountWithToken(db.pool, 'team');
+  const caller = await accountWithToken(db.pool, 'team');
+  const workspaceId = (await createWorkspace(db.pool, { name: `Cache ${randomUUID().slice(0, 8)}`, ownerAccountId: owner.account.id })).id;
+  await createRole(db.pool, { workspaceId, name: 'reader', permissions: ['vault.read'] });
+  await addMember(db.pool, { workspaceId, accountId: caller.account.id, role: 'reader' });
+  const vault = await createVault(db.pool, { name: 'Shared', ownerWorkspaceId: workspaceId });
+  const { mappingId } = await createMapping(db.pool, { vaultId: vault.id });
+  await write(owner.account.id, { vaultId: vault.id, mappingId }, 'Notes/One.md', '# One\n');
+  return { ...caller, workspaceId, vaultId: vault.id, mappingId };
+}
+
+const read = (cache: AdmissionCache | undefined, reader: { token: string; mappingId: string }, path = 'Notes/One.md') =>
+  readNoteAsCaller(db.pool, { rawToken: reader.token, iface: 'rest', leases, admissions: cache, mappingId: reader.mappingId, path });
+
+/** The refusal code of a read, or 'admitted'. */
+const outcome = (attempt: Promise<unknown>) =>
+  attempt.then(
+    () => 'admitted',
+    (error: unknown) => (error as { code?: string }).code ?? String(error),
+  );
+
+describe('the hot read’s admission cache', () => {
+  it('answers from a kept admission while nothing admission reads changes, charging and reading afresh each time', async () => {
+    const cache = new AdmissionCache();
+    const reader = await personalReader();
+    const first = await read(cache, reader);
+    expect(cache.counts).toEqual({ hit: 0, miss: 1, stale: 0 });
+    expect(cache.size).toBe(1);
+    // A note write advances the vault's event sequence, not the epoch: the kept admission answers, and reads the new note.
+    const before = await epoch();
+    await write(reader.account.id, reader, 'Notes/Fresh.md', '# Fresh\n');
+    expect(await epoch()).toBe(before);
+    const second = await read(cache, reader, 'Notes/Fresh.md');
+    expect(cache.counts).toEqual({ hit: 1, miss: 1, stale: 0 });
+    expect(second.note).toMatchObject({ path: 'Notes/Fresh.md', content: '# Fresh\n' });
+    expect(first.note).toMatchObject({ path: 'Notes/One.md', content: '# One\n' });
+    expect(second.account).toEqual(first.account);
+    expect(second.mapping).toEqual(first.mapping);
+    expect(second.usage.monthUsed).toBe(first.usage.monthUsed + 1);
+    // A path with no note: the kept admission still answers, with no note.
+    expect((await read(cache, reader, 'Notes/Missing.md')).note).toBeNull();
+    expect(cache.counts.hit).toBe(2);
+  });
+
+  it('keeps nothing of an admission that was refused, nor of an unknown token', async () => {
+    const cache = new AdmissionCache();
+    const reader = await personalReader();
+    const stranger = await accountWithToken(db.pool, 'team');
+    expect(await outcome(read(cache, { token: stranger.token, mappingId: reader.mappingId }))).toBe('mapping_not_found');
+    expect(await outcome(read(cache, { token: `hnp_pat_${'A'.repeat(43)}`, mappingId: reader.mappingId }))).toBe('invalid_token');
+    expect(cache.size).toBe(0);
+    // Another account's token never finds this caller's entry: the key is the token's hash and the mapping.
+    await read(cache, reader);
+    expect(await outcome(read(cache, { token: stranger.token, mappingId: reader.mappingId }))).toBe('mapping_not_found');
+    expect(cache.counts).toEqual({ hit: 0, miss: 4, stale: 0 });
+  });
+
+  const changes: [string, () => Promise<{ token: string; mappingId: string; change: () => Promise<unknown> }>, string][] = [
+    ['the token revoked', async () => { const r = await personalReader(); return { ...r, change: () => revokeAccessToken(db.pool, r.tokenId) }; }, 'invalid_token'],
+    ['the token rotated', async () => { const r = await personalReader(); return { ...r, change: () => rotateAccessToken(db.pool, r.tokenId) }; }, 'invalid_token'],
+    ['the account suspended', async () => { const r = await personalReader(); return { ...r, change: () => updateAccount(db.pool, r.account.id, { status: 'suspended' }) }; }, 'account_inactive'],
+    ['the plan changed to one without REST', async () => { const r = await personalReader(); return { ...r, change: () => updateAccount(db.pool, r.account.id, { plan: 'premium' }) }; }, 'entitlement_required'],
+    ['the mapping revoked', async () => { const r = await personalReader(); return { ...r, change: () => revokeMapping(db.pool, r.mappingId) }; }, 'mapping_not_found'],
+    [
+      'the vault given to another account',
+      async () => {
+        const r = await personalReader();
+        const other = await accountWithToken(db.pool, 'team');
+        return { ...r, change: () => db.pool.query(sql.type(z.object({}))`UPDATE vaults SET owner_account_id = ${other.account.id} WHERE id = ${r.vaultId}`) };
+      },
+      'mapping_not_found',
+    ],
+    ['the member removed from the workspace', async () => { const r = await memberReader(); return { ...r, change: () => removeMember(db.pool, { workspaceId: r.workspaceId, accountId: r.account.id }) }; }, 'mapping_not_found'],
+    ['the member’s role losing vault.read', async () => { const r = await memberReader(); return { ...r, change: () => setRolePermissions(db.pool, { workspaceId: r.workspaceId, name: 'reader', permissions: [] }) }; }, 'permission_denied'],
+  ];
+
+  it.each(changes)('a kept admission ends with %s, refused as a fresh admission refuses', async (_label, arrange, code) => {
+    const cache = new AdmissionCache();
+    const reader = await arrange();
+    expect(await outcome(read(cache, reader))).toBe('admitted');
+    await reader.change();
+    expect(await outcome(read(cache, reader))).toBe(code);
+    expect(await outcome(read(undefined, reader))).toBe(code);
+    expect(cache.counts).toEqual({ hit: 0, miss: 1, stale: 1 });
+    expect(cache.size).toBe(0);
+  });
+
+  it('a kept admission ends when its token expires, though nothing changed', async () => {
+    const cache = new AdmissionCache();
+    const reader = await personalReader();
+    const expiring = await issueAccessToken(db.pool, { accountId: reader.account.id, name: 'expiring', expiresAt: new Date(Date.now() + 1_000).toISOString() });
+    const caller = { token: expiring.token, mappingId: reader.mappingId };
+    expect(await outcome(read(cache, caller))).toBe('admitted');
+    const at = await epoch();
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(await epoch()).toBe(at);
+    expect(await outcome(read(cache, caller))).toBe('invalid_token');
+    expect(cache.counts).toEqual({ hit: 0, miss: 1, stale: 1 });
+  });
+});
+
+describe('the admission epoch', () => {
+  // What admission reads (livePrincipalQuery, mappingAccessQuery) and what it may leave out: the
+  // columns hot paths write that admission does not read.
+  const tables = ['access_tokens', 'accounts', 'vault_mappings', 'vaults', 'workspace_members', 'workspace_roles'] as const;
+  const leftOut: Record<string, string[]> = { access_tokens: ['last_used_at'], vaults: ['last_event_seq'] };
+
+  it('advances at the commit of a change to every column admission reads, on insert, update, delete and truncate', async () => {
+    const triggers = await db.pool.any(sql.type(z.object({ table: z.string(), name: z.string(), deferred: z.boolean(), events: z.array(z.string()), columns: z.array(z.string()).nullable() }))`
+      SELECT c.relname AS "table", t.tgname AS name, t.tginitdeferred AS deferred,
+             array_remove(ARRAY[CASE WHEN t.tgtype & 4 <> 0 THEN 'insert' END, CASE WHEN t.tgtype & 8 <> 0 THEN 'delete' END,
+                                CASE WHEN t.tgtype & 16 <> 0 THEN 'update' END, CASE WHEN t.tgtype & 32 <> 0 THEN 'truncate' END], NULL) AS events,
+             (SELECT array_agg(a.attname::text ORDER BY a.attname) FROM unnest(t.tgattr::int2[]) k JOIN pg_attribute a ON a.attrelid = t.tgrelid AND a.attnum = k) AS columns
+        FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid
+       WHERE p.proname = 'advance_admission_epoch' AND NOT t.tgisinternal
+       ORDER BY 1, 2`);
+    for (const table of tables) {
+      const columns = await db.pool.anyFirst(sql.type(z.object({ name: z.string() }))`
+        SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ${table} ORDER BY column_name`);
+      const onChange = triggers.filter((t) => t.table === table && t.events.includes('update'));
+      expect(onChange, table).toHaveLength(1);
+      expect(onChange[0]!.events.sort(), table).toEqual(['delete', 'insert', 'update']);
+      expect(onChange[0]!.deferred, table).toBe(true);
+      // Every column but those left out: a column added to the table is not covered until it is listed here or there.
+      const covered = onChange[0]!.columns ?? columns;
+      expect([...covered].sort(), table).toEqual(columns.filter((c) => !(leftOut[table] ?? []).includes(c)));
+      expect(triggers.filter((t) => t.table === table && t.events.includes('truncate')), table).toHaveLength(1);
+    }
+  });
+
+  it('stands still for a token’s touch and a note write, and advances only when a change commits', async () => {
+    const reader = await personalReader();
+    const at = await epoch();
+    await touchToken(db.pool, reader.tokenId, null);
+    await write(reader.account.id, reader, 'Notes/Two.md', '# Two\n');
+    expect(await epoch()).toBe(at);
+    // The revocation on a connection of its own, held open: until it commits, another connection sees the old epoch.
+    const other = await createDatabasePool(db.url, { maxPoolSize: 1 });
+    try {
+      const updated = Promise.withResolvers<void>();
+      const commit = Promise.withResolvers<void>();
+      const transaction = other.transaction(async (tx) => {
+        await tx.query(sql.type(z.object({}))`UPDATE access_tokens SET revoked_at = now() WHERE id = ${reader.tokenId}`);
+        updated.resolve();
+        await commit.promise;
+      });
+      await updated.promise;
+      expect(await epoch()).toBe(at);
+      expect(await outcome(read(undefined, reader))).toBe('admitted');
+      commit.resolve();
+      await transaction;
+      expect(await epoch()).toBeGreaterThan(at);
+      expect(await outcome(read(undefined, reader))).toBe('invalid_token');
+    } finally {
+      await other.end();
+    }
+  });
+
+  it('two hundred concurrent reads around a revocation: none that starts after its commit is admitted', async () => {
+    const cache = new AdmissionCache();
+    const reader = await personalReader();
+    await read(cache, reader);
+    const before = Array.from({ length: 100 }, () => outcome(read(cache, reader)));
+    await revokeAccessToken(db.pool, reader.tokenId);
+    const after = await Promise.all(Array.from({ length: 100 }, () => outcome(read(cache, reader))));
+    expect(new Set(after)).toEqual(new Set(['invalid_token']));
+    // Reads already under way when it committed answer as their snapshot saw it.
+    for (const answer of await Promise.all(before)) expect(['admitted', 'invalid_token']).toContain(answer);
+    expect(cache.size).toBe(0);
+  });
+
+  it('a revocation ends the admissions every API process keeps, and the processes count them', async () => {
+    const reader = await personalReader();
+    const metrics = createMetricsRegistry({ process: 'api' });
+    const one = await buildTestApp(db.pool, { metrics });
+    const two = await buildTestApp(db.pool);
+    try {
+      const get = (app: typeof one) => app.inject({ method: 'GET', url: `/api/dev/notes/Notes/One.md?mappingId=${reader.mappingId}`, headers: bearer(reader.token) });
+      for (const app of [one, two, one, two]) expect((await get(app)).statusCode).toBe(200);
+      // As the operations CLI revokes a token: outside both processes.
+      await revokeAccessToken(db.pool, reader.tokenId);
+      for (const app of [one, two]) {
+        const refused = await get(app);
+        expect(refused.statusCode).toBe(401);
+        expect(refused.json()).toMatchObject({ code: 'invalid_token' });
+      }
+      const text = await metrics.metrics();
+      expect(text).toMatch(/^hnp_admission_cache_lookups_total\{outcome="hit",process="api"\} 1$/m);
+      expect(text).toMatch(/^hnp_admission_cache_lookups_total\{outcome="miss",process="api"\} 1$/m);
+      expect(text).toMatch(/^hnp_admission_cache_lookups_total\{outcome="stale",process="api"\} 1$/m);
+      expect(text).toMatch(/^hnp_admission_cache_entries\{process="api"\} 0$/m);
+    } finally {
+      await one.close();
+      await two.close();
+    }
+  });
+});
