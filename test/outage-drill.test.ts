@@ -10,6 +10,8 @@
 // error and on the other API, and sometimes again after a 200 (an answer it lost); the model provider
 // is a scripted OpenAI-compatible server on loopback.
 // A partner also uploads audio, four at a time on one organization, retrying with the same key.
+// An agent reads one note through both APIs all along (the hot read, its admissions kept by each API
+// process, decision 111); once the drill is over its token is revoked, and both APIs refuse it at once.
 // Afterwards every acknowledged event reached every subscribed endpoint, every proposal was reviewed
 // and executed once with one receipt, every acknowledged write is there once (one event), every
 // acknowledged upload is stored once and the organization's storage counts exactly those, every
@@ -27,6 +29,7 @@ import { z } from 'zod';
 import { deliveryMessageId } from '../domain/automation/webhooks.ts';
 import { reviewWorkflowId } from '../domain/automation/workflow-ids.ts';
 import { hashSecret } from '../domain/secrets.ts';
+import { issueAccessToken, revokeAccessToken } from '../domain/identity/accounts.ts';
 import { freePort } from '../platform/local-stack/ports.ts';
 import { spawnPlatformProcess, waitFor } from '../platform/topology/processes.ts';
 import type { PlatformProcess } from '../platform/topology/processes.ts';
@@ -58,6 +61,8 @@ let reviewerToken: string;
 let workspaceId: string;
 let mappingId: string;
 let endpointId: string;
+let readerToken: string;
+let readerTokenId: string;
 const provider = new ScriptedProvider();
 let runtime: RuntimeChain;
 
@@ -119,6 +124,14 @@ beforeAll(async () => {
   });
   expect(endpoint.status).toBe(201);
   endpointId = ((await endpoint.json()) as { id: string }).id;
+  // The agent's own token for the proposer's account, and the note it reads.
+  ({ token: readerToken, record: { id: readerTokenId } } = await issueAccessToken(db.pool, { accountId: cast.proposer.account.id, name: 'drill reader' }));
+  const readNote = await fetch(`${apis[0]}/api/dev/notes`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${proposerToken}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+    body: JSON.stringify({ mappingId, path: 'Drill/Read.md', content: '# Read all along\n', dryRun: false }),
+  });
+  expect(readNote.status).toBe(201);
 
   // The partner: an installation with a service credential, its organization's budget far above the
   // drill's requests (~5,000 µ$ reserved each) and room for every one of them in flight at once.
@@ -173,6 +186,19 @@ async function untilAcknowledged(token: string, method: string, path: string, bo
     }
     if (Date.now() > deadline) throw new Error(`${method} ${path} never acknowledged (last ${res.status})`);
     await new Promise((r) => setTimeout(r, Math.min(2_000, 1_000 * (Number(res.retryAfter) || 1))));
+  }
+}
+
+/** The agent's reads of Drill/Read.md, by phase (call() records them among the answers too). */
+const readAnswers: { phase: string; status: number }[] = [];
+const readPath = () => `/api/dev/notes/Drill/Read.md?mappingId=${mappingId}`;
+
+async function readAlong(reading: () => boolean) {
+  while (reading()) {
+    const at = phase;
+    const res = await call(readerToken, 'GET', readPath());
+    readAnswers.push({ phase: at, status: res.status });
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
@@ -410,7 +436,7 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
       await stream.next('ready');
       return { api, stream, resyncedAt: 0 };
     }));
-    const running = Promise.all([load(), generating()]);
+    const running = Promise.all([load(), generating(), readAlong(() => loading)]);
 
     await new Promise((r) => setTimeout(r, 3_000));
     const acrossTemporal = generationAcrossOutage();
@@ -510,6 +536,18 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
       (await db.pool.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`
         SELECT (SELECT count(*) FROM note_substring_pending) + (SELECT count(*) FROM notes n
           WHERE NOT EXISTS (SELECT 1 FROM note_substring_docs d WHERE d.vault_id = n.vault_id AND d.path = n.path AND d.revision = n.revision)) AS n`)) === 0, 30_000);
+
+    // The agent's reads were answered in every phase but the Postgres cut, which they met; and now a
+    // revocation ends the admission each API keeps for its token, at once.
+    for (const p of ['healthy', 'temporal-down', 'healthy-again', 'postgres-down', 'recovered']) {
+      expect(readAnswers.filter((a) => a.phase === p && a.status === (p === 'postgres-down' ? 503 : 200)).length, p).toBeGreaterThan(0);
+    }
+    await revokeAccessToken(db.pool, readerTokenId);
+    for (const api of apis) {
+      const refused = await fetch(`${api}${readPath()}`, { headers: { authorization: `Bearer ${readerToken}` } });
+      expect(refused.status, api).toBe(401);
+      expect(((await refused.json()) as { code: string }).code, api).toBe('invalid_token');
+    }
 
     // The drill did what it says: work was acknowledged in every phase, and the outages were met.
     expect(eventIds.length).toBeGreaterThan(20);

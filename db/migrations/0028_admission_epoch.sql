@@ -2,19 +2,22 @@
 -- The admission epoch (decision 111, domain/principals/admission-cache.ts). An API process keeps
 -- what admitting a token to a mapping found (the token's account, the caller's access to the
 -- mapping) and reuses it while this number stands still: every change to a row that admission reads
--- advances it in the changing transaction, so a statement that reads the epoch unchanged reads the
+-- replaces it in the changing transaction, so a statement that reads the epoch unchanged reads the
 -- same tokens, accounts, mappings, vaults, memberships and roles as the statement that filled the
--- entry. The hot read then asks Postgres for the note and this number only: one index look-up where
+-- entry. The hot read then asks Postgres for the note and this value only: one index look-up where
 -- admission's statement made seven.
+-- The epoch is a random value, not a counter: the cache only asks whether it is the same, and a
+-- database restored to an earlier point and changed again would count through numbers a process
+-- still holds, for other rows; a new random value each change cannot name two states.
 CREATE TABLE admission_epoch (
   singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
-  epoch bigint NOT NULL
+  epoch uuid NOT NULL
 );
-INSERT INTO admission_epoch (singleton, epoch) VALUES (true, 1);
+INSERT INTO admission_epoch (singleton, epoch) VALUES (true, gen_random_uuid());
 
 CREATE FUNCTION advance_admission_epoch() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  UPDATE admission_epoch SET epoch = epoch + 1;
+  UPDATE admission_epoch SET epoch = gen_random_uuid();
   RETURN NULL;
 END
 $$;

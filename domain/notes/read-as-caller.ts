@@ -31,8 +31,8 @@ import type { NoteRow } from './store.ts';
 const noteObject = sql.fragment`json_build_object('path', n.path, 'title', n.title, 'content', n.content, 'revision', n.revision,
                                   'size', n.size_bytes, 'frontmatter', n.frontmatter, 'links', n.links,
                                   'createdAt', n.created_at, 'updatedAt', n.updated_at)`;
-const rowSchema = fusedRowSchema({ mapping: mappingAccessSchema.nullable(), note: noteRowSchema.nullable(), admissionEpoch: z.number() });
-const keptRowSchema = z.object({ admissionEpoch: z.number(), tokenLive: z.boolean(), note: noteRowSchema.nullable() });
+const rowSchema = fusedRowSchema({ mapping: mappingAccessSchema.nullable(), note: noteRowSchema.nullable(), admissionEpoch: z.uuid() });
+const keptRowSchema = z.object({ admissionEpoch: z.uuid(), tokenLive: z.boolean(), note: noteRowSchema.nullable() });
 
 export type CallerRead = Principal & { usage: UsageSnapshot; mapping: ResolvedMapping; note: NoteRow | null };
 

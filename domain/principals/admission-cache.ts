@@ -2,8 +2,8 @@
 // stands still (decision 111, migration 0028). Admission's statement reads seven rows (the token,
 // its account, the mapping, its vault, the caller's membership and role, and the note); on this
 // 2-core machine that statement, not the HTTP work, held the hot read to about half of a bare
-// read. Every change to a row admission reads advances `admission_epoch.epoch` in the changing
-// transaction (a deferred trigger, at its commit), so a statement that reads the epoch unchanged
+// read. Every change to a row admission reads replaces `admission_epoch.epoch` (a random value) in
+// the changing transaction (a deferred trigger, at its commit), so a statement that reads the epoch unchanged
 // reads the same tokens, accounts, mappings, vaults, memberships and roles as the statement that
 // filled the entry: the hot read then asks for the note, the epoch and whether the token is still
 // unexpired, in one statement, and judges, charges and touches exactly as admission does.
@@ -23,7 +23,7 @@ export const admissionCacheLimits = {
 } as const;
 
 /** One kept admission: the token's row as resolved, the caller's access to the mapping, and the epoch they were read at. */
-export type AdmissionEntry = { epoch: number; row: AuthenticatedRow; mapping: MappingAccess };
+export type AdmissionEntry = { epoch: string; row: AuthenticatedRow; mapping: MappingAccess };
 
 /** How the cache has answered since the process started (hnp_admission_cache_lookups_total). */
 export type AdmissionCacheCounts = { hit: number; miss: number; stale: number };
