@@ -19,6 +19,9 @@
 // with its own work fused into step 1's statement (a `Fusion`), so authentication, charging, the
 // mapping access check and the fetch cost one Postgres round trip (bench/README.md). Its extra
 // columns are read with the principal and judged by the caller only once steps 2-4 have passed.
+// The same read, for a token and mapping its process admitted before, takes step 1's row from the
+// process's admission cache while the admission epoch stands still (admission-cache.ts, decision
+// 111) and runs steps 2-4 on it here, as on a fresh one (`admitResolvedAccessToken`).
 //
 // There is one entry per kind of principal (`PrincipalKind`): `admitAccessToken`,
 // `admitConsoleSession` and `admitServicePrincipal` below. api/auth.ts is the HTTP side of the
