@@ -7,32 +7,22 @@
 // commit and not before, concurrent reads around a revocation, and two processes sharing one change.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AllowanceLeases } from '../domain/allowance-lease.ts';
 import { issueAccessToken, revokeAccessToken, rotateAccessToken, touchToken, updateAccount } from '../domain/identity/accounts.ts';
-import { interfaceEntitlements } from '../domain/identity/plans.ts';
 import { createMapping, createVault, revokeMapping } from '../domain/identity/vaults.ts';
 import { addMember, createRole, createWorkspace, removeMember, setRolePermissions } from '../domain/identity/workspaces.ts';
 import { applyTransaction } from '../domain/notes/knowledge.ts';
 import { readNoteAsCaller } from '../domain/notes/read-as-caller.ts';
 import { AdmissionCache } from '../domain/principals/admission-cache.ts';
-import { defaultAllowances } from '../domain/usage.ts';
 import { createMetricsRegistry } from '../platform/metrics.ts';
 import { createDatabasePool } from '../db/pool.ts';
-import { useTestDatabase } from './support/harness.ts';
+import { useAllowanceLeases, useTestDatabase } from './support/harness.ts';
 import { buildTestApp } from './support/app.ts';
 import { accountWithToken, bearer, personalMapping } from './support/fixtures.ts';
 
 const db = useTestDatabase();
-let leases: AllowanceLeases;
-
-beforeAll(() => {
-  leases = new AllowanceLeases(db.pool, defaultAllowances, interfaceEntitlements);
-});
-afterAll(async () => {
-  await leases.releaseAll();
-});
+const allowance = useAllowanceLeases(db);
 
 const epoch = () => db.pool.oneFirst(sql.type(z.object({ epoch: z.uuid() }))`SELECT epoch FROM admission_epoch`);
 
@@ -65,7 +55,7 @@ async function memberReader() {
 }
 
 const read = (cache: AdmissionCache | undefined, reader: { token: string; mappingId: string }, path = 'Notes/One.md') =>
-  readNoteAsCaller(db.pool, { rawToken: reader.token, iface: 'rest', leases, admissions: cache, mappingId: reader.mappingId, path });
+  readNoteAsCaller(db.pool, { rawToken: reader.token, iface: 'rest', leases: allowance.leases, admissions: cache, mappingId: reader.mappingId, path });
 
 /** The refusal code of a read, or 'admitted'. */
 const outcome = (attempt: Promise<unknown>) =>

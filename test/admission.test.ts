@@ -1,8 +1,8 @@
 // The admission path (domain/principals/admission.ts) on its own: resolve → judge → charge → touch,
 // each refusal ending the request having counted and touched nothing, the uncharged and fused
-// variants of the same steps, and the plans table travelling with the leases.
+// variants of the same steps, and the plans table travelling with the allowance.leases.
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AllowanceLeases } from '../domain/allowance-lease.ts';
 import { updateAccount } from '../domain/identity/accounts.ts';
@@ -11,18 +11,11 @@ import { createVault } from '../domain/identity/vaults.ts';
 import { admitAccessToken, fusedRowSchema } from '../domain/principals/admission.ts';
 import { generateSecret, secretPrefixes } from '../domain/secrets.ts';
 import { defaultAllowances } from '../domain/usage.ts';
-import { useTestDatabase } from './support/harness.ts';
+import { useAllowanceLeases, useTestDatabase } from './support/harness.ts';
 import { accountWithToken } from './support/fixtures.ts';
 
 const db = useTestDatabase();
-let leases: AllowanceLeases;
-
-beforeAll(() => {
-  leases = new AllowanceLeases(db.pool, defaultAllowances, interfaceEntitlements);
-});
-afterAll(async () => {
-  await leases.releaseAll();
-});
+const allowance = useAllowanceLeases(db);
 
 const counters = (accountId: string) =>
   db.pool.any(sql.type(z.object({ interface: z.string(), n: z.number() }))`
@@ -45,7 +38,7 @@ describe('admission: resolve', () => {
     ['a well-formed unknown token', `hnp_pat_${'A'.repeat(43)}`],
     ['another kind of principal’s credential (a service credential)', generateSecret(secretPrefixes.serviceCredential)],
   ])('refuses %s with invalid_token', async (_label, token) => {
-    await expect(admitAccessToken(db.pool, { token, iface: 'mcp', leases })).rejects.toMatchObject({ code: 'invalid_token' });
+    await expect(admitAccessToken(db.pool, { token, iface: 'mcp', leases: allowance.leases })).rejects.toMatchObject({ code: 'invalid_token' });
   });
 });
 
@@ -53,9 +46,9 @@ describe('admission: judge before charge, and a refusal counts and touches nothi
   it('judges the account’s status before its plan', async () => {
     const { token, tokenId, account } = await accountWithToken(db.pool, 'premium');
     await updateAccount(db.pool, account.id, { status: 'suspended' });
-    await expect(admitAccessToken(db.pool, { token, iface: 'rest', leases })).rejects.toMatchObject({ code: 'account_inactive' });
+    await expect(admitAccessToken(db.pool, { token, iface: 'rest', leases: allowance.leases })).rejects.toMatchObject({ code: 'account_inactive' });
     await updateAccount(db.pool, account.id, { status: 'active' });
-    await expect(admitAccessToken(db.pool, { token, iface: 'rest', leases })).rejects.toMatchObject({ code: 'entitlement_required', extensions: { requiredPlans: ['developer_agent', 'team'] } });
+    await expect(admitAccessToken(db.pool, { token, iface: 'rest', leases: allowance.leases })).rejects.toMatchObject({ code: 'entitlement_required', extensions: { requiredPlans: ['developer_agent', 'team'] } });
     expect(await counters(account.id)).toEqual([]);
     expect(await lastUsed(tokenId)).toBeNull();
   });
@@ -74,7 +67,7 @@ describe('admission: judge before charge, and a refusal counts and touches nothi
 describe('admission: charge', () => {
   it('charges one request against the interface’s allowance and says what is left', async () => {
     const { token, tokenId, account } = await accountWithToken(db.pool, 'team');
-    const admitted = await admitAccessToken(db.pool, { token, iface: 'mcp', leases });
+    const admitted = await admitAccessToken(db.pool, { token, iface: 'mcp', leases: allowance.leases });
     expect(admitted).toMatchObject({ tokenId, account: { id: account.id, plan: 'team' } });
     expect(admitted.usage).toEqual({ monthLimit: defaultAllowances.mcp.perMonth.team, monthUsed: 1, minuteLimit: defaultAllowances.mcp.perMinute, minuteUsed: 1 });
     expect(await counters(account.id)).toEqual([{ interface: 'mcp', n: 1 }]);
@@ -83,16 +76,16 @@ describe('admission: charge', () => {
 
   it('counts the automation interface against the REST allowance', async () => {
     const { token, account } = await accountWithToken(db.pool, 'developer_agent');
-    await admitAccessToken(db.pool, { token, iface: 'automation', leases });
-    await admitAccessToken(db.pool, { token, iface: 'rest', leases });
+    await admitAccessToken(db.pool, { token, iface: 'automation', leases: allowance.leases });
+    await admitAccessToken(db.pool, { token, iface: 'rest', leases: allowance.leases });
     expect(await counters(account.id)).toEqual([{ interface: 'rest', n: 2 }]);
   });
 
   it('with charge: false, admits after judging, counts nothing and touches the token', async () => {
     const { token, tokenId, account } = await accountWithToken(db.pool, 'professional');
-    const admitted = await admitAccessToken(db.pool, { token, iface: 'mcp', leases, charge: false });
+    const admitted = await admitAccessToken(db.pool, { token, iface: 'mcp', leases: allowance.leases, charge: false });
     expect(admitted).toEqual({ tokenId, account: expect.objectContaining({ id: account.id }) });
-    await expect(admitAccessToken(db.pool, { token, iface: 'rest', leases, charge: false })).rejects.toMatchObject({ code: 'entitlement_required' });
+    await expect(admitAccessToken(db.pool, { token, iface: 'rest', leases: allowance.leases, charge: false })).rejects.toMatchObject({ code: 'entitlement_required' });
     expect(await counters(account.id)).toEqual([]);
     expect(await lastUsed(tokenId)).not.toBeNull();
   });
@@ -102,7 +95,7 @@ describe('admission: the fused variant', () => {
   it('reads the fused columns in the same statement and returns them once the request is admitted and charged', async () => {
     const { token, account } = await accountWithToken(db.pool, 'team');
     for (const name of ['a', 'b']) await createVault(db.pool, { name, ownerAccountId: account.id });
-    const admitted = await admitAccessToken(db.pool, { token, iface: 'rest', leases }, vaultCount);
+    const admitted = await admitAccessToken(db.pool, { token, iface: 'rest', leases: allowance.leases }, vaultCount);
     expect(admitted.fused.vaults).toBe(2);
     expect(admitted.account.id).toBe(account.id);
     expect(admitted.account).not.toHaveProperty('vaults');
@@ -111,8 +104,8 @@ describe('admission: the fused variant', () => {
 
   it('takes the same refusals, in the same order, before anything fused is returned', async () => {
     const premium = await accountWithToken(db.pool, 'premium');
-    await expect(admitAccessToken(db.pool, { token: premium.token, iface: 'rest', leases }, vaultCount)).rejects.toMatchObject({ code: 'entitlement_required' });
-    await expect(admitAccessToken(db.pool, { token: `hnp_pat_${'B'.repeat(43)}`, iface: 'rest', leases }, vaultCount)).rejects.toMatchObject({ code: 'invalid_token' });
+    await expect(admitAccessToken(db.pool, { token: premium.token, iface: 'rest', leases: allowance.leases }, vaultCount)).rejects.toMatchObject({ code: 'entitlement_required' });
+    await expect(admitAccessToken(db.pool, { token: `hnp_pat_${'B'.repeat(43)}`, iface: 'rest', leases: allowance.leases }, vaultCount)).rejects.toMatchObject({ code: 'invalid_token' });
     expect(await counters(premium.account.id)).toEqual([]);
   });
 });

@@ -18,19 +18,12 @@ import type { Plan } from '../domain/identity/plans.ts';
 import { admitAccessToken, admitConsoleSession } from '../domain/principals/admission.ts';
 import { hashSecret } from '../domain/secrets.ts';
 import { defaultAllowances } from '../domain/usage.ts';
-import { useTestDatabase } from './support/harness.ts';
+import { useAllowanceLeases, useTestDatabase } from './support/harness.ts';
 import { accountWithToken } from './support/fixtures.ts';
 import { clearOfMinuteEnd } from './support/minute-window.ts';
 
 const db = useTestDatabase();
-let leases: AllowanceLeases;
-
-beforeAll(() => {
-  leases = new AllowanceLeases(db.pool, defaultAllowances, interfaceEntitlements);
-});
-afterAll(async () => {
-  await leases.releaseAll();
-});
+const allowance = useAllowanceLeases(db);
 
 const sessionSecretFormat = /^hnp_ses_[A-Za-z0-9_-]{43}$/;
 const csrfTokenFormat = /^hnp_csrf_[A-Za-z0-9_-]{43}$/;
@@ -62,7 +55,7 @@ const backdateLastSeen = (sessionId: string) =>
 /** An account and token admitted the way the console's sign-in admits them, before a session is opened. */
 async function admittedPrincipal(plan: Plan = 'developer_agent') {
   const { account, token, tokenId } = await accountWithToken(db.pool, plan);
-  const principal: Principal = await admitAccessToken(db.pool, { token, iface: 'automation', leases, charge: false });
+  const principal: Principal = await admitAccessToken(db.pool, { token, iface: 'automation', leases: allowance.leases, charge: false });
   return { account, token, tokenId, principal };
 }
 
@@ -116,7 +109,7 @@ describe('openSession', () => {
     const { account } = await accountWithToken(db.pool);
     const tokenExpiry = new Date(Date.now() + 3_600_000).toISOString();
     const issued = await issueAccessToken(db.pool, { accountId: account.id, name: 'one hour', expiresAt: tokenExpiry });
-    const principal = await admitAccessToken(db.pool, { token: issued.token, iface: 'automation', leases, charge: false });
+    const principal = await admitAccessToken(db.pool, { token: issued.token, iface: 'automation', leases: allowance.leases, charge: false });
     const { session } = await openSession(db.pool, { principal });
     expect(session.expiresAt).toBe(tokenExpiry);
     // A token that outlives the session does not lengthen it.
@@ -220,7 +213,7 @@ describe('CSRF tokens', () => {
 describe('admitConsoleSession', () => {
   it('admits a live session with its principal, session and expiry, charging one REST request', async () => {
     const { account, tokenId, sessionSecret, session } = await signedIn('team');
-    const admitted = await admitConsoleSession(db.pool, { sessionSecret, leases });
+    const admitted = await admitConsoleSession(db.pool, { sessionSecret, leases: allowance.leases });
     expect(admitted).toEqual({
       tokenId,
       account: expect.objectContaining({ id: account.id, plan: 'team', status: 'active' }),
@@ -229,14 +222,14 @@ describe('admitConsoleSession', () => {
       usage: { monthLimit: defaultAllowances.rest.perMonth.team, monthUsed: 1, minuteLimit: defaultAllowances.rest.perMinute, minuteUsed: 1 },
     });
     expect(await counters(account.id)).toEqual([{ interface: 'rest', month: 1, minute: 1 }]);
-    const again = await admitConsoleSession(db.pool, { sessionSecret, leases });
+    const again = await admitConsoleSession(db.pool, { sessionSecret, leases: allowance.leases });
     expect(again.usage).toMatchObject({ monthUsed: 2, minuteUsed: 2 });
     expect(await counters(account.id)).toEqual([{ interface: 'rest', month: 2, minute: 2 }]);
   });
 
   it('with charge: false, admits and counts nothing', async () => {
     const { account, tokenId, sessionSecret, session } = await signedIn();
-    const admitted = await admitConsoleSession(db.pool, { sessionSecret, leases, charge: false });
+    const admitted = await admitConsoleSession(db.pool, { sessionSecret, leases: allowance.leases, charge: false });
     expect(admitted).toMatchObject({ tokenId, sessionId: session.id, account: { id: account.id }, usage: null });
     expect(await counters(account.id)).toEqual([]);
   });
@@ -246,13 +239,13 @@ describe('admitConsoleSession', () => {
     ['an empty secret', ''],
     ['a well-formed unknown secret', `hnp_ses_${'A'.repeat(43)}`],
   ])('refuses %s with session_invalid', async (_label, sessionSecret) => {
-    await expect(admitConsoleSession(db.pool, { sessionSecret, leases })).rejects.toMatchObject({ code: 'session_invalid' });
+    await expect(admitConsoleSession(db.pool, { sessionSecret, leases: allowance.leases })).rejects.toMatchObject({ code: 'session_invalid' });
   });
 
   it('refuses the personal access token or the CSRF token presented as the session secret', async () => {
     const { token, csrfToken, account } = await signedIn();
     for (const sessionSecret of [token, csrfToken]) {
-      await expect(admitConsoleSession(db.pool, { sessionSecret, leases })).rejects.toMatchObject({ code: 'session_invalid' });
+      await expect(admitConsoleSession(db.pool, { sessionSecret, leases: allowance.leases })).rejects.toMatchObject({ code: 'session_invalid' });
     }
     expect(await counters(account.id)).toEqual([]);
   });
@@ -270,11 +263,11 @@ describe('admitConsoleSession', () => {
   ];
   it.each(endings)('refuses %s with session_invalid, counting and touching nothing', async (_label, end) => {
     const s = await signedIn();
-    await admitConsoleSession(db.pool, { sessionSecret: s.sessionSecret, leases });
+    await admitConsoleSession(db.pool, { sessionSecret: s.sessionSecret, leases: allowance.leases });
     await backdateLastSeen(s.session.id);
     const seen = (await readSession(s.session.id)).lastSeenAt;
     await end(s);
-    await expect(admitConsoleSession(db.pool, { sessionSecret: s.sessionSecret, leases })).rejects.toMatchObject({ code: 'session_invalid' });
+    await expect(admitConsoleSession(db.pool, { sessionSecret: s.sessionSecret, leases: allowance.leases })).rejects.toMatchObject({ code: 'session_invalid' });
     expect(await counters(s.account.id)).toEqual([{ interface: 'rest', month: 1, minute: 1 }]);
     expect((await readSession(s.session.id)).lastSeenAt).toBe(seen);
   });
@@ -285,20 +278,20 @@ describe('admitConsoleSession', () => {
     await backdateLastSeen(session.id);
     await db.pool.query(sql.type(z.object({}))`UPDATE access_tokens SET last_used_at = NULL WHERE id = ${tokenId}`);
     const seen = (await readSession(session.id)).lastSeenAt;
-    await expect(admitConsoleSession(db.pool, { sessionSecret, leases })).rejects.toMatchObject({ code: 'account_inactive' });
-    await expect(admitConsoleSession(db.pool, { sessionSecret, leases, charge: false })).rejects.toMatchObject({ code: 'account_inactive' });
+    await expect(admitConsoleSession(db.pool, { sessionSecret, leases: allowance.leases })).rejects.toMatchObject({ code: 'account_inactive' });
+    await expect(admitConsoleSession(db.pool, { sessionSecret, leases: allowance.leases, charge: false })).rejects.toMatchObject({ code: 'account_inactive' });
     expect(await counters(account.id)).toEqual([]);
     expect((await readSession(session.id)).lastSeenAt).toBe(seen);
     expect(await tokenLastUsed(tokenId)).toBeNull();
     // The session was not ended: it is the account's status that refuses, and reactivation lets it in again.
     await updateAccount(db.pool, account.id, { status: 'active' });
-    await expect(admitConsoleSession(db.pool, { sessionSecret, leases })).resolves.toMatchObject({ sessionId: session.id });
+    await expect(admitConsoleSession(db.pool, { sessionSecret, leases: allowance.leases })).resolves.toMatchObject({ sessionId: session.id });
   });
 
   it('refuses an account moved to a plan without the automation interface with entitlement_required, charging nothing', async () => {
     const { account, sessionSecret } = await signedIn();
     await updateAccount(db.pool, account.id, { plan: 'premium' });
-    await expect(admitConsoleSession(db.pool, { sessionSecret, leases })).rejects.toMatchObject({
+    await expect(admitConsoleSession(db.pool, { sessionSecret, leases: allowance.leases })).rejects.toMatchObject({
       code: 'entitlement_required',
       extensions: { plan: 'premium', requiredPlans: [...interfaceEntitlements.automation] },
     });
@@ -311,20 +304,20 @@ describe('admitConsoleSession', () => {
     const opened = (await readSession(session.id)).lastSeenAt;
 
     // Just opened: the session was seen now; the token (cleared above) gets its first use.
-    await admitConsoleSession(db.pool, { sessionSecret, leases });
+    await admitConsoleSession(db.pool, { sessionSecret, leases: allowance.leases });
     expect((await readSession(session.id)).lastSeenAt).toBe(opened);
     const tokenUsed = await tokenLastUsed(tokenId);
     expect(tokenUsed).not.toBeNull();
-    await admitConsoleSession(db.pool, { sessionSecret, leases });
+    await admitConsoleSession(db.pool, { sessionSecret, leases: allowance.leases });
     expect(await tokenLastUsed(tokenId)).toBe(tokenUsed);
 
     // Two minutes later: touched once, then not again within the minute.
     await backdateLastSeen(session.id);
     const backdated = (await readSession(session.id)).lastSeenAt;
-    await admitConsoleSession(db.pool, { sessionSecret, leases });
+    await admitConsoleSession(db.pool, { sessionSecret, leases: allowance.leases });
     const touched = (await readSession(session.id)).lastSeenAt;
     expect(Date.parse(touched)).toBeGreaterThan(Date.parse(backdated));
-    await admitConsoleSession(db.pool, { sessionSecret, leases });
+    await admitConsoleSession(db.pool, { sessionSecret, leases: allowance.leases });
     expect((await readSession(session.id)).lastSeenAt).toBe(touched);
   });
 
@@ -368,13 +361,13 @@ describe('signOut', () => {
     await signOut(db.pool, mine.sessionSecret);
     const endedAt = (await readSession(mine.session.id)).endedAt;
     expect(endedAt).not.toBeNull();
-    await expect(admitConsoleSession(db.pool, { sessionSecret: mine.sessionSecret, leases })).rejects.toMatchObject({ code: 'session_invalid' });
+    await expect(admitConsoleSession(db.pool, { sessionSecret: mine.sessionSecret, leases: allowance.leases })).rejects.toMatchObject({ code: 'session_invalid' });
 
     await signOut(db.pool, mine.sessionSecret);
     expect((await readSession(mine.session.id)).endedAt).toBe(endedAt);
     // Another session of the same token goes on.
     expect((await readSession(other.session.id)).endedAt).toBeNull();
-    await expect(admitConsoleSession(db.pool, { sessionSecret: other.sessionSecret, leases })).resolves.toMatchObject({ sessionId: other.session.id });
+    await expect(admitConsoleSession(db.pool, { sessionSecret: other.sessionSecret, leases: allowance.leases })).resolves.toMatchObject({ sessionId: other.session.id });
   });
 
   it('ignores malformed and unknown values, ending nothing', async () => {

@@ -32,41 +32,35 @@ $$;
 CREATE CONSTRAINT TRIGGER access_tokens_admission_epoch
   AFTER INSERT OR DELETE OR UPDATE OF id, account_id, name, token_hash, display_prefix, created_at, expires_at, revoked_at, replaced_by ON access_tokens
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION advance_admission_epoch();
-CREATE CONSTRAINT TRIGGER accounts_admission_epoch
-  AFTER INSERT OR DELETE OR UPDATE ON accounts
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION advance_admission_epoch();
-CREATE CONSTRAINT TRIGGER vault_mappings_admission_epoch
-  AFTER INSERT OR DELETE OR UPDATE ON vault_mappings
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION advance_admission_epoch();
 CREATE CONSTRAINT TRIGGER vaults_admission_epoch
   AFTER INSERT OR DELETE OR UPDATE OF id, name, owner_account_id, owner_workspace_id, created_at ON vaults
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION advance_admission_epoch();
-CREATE CONSTRAINT TRIGGER workspace_members_admission_epoch
-  AFTER INSERT OR DELETE OR UPDATE ON workspace_members
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION advance_admission_epoch();
-CREATE CONSTRAINT TRIGGER workspace_roles_admission_epoch
-  AFTER INSERT OR DELETE OR UPDATE ON workspace_roles
-  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION advance_admission_epoch();
--- Constraint triggers cannot fire on TRUNCATE; these do (at once: a TRUNCATE takes an exclusive lock anyway).
-CREATE TRIGGER access_tokens_admission_epoch_truncate AFTER TRUNCATE ON access_tokens FOR EACH STATEMENT EXECUTE FUNCTION advance_admission_epoch();
-CREATE TRIGGER accounts_admission_epoch_truncate AFTER TRUNCATE ON accounts FOR EACH STATEMENT EXECUTE FUNCTION advance_admission_epoch();
-CREATE TRIGGER vault_mappings_admission_epoch_truncate AFTER TRUNCATE ON vault_mappings FOR EACH STATEMENT EXECUTE FUNCTION advance_admission_epoch();
-CREATE TRIGGER vaults_admission_epoch_truncate AFTER TRUNCATE ON vaults FOR EACH STATEMENT EXECUTE FUNCTION advance_admission_epoch();
-CREATE TRIGGER workspace_members_admission_epoch_truncate AFTER TRUNCATE ON workspace_members FOR EACH STATEMENT EXECUTE FUNCTION advance_admission_epoch();
-CREATE TRIGGER workspace_roles_admission_epoch_truncate AFTER TRUNCATE ON workspace_roles FOR EACH STATEMENT EXECUTE FUNCTION advance_admission_epoch();
+DO $$
+DECLARE
+  t text;
+BEGIN
+  -- Every column of the other four.
+  FOREACH t IN ARRAY ARRAY['accounts', 'vault_mappings', 'workspace_members', 'workspace_roles'] LOOP
+    EXECUTE format('CREATE CONSTRAINT TRIGGER %I AFTER INSERT OR DELETE OR UPDATE ON %I
+                      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION advance_admission_epoch()', t || '_admission_epoch', t);
+  END LOOP;
+  -- Constraint triggers cannot fire on TRUNCATE; these do (at once: a TRUNCATE takes an exclusive lock anyway).
+  FOREACH t IN ARRAY ARRAY['access_tokens', 'accounts', 'vault_mappings', 'vaults', 'workspace_members', 'workspace_roles'] LOOP
+    EXECUTE format('CREATE TRIGGER %I AFTER TRUNCATE ON %I FOR EACH STATEMENT EXECUTE FUNCTION advance_admission_epoch()', t || '_admission_epoch_truncate', t);
+  END LOOP;
+END
+$$;
 
 -- Down Migration
-DROP TRIGGER access_tokens_admission_epoch ON access_tokens;
-DROP TRIGGER accounts_admission_epoch ON accounts;
-DROP TRIGGER vault_mappings_admission_epoch ON vault_mappings;
-DROP TRIGGER vaults_admission_epoch ON vaults;
-DROP TRIGGER workspace_members_admission_epoch ON workspace_members;
-DROP TRIGGER workspace_roles_admission_epoch ON workspace_roles;
-DROP TRIGGER access_tokens_admission_epoch_truncate ON access_tokens;
-DROP TRIGGER accounts_admission_epoch_truncate ON accounts;
-DROP TRIGGER vault_mappings_admission_epoch_truncate ON vault_mappings;
-DROP TRIGGER vaults_admission_epoch_truncate ON vaults;
-DROP TRIGGER workspace_members_admission_epoch_truncate ON workspace_members;
-DROP TRIGGER workspace_roles_admission_epoch_truncate ON workspace_roles;
+DO $$
+DECLARE
+  t text;
+BEGIN
+  FOREACH t IN ARRAY ARRAY['access_tokens', 'accounts', 'vault_mappings', 'vaults', 'workspace_members', 'workspace_roles'] LOOP
+    EXECUTE format('DROP TRIGGER %I ON %I', t || '_admission_epoch', t);
+    EXECUTE format('DROP TRIGGER %I ON %I', t || '_admission_epoch_truncate', t);
+  END LOOP;
+END
+$$;
 DROP FUNCTION advance_admission_epoch();
 DROP TABLE admission_epoch;

@@ -9,7 +9,10 @@ import { afterAll, beforeAll, inject } from 'vitest';
 import type { ActivityDeps } from '../../activities/index.ts';
 import type { AppDeps } from '../../api/app.ts';
 import type { Account } from '../../domain/identity/accounts.ts';
+import { interfaceEntitlements } from '../../domain/identity/plans.ts';
 import type { Plan } from '../../domain/identity/plans.ts';
+import { AllowanceLeases } from '../../domain/allowance-lease.ts';
+import { defaultAllowances } from '../../domain/usage.ts';
 import { lazyTemporalConnection } from '../../platform/temporal.ts';
 import { createPlatformWorker } from '../../workers/worker.ts';
 import { buildTestApp } from './app.ts';
@@ -31,6 +34,21 @@ export function useTestDatabase(): TestDatabase {
     await db.drop?.();
   });
   return db;
+}
+
+/**
+ * Allowance leases with the default allowances over the file's test database, for tests that admit
+ * callers through the domain: made before the file's tests, their unused reservations given back after.
+ */
+export function useAllowanceLeases(db: TestDatabase): { leases: AllowanceLeases } {
+  const held = {} as { leases: AllowanceLeases };
+  beforeAll(() => {
+    held.leases = new AllowanceLeases(db.pool, defaultAllowances, interfaceEntitlements);
+  });
+  afterAll(async () => {
+    await held.leases?.releaseAll();
+  });
+  return held;
 }
 
 export type TestContext = { db: TestDatabase; app: FastifyInstance; url: string };
