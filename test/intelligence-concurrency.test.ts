@@ -30,6 +30,21 @@ async function boundOf(chain: RuntimeChain): Promise<number> {
 }
 
 /**
+ * One generate request, retried with its Idempotency-Key as a client does while the answer is 503
+ * `workflow_service_unavailable`: 200 metering workflows started at once on a loaded machine can take
+ * longer than the API waits for Temporal (TEMPORAL_CALL_WAIT_MS), and such an attempt ends before
+ * anything is reserved. What is held here is how the reservation judges each request.
+ */
+async function judged(chain: RuntimeChain): Promise<RuntimeResponse> {
+  const key = randomUUID();
+  for (let attempt = 1; ; attempt++) {
+    const res = await runtimeClient(ctx.app, chain.secret).request('POST', '/intelligence/education/generate', { body: generateBody(), headers: { 'idempotency-key': key } });
+    if (res.statusCode !== 503 || (res.data as { code?: string }).code !== 'workflow_service_unavailable' || attempt === 20) return res;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/**
  * Fires `count` generate requests per chain at once with the provider holding every answer, waits
  * until each was either refused or reached the provider, then lets the provider answer.
  */
@@ -41,12 +56,10 @@ async function burst(chains: { chain: RuntimeChain; count: number }[]): Promise<
   const total = chains.reduce((n, c) => n + c.count, 0);
   const requests = chains.flatMap(({ chain, count }) =>
     Array.from({ length: count }, () =>
-      runtimeClient(ctx.app, chain.secret)
-        .request('POST', '/intelligence/education/generate', { body: generateBody(), headers: { 'idempotency-key': randomUUID() } })
-        .then((res) => {
-          if (res.statusCode !== 200) refused += 1;
-          return res;
-        }),
+      judged(chain).then((res) => {
+        if (res.statusCode !== 200) refused += 1;
+        return res;
+      }),
     ),
   );
   // Every request is judged once it was refused or the provider saw it.

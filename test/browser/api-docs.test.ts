@@ -22,10 +22,12 @@ describe('the API reference in Chromium', () => {
       const response = await page.goto(`${ctx.url}/docs`);
       expect(response?.status()).toBe(200);
 
-      // The operations exist only once Swagger UI has fetched and rendered the OpenAPI document.
+      // The operations exist only once Swagger UI has fetched and rendered the OpenAPI document: on a
+      // loaded 2-core machine (the whole suite beside it) that took more than the page's default 10 s
+      // once, so the first wait has the test's time.
       for (const operationId of ['uploadAudio', 'startGoogleConnection']) {
         const summary = operation(page, operationId).locator('.opblock-summary');
-        await summary.waitFor();
+        await summary.waitFor({ timeout: 25_000 });
         expect(await summary.innerText()).toContain(operationId);
       }
 
