@@ -48,15 +48,15 @@ export type CallerReadInput = {
 
 export async function readNoteAsCaller(db: CommonQueryMethods, input: CallerReadInput): Promise<CallerRead> {
   const { admissions } = input;
-  const key = admissions ? AdmissionCache.key(hashSecret(input.rawToken), input.mappingId) : null;
-  const entry = key !== null ? admissions?.get(key) : undefined;
-  if (entry && key !== null) {
+  const key = admissions ? AdmissionCache.key(hashSecret(input.rawToken), input.mappingId) : '';
+  const entry = admissions?.get(key);
+  if (admissions && entry) {
     const kept = await readWithKeptAdmission(db, input, entry);
     if (kept) {
-      admissions!.hit();
+      admissions.hit();
       return kept;
     }
-    admissions!.stale(key);
+    admissions.stale(key);
   }
   const { fused, ...admitted } = await admitAccessToken(
     db,
@@ -72,10 +72,10 @@ export async function readNoteAsCaller(db: CommonQueryMethods, input: CallerRead
     },
   );
   const mapping = judgeMappingAccess(input.mappingId, fused.mapping, 'read');
-  if (key !== null && fused.mapping) {
+  if (admissions && fused.mapping) {
     const { mapping: access, note: _note, admissionEpoch, ...row } = fused;
     // Touched just now when it was due (admission's step 4).
-    admissions!.set(key, { epoch: admissionEpoch, row: touchDue(row.tokenLastUsedAt) ? { ...row, tokenLastUsedAt: new Date().toISOString() } : row, mapping: access });
+    admissions.set(key, { epoch: admissionEpoch, row: touchDue(row.tokenLastUsedAt) ? { ...row, tokenLastUsedAt: new Date().toISOString() } : row, mapping: access });
   }
   return { ...admitted, mapping, note: fused.note };
 }
