@@ -14,7 +14,8 @@ import { createMapping, createVault, revokeMapping } from '../domain/identity/va
 import { addMember, createRole, createWorkspace, removeMember, setRolePermissions } from '../domain/identity/workspaces.ts';
 import { applyTransaction } from '../domain/notes/knowledge.ts';
 import { readNoteAsCaller } from '../domain/notes/read-as-caller.ts';
-import { AdmissionCache } from '../domain/principals/admission-cache.ts';
+import { AdmissionCache, admissionCacheLimits } from '../domain/principals/admission-cache.ts';
+import type { AdmissionEntry } from '../domain/principals/admission-cache.ts';
 import { createMetricsRegistry } from '../platform/metrics.ts';
 import { createDatabasePool } from '../db/pool.ts';
 import { useAllowanceLeases, useTestDatabase } from './support/harness.ts';
@@ -141,6 +142,21 @@ describe('the hot read’s admission cache', () => {
     expect(await epoch()).toBe(at);
     expect(await outcome(read(cache, caller))).toBe('invalid_token');
     expect(cache.counts).toEqual({ hit: 0, miss: 1, stale: 1 });
+  });
+});
+
+describe('the admission cache’s bound', () => {
+  it('keeps at most its limit, the least recently used going first', () => {
+    const cache = new AdmissionCache(2);
+    const entry = (epoch: string) => ({ epoch, row: {} as AdmissionEntry['row'], mapping: {} as AdmissionEntry['mapping'] });
+    cache.set('a', entry('1'));
+    cache.set('b', entry('2'));
+    expect(cache.get('a')?.epoch).toBe('1'); // used: now the most recent
+    cache.set('c', entry('3'));
+    expect(cache.size).toBe(2);
+    expect(cache.get('b')).toBeUndefined();
+    expect([cache.get('a')?.epoch, cache.get('c')?.epoch]).toEqual(['1', '3']);
+    expect(admissionCacheLimits.maxEntries).toBe(10_000);
   });
 });
 

@@ -14,7 +14,7 @@ import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { touchDue } from '../identity/accounts.ts';
-import type { Principal } from '../identity/accounts.ts';
+import type { AuthenticatedRow, Principal } from '../identity/accounts.ts';
 import { judgeMappingAccess, mappingAccessQuery, mappingAccessSchema } from '../identity/vaults.ts';
 import type { ResolvedMapping } from '../identity/vaults.ts';
 import { admitAccessToken, admitResolvedAccessToken, fusedRowSchema } from '../principals/admission.ts';
@@ -74,8 +74,7 @@ export async function readNoteAsCaller(db: CommonQueryMethods, input: CallerRead
   const mapping = judgeMappingAccess(input.mappingId, fused.mapping, 'read');
   if (admissions && fused.mapping) {
     const { mapping: access, note: _note, admissionEpoch, ...row } = fused;
-    // Touched just now when it was due (admission's step 4).
-    admissions.set(key, { epoch: admissionEpoch, row: touchDue(row.tokenLastUsedAt) ? { ...row, tokenLastUsedAt: new Date().toISOString() } : row, mapping: access });
+    admissions.set(key, { epoch: admissionEpoch, row: afterTouch(row), mapping: access });
   }
   return { ...admitted, mapping, note: fused.note };
 }
@@ -89,8 +88,12 @@ async function readWithKeptAdmission(db: CommonQueryMethods, input: CallerReadIn
            (SELECT ${noteObject} FROM notes n WHERE n.vault_id = ${entry.mapping.vaultId} AND n.path = ${input.path}) AS note`);
   if (kept.admissionEpoch !== entry.epoch || !kept.tokenLive) return null;
   const admitted = await admitResolvedAccessToken(db, entry.row, { iface: input.iface, leases: input.leases, charge: true });
-  // Touched just now when it was due (step 4): the entry remembers it, so the next minute's reads do not touch again.
-  if (touchDue(entry.row.tokenLastUsedAt)) entry.row = { ...entry.row, tokenLastUsedAt: new Date().toISOString() };
+  entry.row = afterTouch(entry.row);
   const mapping = judgeMappingAccess(input.mappingId, entry.mapping, 'read');
   return { ...admitted, mapping, note: kept.note };
+}
+
+/** The row as admission's step 4 left it: touched just now when a touch was due, so the entry's next minute of reads does not touch again. */
+function afterTouch(row: AuthenticatedRow): AuthenticatedRow {
+  return touchDue(row.tokenLastUsedAt) ? { ...row, tokenLastUsedAt: new Date().toISOString() } : row;
 }
