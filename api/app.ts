@@ -15,6 +15,8 @@ import type { DatabasePool } from 'slonik';
 import { pingDatabase } from '../db/pool.ts';
 import { AllowanceLeases } from '../domain/allowance-lease.ts';
 import { AdmissionCache } from '../domain/principals/admission-cache.ts';
+import type { TokenAdmission } from '../domain/principals/admission-cache.ts';
+import type { ChainAdmission } from '../domain/product-runtime/chain.ts';
 import { defaultAllowances } from '../domain/usage.ts';
 import type { Allowances } from '../domain/usage.ts';
 import { interfaceEntitlements } from '../domain/identity/plans.ts';
@@ -200,9 +202,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const maxHeld = deps.consoleLive?.maxStreams ?? defaultLiveOptions.maxStreams;
   const proposalWaits = new ProposalWaits(proposalChanges, maxHeld);
   app.addHook('preClose', async () => proposalWaits.endAll());
-  // The hot read's kept admissions (decision 111), shared by REST and MCP's get_note_content.
-  const admissions = new AdmissionCache();
-  if (deps.metrics) registerAdmissionCacheMetrics(deps.metrics, admissions);
+  // Kept admissions (decisions 111 and 112): tokens' for the hot read, shared by REST and MCP's
+  // get_note_content; service credentials' chains for every Product Runtime request.
+  const admissions = new AdmissionCache<TokenAdmission>();
+  const runtimeAdmissions = new AdmissionCache<ChainAdmission>();
+  if (deps.metrics) registerAdmissionCacheMetrics(deps.metrics, { personal_access_token: admissions, service_principal: runtimeAdmissions });
   await app.register(devApi, { prefix: '/api/dev', db: deps.db, leases, admissions, notes });
   await app.register(mcpGateway, { prefix: '/api/mcp', db: deps.db, leases, admissions, notes });
   await app.register(automationGateway, {
@@ -219,6 +223,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(productRuntime, {
     prefix: RUNTIME_MOUNT,
     db: deps.db,
+    admissions: runtimeAdmissions,
     ...workflows,
     proposalExpirySeconds,
     intelligence: deps.intelligence ?? null,

@@ -205,10 +205,20 @@ describe('the chain, link by link, on every route family', () => {
     expect(first).not.toBeNull();
     await runtimeClient(ctx.app, chain.secret).context();
     expect(await lastUsed()).toBe(first);
+    // Two minutes on, as another API process would find it: this process's kept chain remembers its
+    // own touch of just now and does not touch again (decision 112); the other, holding no kept
+    // chain, touches it.
     await ctx.db.pool.query(sql.type(z.object({}))`UPDATE service_credentials SET last_used_at = now() - interval '2 minutes' WHERE id = ${chain.credentialId}`);
     const stale = await lastUsed();
     await runtimeClient(ctx.app, chain.secret).context();
-    expect(await lastUsed()).not.toBe(stale);
+    expect(await lastUsed()).toBe(stale);
+    const other = await buildTestApp(ctx.db.pool);
+    try {
+      await runtimeClient(other, chain.secret).context();
+      expect(await lastUsed()).not.toBe(stale);
+    } finally {
+      await other.close();
+    }
   });
 
   it('getRuntimeContext and getCapabilities need no scope at all', async () => {

@@ -9,6 +9,10 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import { RUNTIME_MOUNT } from '../routes/product/kit.ts';
 import type { AdmissionCacheCounts } from '../../domain/principals/admission-cache.ts';
+import type { PrincipalKind } from '../../domain/principals/admission.ts';
+
+/** The kinds of principal whose admissions a process keeps (console sessions are not kept). */
+type CachedPrincipal = Exclude<PrincipalKind, 'console_session'>;
 
 /** The interface a route template belongs to (longest prefix first: automation lives under /api/dev). */
 const interfaces: [prefix: string, name: string][] = [
@@ -37,20 +41,34 @@ export function registerLiveStreamMetrics(registry: Registry, source: { streams:
   });
 }
 
-/** How the hot read's admission cache answered (decision 111): kept admissions used, none kept, and kept ones gone stale. */
-export function registerAdmissionCacheMetrics(registry: Registry, cache: { counts: AdmissionCacheCounts; size: number }): void {
+/**
+ * How the admission caches answered (decisions 111 and 112), by kind of principal: kept admissions
+ * used, none kept, and kept ones gone stale.
+ */
+export function registerAdmissionCacheMetrics(registry: Registry, caches: Record<CachedPrincipal, { counts: AdmissionCacheCounts; size: number }>): void {
+  const kinds = Object.entries(caches) as [CachedPrincipal, (typeof caches)[CachedPrincipal]][];
   new Counter({
     name: 'hnp_admission_cache_lookups_total',
-    help: "The hot read's admission cache by outcome: hit (a kept admission answered), miss (none kept), stale (the admission epoch had moved on or the token had expired; admitted in full).",
-    labelNames: ['outcome'],
+    help:
+      'Admission cache look-ups by kind of principal and outcome: hit (a kept admission answered), miss (none kept), stale (the admission epoch had moved on or the ' +
+      'credential had expired; admitted in full). personal_access_token: the hot note read (REST, MCP get_note_content); service_principal: every Product Runtime request.',
+    labelNames: ['principal', 'outcome'],
     registers: [registry],
     collect() {
-      // A Counter collected from counts the cache keeps: reset, then set to the running totals.
+      // A Counter collected from counts the caches keep: reset, then set to the running totals.
       this.reset();
-      for (const outcome of ['hit', 'miss', 'stale'] as const) this.inc({ outcome }, cache.counts[outcome]);
+      for (const [principal, cache] of kinds) for (const outcome of ['hit', 'miss', 'stale'] as const) this.inc({ principal, outcome }, cache.counts[outcome]);
     },
   });
-  new Gauge({ name: 'hnp_admission_cache_entries', help: 'Admissions this process keeps (token and mapping pairs).', registers: [registry], collect() { this.set(cache.size); } });
+  new Gauge({
+    name: 'hnp_admission_cache_entries',
+    help: 'Admissions this process keeps, by kind of principal (a token and mapping, or a service credential and vault).',
+    labelNames: ['principal'],
+    registers: [registry],
+    collect() {
+      for (const [principal, cache] of kinds) this.set({ principal }, cache.size);
+    },
+  });
 }
 
 export function interfaceOf(route: string): string {

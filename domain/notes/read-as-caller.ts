@@ -13,24 +13,18 @@
 import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { touchDue } from '../identity/accounts.ts';
 import type { AuthenticatedRow, Principal } from '../identity/accounts.ts';
 import { judgeMappingAccess, mappingAccessQuery, mappingAccessSchema } from '../identity/vaults.ts';
 import type { ResolvedMapping } from '../identity/vaults.ts';
 import { admitAccessToken, admitResolvedAccessToken, fusedRowSchema } from '../principals/admission.ts';
-import { AdmissionCache, admissionEpochColumn } from '../principals/admission-cache.ts';
-import type { AdmissionEntry } from '../principals/admission-cache.ts';
+import { AdmissionCache, admissionEpochColumn, lastUseAfterTouch } from '../principals/admission-cache.ts';
+import type { TokenAdmission } from '../principals/admission-cache.ts';
 import type { AllowanceLeases } from '../allowance-lease.ts';
 import type { UsageSnapshot } from '../usage.ts';
 import { hashSecret } from '../secrets.ts';
-import { noteRowSchema } from './store.ts';
+import { noteAsJson, noteRowSchema } from './store.ts';
 import type { NoteRow } from './store.ts';
 
-// The note travels as one JSON column so its names cannot clash with the account's. Its JSON
-// timestamps are Postgres text; noteRowSchema's isoTimestamp gives them the bytes the other reads return.
-const noteObject = sql.fragment`json_build_object('path', n.path, 'title', n.title, 'content', n.content, 'revision', n.revision,
-                                  'size', n.size_bytes, 'frontmatter', n.frontmatter, 'links', n.links,
-                                  'createdAt', n.created_at, 'updatedAt', n.updated_at)`;
 const rowSchema = fusedRowSchema({ mapping: mappingAccessSchema.nullable(), note: noteRowSchema.nullable(), admissionEpoch: z.uuid() });
 const keptRowSchema = z.object({ admissionEpoch: z.uuid(), tokenLive: z.boolean(), note: noteRowSchema.nullable() });
 
@@ -41,7 +35,7 @@ export type CallerReadInput = {
   iface: 'rest' | 'mcp';
   leases: AllowanceLeases;
   /** The process's admission cache; without one every read is admitted in full. */
-  admissions?: AdmissionCache | undefined;
+  admissions?: AdmissionCache<TokenAdmission> | undefined;
   mappingId: string;
   path: string;
 };
@@ -67,7 +61,7 @@ export async function readNoteAsCaller(db: CommonQueryMethods, input: CallerRead
       ctes: sql.fragment`mapping AS (${mappingAccessQuery(input.mappingId, sql.fragment`(SELECT id FROM principal)`)})`,
       columns: sql.fragment`
         (SELECT to_jsonb(mapping) FROM mapping) AS mapping,
-        (SELECT ${noteObject} FROM mapping JOIN notes n ON n.vault_id = mapping."vaultId" AND n.path = ${input.path}) AS note,
+        (SELECT ${noteAsJson} FROM mapping JOIN notes n ON n.vault_id = mapping."vaultId" AND n.path = ${input.path}) AS note,
         ${admissionEpochColumn} AS "admissionEpoch"`,
     },
   );
@@ -80,12 +74,12 @@ export async function readNoteAsCaller(db: CommonQueryMethods, input: CallerRead
 }
 
 /** The read with a kept admission, or null when the epoch has moved on or the token has expired since. */
-async function readWithKeptAdmission(db: CommonQueryMethods, input: CallerReadInput, entry: AdmissionEntry): Promise<CallerRead | null> {
+async function readWithKeptAdmission(db: CommonQueryMethods, input: CallerReadInput, entry: TokenAdmission): Promise<CallerRead | null> {
   const expiresAt = entry.row.tokenExpiresAt;
   const kept = await db.one(sql.prepared('read_note_admitted', keptRowSchema)`
     SELECT ${admissionEpochColumn} AS "admissionEpoch",
            (${expiresAt}::timestamptz IS NULL OR ${expiresAt}::timestamptz > now()) AS "tokenLive",
-           (SELECT ${noteObject} FROM notes n WHERE n.vault_id = ${entry.mapping.vaultId} AND n.path = ${input.path}) AS note`);
+           (SELECT ${noteAsJson} FROM notes n WHERE n.vault_id = ${entry.mapping.vaultId} AND n.path = ${input.path}) AS note`);
   if (kept.admissionEpoch !== entry.epoch || !kept.tokenLive) return null;
   const admitted = await admitResolvedAccessToken(db, entry.row, { iface: input.iface, leases: input.leases, charge: true });
   entry.row = afterTouch(entry.row);
@@ -93,7 +87,7 @@ async function readWithKeptAdmission(db: CommonQueryMethods, input: CallerReadIn
   return { ...admitted, mapping, note: kept.note };
 }
 
-/** The row as admission's step 4 left it: touched just now when a touch was due, so the entry's next minute of reads does not touch again. */
+/** The row as admission's step 4 left it (lastUseAfterTouch). */
 function afterTouch(row: AuthenticatedRow): AuthenticatedRow {
-  return touchDue(row.tokenLastUsedAt) ? { ...row, tokenLastUsedAt: new Date().toISOString() } : row;
+  return { ...row, tokenLastUsedAt: lastUseAfterTouch(row.tokenLastUsedAt) };
 }

@@ -34,6 +34,16 @@ export type NoteRow = z.infer<typeof noteRowSchema>;
 export const noteSummarySchema = z.object({ path: z.string(), title: z.string(), revision: z.string(), size: z.number(), updatedAt: isoTimestamp });
 export type NoteSummary = z.infer<typeof noteSummarySchema>;
 
+/**
+ * A note row of alias `n` as one JSON column (noteRowSchema's shape), for statements that read a note
+ * beside columns of their own (the hot reads' fused and kept statements), so its names cannot clash
+ * with theirs. Its JSON timestamps are Postgres text; noteRowSchema's isoTimestamp gives them the
+ * bytes the other reads return.
+ */
+export const noteAsJson = sql.fragment`json_build_object('path', n.path, 'title', n.title, 'content', n.content, 'revision', n.revision,
+                                 'size', n.size_bytes, 'frontmatter', n.frontmatter, 'links', n.links,
+                                 'createdAt', n.created_at, 'updatedAt', n.updated_at)`;
+
 const noteColumns = sql.fragment`n.path, n.title, n.content, n.revision, n.size_bytes AS size, n.frontmatter, n.links,
   n.created_at AS "createdAt", n.updated_at AS "updatedAt"`;
 

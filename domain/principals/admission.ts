@@ -21,7 +21,8 @@
 // columns are read with the principal and judged by the caller only once steps 2-4 have passed.
 // The same read, for a token and mapping its process admitted before, takes step 1's row from the
 // process's admission cache while the admission epoch stands still (admission-cache.ts, decision
-// 111) and runs steps 2-4 on it here, as on a fresh one (`admitResolvedAccessToken`).
+// 111) and runs steps 2-4 on it here, as on a fresh one (`admitResolvedAccessToken`). Every Product
+// Runtime request does the same with its chain (decision 112, product-runtime/chain.ts).
 //
 // There is one entry per kind of principal (`PrincipalKind`): `admitAccessToken`,
 // `admitConsoleSession` and `admitServicePrincipal` below. api/auth.ts is the HTTP side of the
@@ -41,7 +42,8 @@ import type { Allowances, UsageSnapshot } from '../usage.ts';
 import { looksLikeSecret, secretPrefixes } from '../secrets.ts';
 import { liveSessionQuery, touchSession } from '../console/sessions.ts';
 import { checkProductRuntimeChain } from '../product-runtime/chain.ts';
-import type { ChainFusion, ChainRequest, RuntimeContext } from '../product-runtime/chain.ts';
+import type { ChainAdmission, ChainFusion, ChainRequest, RuntimeContext } from '../product-runtime/chain.ts';
+import type { AdmissionCache } from './admission-cache.ts';
 import type { OperationLeases, OperationsUsage } from '../product-runtime/operation-leases.ts';
 
 /**
@@ -216,6 +218,8 @@ export async function admitConsoleSession(db: CommonQueryMethods, request: Conso
 /** A presented service credential, the scope and vault grant the operation needs, and the process's operation leases. */
 export type ServiceCredentialRequest = ChainRequest & {
   leases: OperationLeases;
+  /** The process's kept chains (decision 112); without one every request resolves the whole chain. */
+  admissions?: AdmissionCache<ChainAdmission> | undefined;
   /** false: an answer that consumes nothing (none of the runtime's operations so far). */
   charge?: boolean;
 };
@@ -236,7 +240,7 @@ export async function admitServicePrincipal<T>(db: CommonQueryMethods, request: 
   if (!looksLikeSecret(request.credential, credentialPrefix.service_principal)) {
     throw new AppError('credential_invalid', 'Send Authorization: Bearer <service credential hnp_svc_…>.', { extensions: { failedLink: 'credential' } });
   }
-  const result = await checkProductRuntimeChain(db, { credential: request.credential, scope: request.scope, vault: request.vault }, fusion);
+  const result = await checkProductRuntimeChain(db, { credential: request.credential, scope: request.scope, vault: request.vault }, fusion, request.admissions);
   if (!result.ok) throw new AppError(result.code, result.detail, { extensions: { failedLink: result.link } });
   const usage = request.charge === false ? null : await request.leases.charge(result.context.organizationId, result.operationsLimit);
   return fusion ? { ...result.context, usage, fused: result.fused } : { ...result.context, usage };

@@ -3,9 +3,19 @@
 // credential scope → organization workspace assignment → logical-vault grant.
 // One query reads the whole chain; the links are then judged in order so the refusal names the
 // first link that failed. Presentation inputs (host, brand, audience) are not inputs here at all.
+//
+// A credential and vault this process admitted before are resolved from its admission cache while
+// the admission epoch stands still (decision 112, migration 0029, principals/admission-cache.ts):
+// the statement then reads the epoch, whether the credential is still unexpired and a fusion's own
+// work only, and the kept chain is judged link by link as a fresh one. An epoch that moved on, or an
+// expired credential, sends the request through the whole statement, in a second round trip.
 import { sql } from 'slonik';
 import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
+import { isoTimestamp } from '../../db/row-schemas.ts';
+import { AdmissionCache, admissionEpochColumn, lastUseAfterTouch } from '../principals/admission-cache.ts';
+import type { KeptAdmission } from '../principals/admission-cache.ts';
+import { touchDue } from '../identity/accounts.ts';
 import { hashSecret, looksLikeSecret, secretPrefixes } from '../secrets.ts';
 import type { ErrorCode } from '../errors.ts';
 import { AppError } from '../errors.ts';
@@ -57,6 +67,8 @@ export const DEFAULT_API_OPERATIONS_PER_MONTH = 100_000;
 const chainRowSchema = z.object({
   credentialId: z.uuid(),
   credentialLive: z.boolean(),
+  credentialExpiresAt: isoTimestamp.nullable(),
+  credentialLastUsedAt: isoTimestamp.nullable(),
   scopes: z.array(scopeSchema),
   servicePrincipalId: z.uuid(),
   principalStatus: z.string(),
@@ -72,20 +84,37 @@ const chainRowSchema = z.object({
   grantAccess: z.enum(['read', 'write']).nullable(),
   admitted: z.boolean(),
   operationsLimit: z.number(),
+  admissionEpoch: z.uuid(),
 });
 type ChainRow = z.infer<typeof chainRowSchema>;
+
+/** The chain as resolved, without the statement's own judgement (`admitted`, made for one request's scope and access). */
+type ResolvedChain = Omit<ChainRow, 'admitted' | 'admissionEpoch'>;
+
+/** A service credential's kept admission (the admission cache's entry): its chain as resolved for one vault (or none). */
+export type ChainAdmission = KeptAdmission & { row: ResolvedChain };
+
+/** What the kept statement reads besides a fusion's columns. */
+const keptChainRowSchema = z.object({ admissionEpoch: z.uuid(), credentialLive: z.boolean() });
 
 /**
  * Work fused into the chain's statement, as admission's Fusion does for access tokens: `ctes`
  * follow the chain's (they read the judged row as `judged j` and must read nothing unless
  * `j.admitted`), `columns` are selected beside it, `schema` (chainFusedRowSchema) parses both and
- * `name` names the prepared statement. The hot readNote costs one round trip this way.
+ * `name` names the prepared statement. The hot readNote costs one round trip this way. `kept` is the
+ * same work beside the kept statement, given the vault the request names (`keptSchema` parses it).
  */
-export type ChainFusion<T> = { name: string; schema: z.ZodType<ChainRow & T>; ctes: FragmentSqlToken; columns: FragmentSqlToken };
+export type ChainFusion<T> = {
+  name: string;
+  schema: z.ZodType<ChainRow & T>;
+  ctes: FragmentSqlToken;
+  columns: FragmentSqlToken;
+  kept: { name: string; schema: z.ZodType<z.infer<typeof keptChainRowSchema> & T>; columns: (vaultId: string | null) => FragmentSqlToken };
+};
 
-/** The row schema of a chain fusion: the chain's columns and `shape`'s. */
+/** The row schemas of a chain fusion: the chain's columns and `shape`'s, and the kept statement's and `shape`'s. */
 export function chainFusedRowSchema<S extends z.ZodRawShape>(shape: S) {
-  return chainRowSchema.extend(shape);
+  return { fresh: chainRowSchema.extend(shape), kept: keptChainRowSchema.extend(shape) };
 }
 
 export type ChainRequest = {
@@ -109,6 +138,7 @@ function chainStatement<T>(request: ChainRequest, secretHash: string, fusion?: C
   const chain = sql.fragment`
     SELECT c.id AS "credentialId",
            (c.revoked_at IS NULL AND (c.expires_at IS NULL OR c.expires_at > now())) AS "credentialLive",
+           c.expires_at AS "credentialExpiresAt", c.last_used_at AS "credentialLastUsedAt",
            c.scopes,
            sp.id AS "servicePrincipalId", sp.status AS "principalStatus",
            i.id AS "installationId", i.status AS "installationStatus", i.workspace_id AS "workspaceId",
@@ -144,19 +174,84 @@ function chainStatement<T>(request: ChainRequest, secretHash: string, fusion?: C
               AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
            RETURNING id)
            ${fusion ? sql.fragment`, ${fusion.ctes}` : sql.fragment``}
-    SELECT ${fusion ? sql.fragment`${fusion.columns},` : sql.fragment``} j."credentialId", j."credentialLive", j.scopes, j."servicePrincipalId", j."principalStatus", j."installationId",
+    SELECT ${fusion ? sql.fragment`${fusion.columns},` : sql.fragment``} j."credentialId", j."credentialLive", j."credentialExpiresAt", j."credentialLastUsedAt",
+           j.scopes, j."servicePrincipalId", j."principalStatus", j."installationId",
            j."installationStatus", j."workspaceId", j."productDefinitionId", j."productStatus", j."organizationId", j."organizationStatus",
-           j."workspaceAssigned", j."grantId", j."grantAccess", j.admitted, j."operationsLimit"::integer AS "operationsLimit"
+           j."workspaceAssigned", j."grantId", j."grantAccess", j.admitted, j."operationsLimit"::integer AS "operationsLimit",
+           ${admissionEpochColumn} AS "admissionEpoch"
       FROM judged j`;
 }
 
-export async function checkProductRuntimeChain<T = unknown>(db: CommonQueryMethods, request: ChainRequest, fusion?: ChainFusion<T>): Promise<ChainResult<T>> {
-  const refuse = (link: ChainLink, detail: string): ChainResult<T> => ({ ok: false, link, code: linkErrorCode[link], detail });
-  if (!looksLikeSecret(request.credential, secretPrefixes.serviceCredential)) return refuse('credential', 'Unknown credential.');
+/**
+ * The kept chain's statement: the epoch, whether the credential is still unexpired (its revocation
+ * moves the epoch), and a fusion's columns. Judged and touched by the caller.
+ */
+function keptStatement<T>(row: ResolvedChain, request: ChainRequest, fusion?: ChainFusion<T>) {
+  const expiresAt = row.credentialExpiresAt;
+  const columns = sql.fragment`${admissionEpochColumn} AS "admissionEpoch",
+           (${expiresAt}::timestamptz IS NULL OR ${expiresAt}::timestamptz > now()) AS "credentialLive"`;
+  if (fusion) return sql.prepared(fusion.kept.name, fusion.kept.schema)`SELECT ${columns}, ${fusion.kept.columns(request.vault?.vaultId ?? null)}`;
+  return sql.prepared('runtime_chain_kept', keptChainRowSchema as unknown as z.ZodType<z.infer<typeof keptChainRowSchema> & T>)`SELECT ${columns}`;
+}
 
-  const row = await db.maybeOne(chainStatement(request, hashSecret(request.credential), fusion));
+/** The credential's last use, at most once a minute (the chain's statement does it in its `touched` step). */
+async function touchCredential(db: CommonQueryMethods, row: ResolvedChain): Promise<void> {
+  if (!touchDue(row.credentialLastUsedAt)) return;
+  await db.query(sql.type(z.object({}))`
+    UPDATE service_credentials SET last_used_at = now()
+     WHERE id = ${row.credentialId} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`);
+}
 
-  if (!row || !row.credentialLive) return refuse('credential', 'The credential is unknown, expired or revoked.');
+/**
+ * The chain for a presented credential, judged link by link. With `admissions` (the process's
+ * cache), a chain admitted before for the same credential and vault is taken from it while the
+ * admission epoch stands still; a fresh one that is admitted is kept.
+ */
+export async function checkProductRuntimeChain<T = unknown>(
+  db: CommonQueryMethods,
+  request: ChainRequest,
+  fusion?: ChainFusion<T>,
+  admissions?: AdmissionCache<ChainAdmission>,
+): Promise<ChainResult<T>> {
+  if (!looksLikeSecret(request.credential, secretPrefixes.serviceCredential)) return refuseAt('credential', 'Unknown credential.');
+  const secretHash = hashSecret(request.credential);
+  const key = admissions ? AdmissionCache.key(secretHash, request.vault?.vaultId ?? '') : '';
+  const entry = admissions?.get(key);
+  if (admissions && entry) {
+    const kept = await db.one(keptStatement(entry.row, request, fusion));
+    if (kept.admissionEpoch === entry.epoch && kept.credentialLive) {
+      admissions.hit();
+      const result = judgeChain<T>(entry.row, request, fusion ? kept : undefined);
+      if (result.ok) {
+        await touchCredential(db, entry.row);
+        entry.row = { ...entry.row, credentialLastUsedAt: lastUseAfterTouch(entry.row.credentialLastUsedAt) };
+      }
+      return result;
+    }
+    admissions.stale(key);
+  }
+
+  const row = await db.maybeOne(chainStatement(request, secretHash, fusion));
+  if (!row) return refuseAt('credential', 'The credential is unknown, expired or revoked.');
+  const result = judgeChain<T>(row, request, fusion ? row : undefined);
+  // The statement judged the same links; if it disagrees, the two judgements drifted apart.
+  if (result.ok !== row.admitted) throw new Error('chain statement and judgement disagree');
+  if (admissions && result.ok) {
+    // The statement touched the credential when it was due (its `touched` step).
+    const { admitted: _admitted, admissionEpoch, ...resolved } = row;
+    admissions.set(key, { epoch: admissionEpoch, row: { ...resolved, credentialLastUsedAt: lastUseAfterTouch(resolved.credentialLastUsedAt) } });
+  }
+  return result;
+}
+
+function refuseAt<T>(link: ChainLink, detail: string): ChainResult<T> {
+  return { ok: false, link, code: linkErrorCode[link], detail };
+}
+
+/** Every link of a resolved chain, in order, for the request's scope and vault; `fused` rides on an admitted result. */
+function judgeChain<T>(row: ResolvedChain, request: ChainRequest, fused: unknown): ChainResult<T> {
+  const refuse = refuseAt<T>;
+  if (!row.credentialLive) return refuse('credential', 'The credential is unknown, expired or revoked.');
   if (row.principalStatus !== 'active') return refuse('service_principal', `The service principal is ${row.principalStatus}.`);
   if (row.installationStatus !== 'active') return refuse('installation', `The installation is ${row.installationStatus}.`);
   if (row.productStatus !== 'active') return refuse('product_definition', `The product definition is ${row.productStatus}.`);
@@ -167,14 +262,12 @@ export async function checkProductRuntimeChain<T = unknown>(db: CommonQueryMetho
     const granted = row.grantAccess === 'write' || (row.grantAccess === 'read' && request.vault.access === 'read');
     if (!granted) return refuse('vault_grant', `The installation holds no ${request.vault.access} grant on this vault.`);
   }
-  // The statement judged the same links; if it disagrees, the two judgements drifted apart.
-  if (!row.admitted) throw new Error('chain statement and judgement disagree');
 
   return {
     ok: true,
     operationsLimit: row.operationsLimit,
-    // The fused columns ride on the row; without a fusion there are none.
-    fused: (fusion ? row : undefined) as T,
+    // The fused columns ride on the statement's row (the chain's, or the kept statement's); without a fusion there are none.
+    fused: fused as T,
     context: {
       credentialId: row.credentialId,
       servicePrincipalId: row.servicePrincipalId,

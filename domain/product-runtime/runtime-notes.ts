@@ -12,7 +12,7 @@ import { fingerprintOf, requireIdempotencyKey } from '../idempotency.ts';
 import { applyWrite, previewWrite } from '../notes/knowledge.ts';
 import type { Target, WritePreview } from '../notes/knowledge.ts';
 import { noteLimits } from '../notes/paths.ts';
-import { listNoteSummaries, noteRowSchema } from '../notes/store.ts';
+import { listNoteSummaries, noteAsJson, noteRowSchema } from '../notes/store.ts';
 import type { NoteRow, Provenance } from '../notes/store.ts';
 import { chainFusedRowSchema } from './chain.ts';
 import type { ChainFusion, RuntimeContext } from './chain.ts';
@@ -36,24 +36,27 @@ export async function listRuntimeNotes(db: CommonQueryMethods, caller: RuntimeCo
 }
 
 // readNote's hot path: the note rides in the chain's statement (one round trip, as the REST read's
-// fused admission), read only when every link held, as one JSON column (its timestamps are text;
-// noteRowSchema's isoTimestamp gives them the bytes the other reads return).
-const fusedNoteSchema = chainFusedRowSchema({ note: noteRowSchema.nullable() });
+// fused admission), read only when every link held, as one JSON column; or, for a chain the process
+// keeps (decision 112), beside the kept statement's epoch, from the vault the request names.
+const noteSchemas = chainFusedRowSchema({ note: noteRowSchema.nullable() });
 
 /** The fusion that reads `path` (already validated) of the vault the chain admitted the request to (through its grant). */
 export function noteReadFusion(path: string): ChainFusion<{ note: NoteRow | null }> {
   return {
     name: 'runtime_read_note',
-    schema: fusedNoteSchema,
+    schema: noteSchemas.fresh,
     ctes: sql.fragment`fused_note AS (
-      SELECT json_build_object('path', n.path, 'title', n.title, 'content', n.content, 'revision', n.revision,
-                               'size', n.size_bytes, 'frontmatter', n.frontmatter, 'links', n.links,
-                               'createdAt', n.created_at, 'updatedAt', n.updated_at) AS note
+      SELECT ${noteAsJson} AS note
         FROM judged j
         JOIN logical_vault_grants g ON g.id = j."grantId"
         JOIN notes n ON n.vault_id = g.vault_id AND n.path = ${path}
        WHERE j.admitted)`,
     columns: sql.fragment`(SELECT note FROM fused_note) AS note`,
+    kept: {
+      name: 'runtime_read_note_kept',
+      schema: noteSchemas.kept,
+      columns: (vaultId) => sql.fragment`(SELECT ${noteAsJson} FROM notes n WHERE n.vault_id = ${vaultId}::uuid AND n.path = ${path}) AS note`,
+    },
   };
 }
 

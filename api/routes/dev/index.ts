@@ -9,7 +9,7 @@ import { accountSchema } from '../../../domain/identity/accounts.ts';
 import { planIncludes } from '../../../domain/identity/plans.ts';
 import type { Interface } from '../../../domain/identity/plans.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
-import type { AdmissionCache } from '../../../domain/principals/admission-cache.ts';
+import type { AdmissionCache, TokenAdmission } from '../../../domain/principals/admission-cache.ts';
 import { admitEveryRequest, principalOf } from '../../auth.ts';
 import { notesRoutes } from './notes.ts';
 import { productInstallationRoutes } from './product-installations.ts';
@@ -23,7 +23,7 @@ const meSchema = z
   })
   .meta({ id: 'CurrentAccount' });
 
-export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; leases: AllowanceLeases; admissions: AdmissionCache; notes: GroupCommit }> = async (app, { db, leases, admissions, notes }) => {
+export const devApi: FastifyPluginAsyncZod<{ db: DatabasePool; leases: AllowanceLeases; admissions: AdmissionCache<TokenAdmission>; notes: GroupCommit }> = async (app, { db, leases, admissions, notes }) => {
   app.addHook('onRequest', admitEveryRequest({ db, leases }, 'rest'));
 
   app.get(

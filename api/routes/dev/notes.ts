@@ -19,7 +19,7 @@ import { etagOf } from '../../../domain/notes/markdown.ts';
 import { noteLimits, validateNotePath } from '../../../domain/notes/paths.ts';
 import { admitInventory, inventoryPage, InventoryPages } from '../../../domain/notes/inventory.ts';
 import { readNoteAsCaller } from '../../../domain/notes/read-as-caller.ts';
-import type { AdmissionCache } from '../../../domain/principals/admission-cache.ts';
+import type { AdmissionCache, TokenAdmission } from '../../../domain/principals/admission-cache.ts';
 import { listTrash } from '../../../domain/notes/store.ts';
 import { sendJsonText } from '../shared/json-text.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
@@ -62,7 +62,7 @@ function pathFromSegments(params: { category: string; filename: string }): strin
 const tags = ['notes'];
 const security = [{ bearerAuth: [] }];
 
-export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: AllowanceLeases; admissions: AdmissionCache; notes: GroupCommit }> = async (app, { db, leases, admissions, notes }) => {
+export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: AllowanceLeases; admissions: AdmissionCache<TokenAdmission>; notes: GroupCommit }> = async (app, { db, leases, admissions, notes }) => {
   // The inventory pages this app built, by vault sequence (a cache: a miss reads the page).
   const inventoryPages = new InventoryPages();
   app.get(

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { AppError, isAppError } from '../../../domain/errors.ts';
 import type { ErrorPointer } from '../../../domain/errors.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
-import type { AdmissionCache } from '../../../domain/principals/admission-cache.ts';
+import type { AdmissionCache, TokenAdmission } from '../../../domain/principals/admission-cache.ts';
 import { admissionRefusalCodes } from '../../../domain/principals/admission.ts';
 import { acceptCharged, admitRequest, presentedToken, principalOf, withChallenge } from '../../auth.ts';
 import { DatabaseUnavailableError } from '../../../db/availability.ts';
@@ -49,7 +49,7 @@ function sendRpcError(reply: FastifyReply, id: RpcId, error: RpcError) {
     .send({ jsonrpc: '2.0', id, error: { code: error.rpcCode, message: error.message, ...(error.data ? { data: error.data } : {}) } });
 }
 
-type Deps = { db: DatabasePool; leases: AllowanceLeases; admissions: AdmissionCache; notes: GroupCommit };
+type Deps = { db: DatabasePool; leases: AllowanceLeases; admissions: AdmissionCache<TokenAdmission>; notes: GroupCommit };
 
 export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
   const { db, leases, admissions, notes } = deps;

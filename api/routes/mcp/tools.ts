@@ -13,7 +13,7 @@ import { applyTransaction, previewTransaction, previewWrite } from '../../../dom
 import { parseRevision } from '../../../domain/notes/markdown.ts';
 import { noteLimits, pathProblem, validateNotePath } from '../../../domain/notes/paths.ts';
 import { readNoteAsCaller } from '../../../domain/notes/read-as-caller.ts';
-import type { AdmissionCache } from '../../../domain/principals/admission-cache.ts';
+import type { AdmissionCache, TokenAdmission } from '../../../domain/principals/admission-cache.ts';
 import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import type { UsageSnapshot } from '../../../domain/usage.ts';
 import { findNote } from '../../../domain/notes/store.ts';
@@ -47,7 +47,7 @@ export type FusedTool = {
 };
 
 /** What a fused tool's run gets: the database, the presented token and the process's allowance leases and admission cache. */
-export type FusedRunInput = { db: DatabasePool; rawToken: string; leases: AllowanceLeases; admissions: AdmissionCache };
+export type FusedRunInput = { db: DatabasePool; rawToken: string; leases: AllowanceLeases; admissions: AdmissionCache<TokenAdmission> };
 
 type Annotations = { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
 

@@ -4,6 +4,8 @@
 // operations before any handler runs. Answers are versioned envelopes (@hosted-notes/runtime-sdk).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { OperationLeases } from '../../../domain/product-runtime/operation-leases.ts';
+import type { AdmissionCache } from '../../../domain/principals/admission-cache.ts';
+import type { ChainAdmission } from '../../../domain/product-runtime/chain.ts';
 import { registerRuntimeAccess, runtimeAdmission } from './kit.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
 import type { BlobStore } from '../../../domain/media/blob-store.ts';
@@ -20,7 +22,11 @@ import { runtimeNotesRoutes } from './notes.ts';
 import { runtimeRoutes } from './runtime.ts';
 import { vaultBindingRoutes } from './vault-bindings.ts';
 
-export type ProductRuntimeDeps = Omit<RuntimeRouteDeps, 'admission'> & { mediaStore: BlobStore };
+export type ProductRuntimeDeps = Omit<RuntimeRouteDeps, 'admission'> & {
+  mediaStore: BlobStore;
+  /** The process's kept chains (decision 112), shared with whatever else admits service credentials. */
+  admissions: AdmissionCache<ChainAdmission>;
+};
 
 export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (app, options) => {
   // Only the dependencies travel on: the plugin's own options (its prefix) must not.
@@ -38,7 +44,7 @@ export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (
     proposalExpirySeconds: options.proposalExpirySeconds,
     intelligence: options.intelligence,
     connections: options.connections,
-    admission: runtimeAdmission(options.db, leases),
+    admission: runtimeAdmission(options.db, leases, options.admissions),
   };
   // Runtime bodies are JSON only: a text/plain body is 415, not a string the schema then refuses.
   app.removeContentTypeParser('text/plain');

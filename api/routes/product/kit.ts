@@ -15,7 +15,8 @@ import { envelopeSchema, RUNTIME_MOUNT, RUNTIME_VERSION, supportedRuntimeVersion
 import { AppError } from '../../../domain/errors.ts';
 import { admitServicePrincipal } from '../../../domain/principals/admission.ts';
 import type { AdmittedService } from '../../../domain/principals/admission.ts';
-import type { ChainFusion } from '../../../domain/product-runtime/chain.ts';
+import type { ChainAdmission, ChainFusion } from '../../../domain/product-runtime/chain.ts';
+import type { AdmissionCache } from '../../../domain/principals/admission-cache.ts';
 import type { OperationLeases, OperationsUsage } from '../../../domain/product-runtime/operation-leases.ts';
 import type { Scope } from '../../../domain/product-runtime/entities.ts';
 import { headerValue } from '../shared/headers.ts';
@@ -144,11 +145,14 @@ function requestedVault(request: FastifyRequest, config: RuntimeRouteConfig) {
   return { vaultId: raw && UUID.test(raw) ? raw.toLowerCase() : NO_VAULT, access: config.vault.access };
 }
 
-/** Admission through the chain (every link), then one operation of the organization's month charged. */
-export function runtimeAdmission(db: DatabasePool, leases: OperationLeases): RuntimeAdmission {
+/**
+ * Admission through the chain (every link; a chain this process keeps, while the admission epoch
+ * stands still: decision 112), then one operation of the organization's month charged.
+ */
+export function runtimeAdmission(db: DatabasePool, leases: OperationLeases, admissions: AdmissionCache<ChainAdmission>): RuntimeAdmission {
   async function admit<T>(request: FastifyRequest, reply: FastifyReply, config: RuntimeRouteConfig, fusion?: ChainFusion<T>) {
     const credential = presentedCredential(request);
-    const needs = { credential, scope: config.scope, vault: requestedVault(request, config), leases };
+    const needs = { credential, scope: config.scope, vault: requestedVault(request, config), leases, admissions };
     const admitted = await (fusion ? admitServicePrincipal(db, needs, fusion) : admitServicePrincipal(db, needs)).catch((error: unknown) => {
       if (error instanceof AppError && error.code === 'credential_invalid') throw new AppError('credential_invalid', error.detail, { extensions: error.extensions, headers: challenge });
       throw error;
