@@ -11,7 +11,9 @@
 // is a scripted OpenAI-compatible server on loopback.
 // A partner also uploads audio, four at a time on one organization, retrying with the same key.
 // An agent reads one note through both APIs all along (the hot read, its admissions kept by each API
-// process, decision 111); once the drill is over its token is revoked, and both APIs refuse it at once.
+// process, decision 111), and a partner's reader one note of its vault through the Product Runtime
+// (its chain kept by each API process, decision 112); once the drill is over the token and the
+// credential are revoked, and both APIs refuse them at once.
 // Afterwards every acknowledged event reached every subscribed endpoint, every proposal was reviewed
 // and executed once with one receipt, every acknowledged write is there once (one event), every
 // acknowledged upload is stored once and the organization's storage counts exactly those, every
@@ -39,6 +41,7 @@ import { openConsoleStream } from './support/console.ts';
 import { workspaceWithReviewer } from './support/fixtures.ts';
 import { generateBody, orgLedger, setBudget } from './support/intelligence.ts';
 import { audioFixture } from './support/media.ts';
+import { issueServiceCredential, revokeServiceCredential } from '../domain/product-runtime/entities.ts';
 import { buildRuntimeChain } from './support/product-runtime.ts';
 import type { RuntimeChain } from './support/product-runtime.ts';
 import { ScriptedProvider, scriptedProviderEnv } from './support/scripted-provider.ts';
@@ -63,6 +66,7 @@ let mappingId: string;
 let endpointId: string;
 let readerToken: string;
 let readerTokenId: string;
+let runtimeReader: { secret: string; credentialId: string };
 const provider = new ScriptedProvider();
 let runtime: RuntimeChain;
 
@@ -137,6 +141,15 @@ beforeAll(async () => {
   // drill's requests (~5,000 µ$ reserved each) and room for every one of them in flight at once.
   runtime = await buildRuntimeChain(db.pool);
   await setBudget(db.pool, runtime.organizationId, 1_000_000_000, 1_000);
+  // The partner's reader: a credential of its own (revoked at the end) and a note of the granted vault.
+  const readerCredential = await issueServiceCredential(db.pool, { servicePrincipalId: runtime.principalId, scopes: ['notes.read'] });
+  runtimeReader = { secret: readerCredential.secret, credentialId: readerCredential.record.id };
+  const runtimeNote = await fetch(`${apis[0]}/api/dev/notes`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${runtime.owner.token}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+    body: JSON.stringify({ mappingId: runtime.mappingId, path: 'Drill/Runtime.md', content: '# Read through the runtime\n', dryRun: false }),
+  });
+  expect(runtimeNote.status).toBe(201);
 }, 120_000);
 
 afterAll(async () => {
@@ -189,15 +202,16 @@ async function untilAcknowledged(token: string, method: string, path: string, bo
   }
 }
 
-/** The agent's reads of Drill/Read.md, by phase (call() records them among the answers too). */
-const readAnswers: { phase: string; status: number }[] = [];
+/** The reads of Drill/Read.md (REST) and Drill/Runtime.md (Product Runtime), by phase (call() records them among the answers too). */
+const readAnswers: { via: 'rest' | 'runtime'; phase: string; status: number }[] = [];
 const readPath = () => `/api/dev/notes/Drill/Read.md?mappingId=${mappingId}`;
+const runtimeReadPath = () => `/api/product/v1/vaults/${runtime.vaultId}/note?path=Drill%2FRuntime.md`;
 
 async function readAlong(reading: () => boolean) {
   while (reading()) {
     const at = phase;
-    const res = await call(readerToken, 'GET', readPath());
-    readAnswers.push({ phase: at, status: res.status });
+    const [rest, partner] = await Promise.all([call(readerToken, 'GET', readPath()), call(runtimeReader.secret, 'GET', runtimeReadPath())]);
+    readAnswers.push({ via: 'rest', phase: at, status: rest.status }, { via: 'runtime', phase: at, status: partner.status });
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -541,17 +555,23 @@ describe('the outage drill: two APIs, two workers, Temporal and then Postgres st
     // cut; a read begun in the cut was answered 503 or, having waited for a connection until Postgres
     // was back, with the note (every refusal is held to 503 + Retry-After above). And now a revocation
     // ends the admission each API keeps for its token, at once.
-    for (const p of ['healthy', 'temporal-down', 'healthy-again', 'postgres-down', 'recovered']) {
-      const inPhase = readAnswers.filter((a) => a.phase === p);
-      expect(inPhase.length, p).toBeGreaterThan(0);
-      if (p === 'postgres-down') expect(inPhase.filter((a) => a.status !== 200 && a.status !== 503), p).toEqual([]);
-      else expect(inPhase.filter((a) => a.status === 200).length, p).toBeGreaterThan(0);
+    for (const via of ['rest', 'runtime'] as const) {
+      for (const p of ['healthy', 'temporal-down', 'healthy-again', 'postgres-down', 'recovered']) {
+        const inPhase = readAnswers.filter((a) => a.via === via && a.phase === p);
+        expect(inPhase.length, `${via} ${p}`).toBeGreaterThan(0);
+        if (p === 'postgres-down') expect(inPhase.filter((a) => a.status !== 200 && a.status !== 503), `${via} ${p}`).toEqual([]);
+        else expect(inPhase.filter((a) => a.status === 200).length, `${via} ${p}`).toBeGreaterThan(0);
+      }
     }
     await revokeAccessToken(db.pool, readerTokenId);
+    await revokeServiceCredential(db.pool, runtimeReader.credentialId);
     for (const api of apis) {
       const refused = await fetch(`${api}${readPath()}`, { headers: { authorization: `Bearer ${readerToken}` } });
       expect(refused.status, api).toBe(401);
       expect(((await refused.json()) as { code: string }).code, api).toBe('invalid_token');
+      const runtimeRefused = await fetch(`${api}${runtimeReadPath()}`, { headers: { authorization: `Bearer ${runtimeReader.secret}` } });
+      expect(runtimeRefused.status, api).toBe(401);
+      expect(((await runtimeRefused.json()) as { code: string }).code, api).toBe('credential_invalid');
     }
 
     // The drill did what it says: work was acknowledged in every phase, and the outages were met.
