@@ -1,6 +1,6 @@
 // Every path rule and every limit of the notes API, on every write path.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { pathProblem, noteLimits } from '../domain/notes/paths.ts';
+import { nonAsciiScans, noteLimits, pathProblem, PRINTABLE_ASCII } from '../domain/notes/paths.ts';
 import { useCaller } from './support/harness.ts';
 import type { DevClient } from './support/dev-client.ts';
 
@@ -63,6 +63,25 @@ describe('path rules', () => {
     expect(preview.data).toMatchObject({ code: 'invalid_character', errors: [{ pointer: '/body/path' }] });
     const tx = await api.transaction({ mappingId, actions: [{ type: 'write-note', path, content: 'x' }] });
     expect(tx.data).toMatchObject({ code: 'invalid_character', errors: [{ pointer: '/body/actions/0/path' }] });
+  });
+
+  it('a path of printable ASCII may skip the Unicode scans: none matches any printable ASCII, and such a path is its own NFC', () => {
+    const printable = Array.from({ length: 0x7f - 0x20 }, (_, i) => String.fromCharCode(0x20 + i));
+    expect(printable).toHaveLength(95);
+    const all = printable.join('');
+    expect(PRINTABLE_ASCII.test(all)).toBe(true);
+    expect(PRINTABLE_ASCII.test(`${all}\u007f`)).toBe(false);
+    expect(all.normalize('NFC')).toBe(all);
+    // Every character alone, every pair (the joiner scan looks at neighbours) and all together.
+    const samples = [all, ...printable, ...printable.flatMap((a) => printable.map((b) => a + b))];
+    for (const { pattern } of nonAsciiScans) expect(samples.filter((sample) => pattern.test(sample)), String(pattern)).toEqual([]);
+    // And each scan still refuses what it is for, on a path that is not ASCII.
+    const refused = ['Notes/a\u0085b.md', 'Notes/a\u202eb.md', 'Notes/a\u200bb.md', 'Notes/a\u200db.md'];
+    expect(nonAsciiScans).toHaveLength(refused.length);
+    nonAsciiScans.forEach(({ pattern, problem }, i) => {
+      expect(pattern.test(refused[i]!), problem).toBe(true);
+      expect(pathProblem(refused[i]!)).toBe(problem);
+    });
   });
 
   it('accepts the limits exactly: a 255-byte segment and a 1024-byte path', () => {

@@ -33,9 +33,19 @@ const INVISIBLE_CHARS = /[\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b\u2060
 const STRAY_JOINER = /(?<!\p{Extended_Pictographic}\ufe0f?)\u200d|\u200d(?!\p{Extended_Pictographic})|(?<!\p{L}\p{M}*)\u200c|\u200c(?!\p{L})/u;
 
 const utf8Length = (s: string) => Buffer.byteLength(s, 'utf8');
-// Printable ASCII has no control, bidirectional, invisible or joiner character, and is its own NFC:
-// most paths are, and skip those Unicode scans (every read validates its path).
-const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/**
+ * The scans a path of printable ASCII skips, in order, each with its refusal: none can match such a
+ * path, and such a path is its own NFC, so most paths skip them (every read validates its path).
+ * test/dev-paths-limits.test.ts holds every scan to matching no printable ASCII.
+ */
+export const nonAsciiScans: readonly { pattern: RegExp; problem: string }[] = [
+  { pattern: CONTROL_CHARS, problem: 'the path contains NUL or a control character' },
+  { pattern: BIDI_CONTROLS, problem: 'the path contains a bidirectional control character (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069)' },
+  { pattern: INVISIBLE_CHARS, problem: 'the path contains an invisible character (such as U+200B or U+FEFF)' },
+  { pattern: STRAY_JOINER, problem: 'the path contains an invisible character (such as U+200B or U+FEFF)' },
+];
+export const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /** Returns why a path is invalid, or null. `path` must already be NFC. */
 export function pathProblem(path: string): string | null {
@@ -43,11 +53,7 @@ export function pathProblem(path: string): string | null {
   const ascii = PRINTABLE_ASCII.test(path);
   if (!ascii && !path.isWellFormed()) return 'the path contains an unpaired surrogate (not valid Unicode)';
   if (utf8Length(path) > noteLimits.maxPathBytes) return `the path is longer than ${noteLimits.maxPathBytes} bytes`;
-  if (!ascii) {
-    if (CONTROL_CHARS.test(path)) return 'the path contains NUL or a control character';
-    if (BIDI_CONTROLS.test(path)) return 'the path contains a bidirectional control character (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069)';
-    if (INVISIBLE_CHARS.test(path) || STRAY_JOINER.test(path)) return 'the path contains an invisible character (such as U+200B or U+FEFF)';
-  }
+  if (!ascii) for (const scan of nonAsciiScans) if (scan.pattern.test(path)) return scan.problem;
   if (path.includes('\\')) return 'the path contains a backslash; use / as the only separator';
   if (path.startsWith('/')) return 'the path starts with /; paths are relative to the vault';
   if (!path.endsWith('.md')) return 'the path must end in .md';
