@@ -76,6 +76,21 @@ async function memberReader() {
 
 const tokenCache = () => new AdmissionCache<TokenAdmission>();
 
+/**
+ * One request fills the cache; then 100 are under way when `revoke` commits and 100 start after it:
+ * every later one is refused with `refused`, the earlier ones answer as their snapshot saw it, and
+ * nothing stays kept.
+ */
+async function raceRevocation(cache: { size: number }, request: () => Promise<string>, revoke: () => Promise<unknown>, refused: string) {
+  expect(await request()).toBe('admitted');
+  const before = Array.from({ length: 100 }, () => request());
+  await revoke();
+  const after = await Promise.all(Array.from({ length: 100 }, () => request()));
+  expect(new Set(after)).toEqual(new Set([refused]));
+  for (const answer of await Promise.all(before)) expect(['admitted', refused]).toContain(answer);
+  expect(cache.size).toBe(0);
+}
+
 const read = (cache: AdmissionCache<TokenAdmission> | undefined, reader: { token: string; mappingId: string }, path = 'Notes/One.md') =>
   readNoteAsCaller(db.pool, { rawToken: reader.token, iface: 'rest', leases: allowance.leases, admissions: cache, mappingId: reader.mappingId, path });
 
@@ -287,14 +302,7 @@ describe('the admission epoch', () => {
   it('two hundred concurrent reads around a revocation: none that starts after its commit is admitted', async () => {
     const cache = tokenCache();
     const reader = await personalReader();
-    await read(cache, reader);
-    const before = Array.from({ length: 100 }, () => outcome(read(cache, reader)));
-    await revokeAccessToken(db.pool, reader.tokenId);
-    const after = await Promise.all(Array.from({ length: 100 }, () => outcome(read(cache, reader))));
-    expect(new Set(after)).toEqual(new Set(['invalid_token']));
-    // Reads already under way when it committed answer as their snapshot saw it.
-    for (const answer of await Promise.all(before)) expect(['admitted', 'invalid_token']).toContain(answer);
-    expect(cache.size).toBe(0);
+    await raceRevocation(cache, () => outcome(read(cache, reader)), () => revokeAccessToken(db.pool, reader.tokenId), 'invalid_token');
   });
 
   it('a revocation ends the admissions every API process keeps, and the processes count them', async () => {
@@ -480,12 +488,6 @@ describe('the Product Runtime’s kept chains', () => {
   it('two hundred concurrent requests around a credential’s revocation: none that starts after its commit is admitted', async () => {
     const cache = chainCache();
     const chain = await runtimeReader();
-    await runtimeRead(cache, chain);
-    const before = Array.from({ length: 100 }, () => chainOutcome(runtimeRead(cache, chain)));
-    await revokeServiceCredential(db.pool, chain.credentialId);
-    const after = await Promise.all(Array.from({ length: 100 }, () => chainOutcome(runtimeRead(cache, chain))));
-    expect(new Set(after)).toEqual(new Set(['credential']));
-    for (const answer of await Promise.all(before)) expect(['admitted', 'credential']).toContain(answer);
-    expect(cache.size).toBe(0);
+    await raceRevocation(cache, () => chainOutcome(runtimeRead(cache, chain)), () => revokeServiceCredential(db.pool, chain.credentialId), 'credential');
   });
 });
