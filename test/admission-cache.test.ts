@@ -77,6 +77,24 @@ async function memberReader() {
 const tokenCache = () => new AdmissionCache<TokenAdmission>();
 
 /**
+ * A kept admission, then `change`: the next request through the cache is refused with `refused`, as
+ * one admitted in full (no cache) is, and the entry is gone.
+ */
+async function expectChangeEnds<C extends AdmissionCache<TokenAdmission> | AdmissionCache<ChainAdmission>>(
+  cache: C,
+  request: (cache: C | undefined) => Promise<string>,
+  change: () => Promise<unknown>,
+  refused: string,
+) {
+  expect(await request(cache)).toBe('admitted');
+  await change();
+  expect(await request(cache)).toBe(refused);
+  expect(await request(undefined)).toBe(refused);
+  expect(cache.counts).toEqual({ hit: 0, miss: 1, stale: 1 });
+  expect(cache.size).toBe(0);
+}
+
+/**
  * One request fills the cache; then 100 are under way when `revoke` commits and 100 start after it:
  * every later one is refused with `refused`, the earlier ones answer as their snapshot saw it, and
  * nothing stays kept.
@@ -159,12 +177,7 @@ describe('the hot read’s admission cache', () => {
   it.each(changes)('a kept admission ends with %s, refused as a fresh admission refuses', async (_label, arrange, code) => {
     const cache = tokenCache();
     const reader = await arrange();
-    expect(await outcome(read(cache, reader))).toBe('admitted');
-    await reader.change();
-    expect(await outcome(read(cache, reader))).toBe(code);
-    expect(await outcome(read(undefined, reader))).toBe(code);
-    expect(cache.counts).toEqual({ hit: 0, miss: 1, stale: 1 });
-    expect(cache.size).toBe(0);
+    await expectChangeEnds(cache, (kept) => outcome(read(kept, reader)), reader.change, code);
   });
 
   it('a kept admission ends when its token expires, though nothing changed', async () => {
@@ -430,12 +443,7 @@ describe('the Product Runtime’s kept chains', () => {
   it.each(changes)('end with %s, refused at the link a fresh chain refuses at', async (_label, change, link) => {
     const cache = chainCache();
     const chain = await runtimeReader();
-    expect(await chainOutcome(runtimeRead(cache, chain))).toBe('admitted');
-    await change(chain);
-    expect(await chainOutcome(runtimeRead(cache, chain))).toBe(link);
-    expect(await chainOutcome(runtimeRead(undefined, chain))).toBe(link);
-    expect(cache.counts).toEqual({ hit: 0, miss: 1, stale: 1 });
-    expect(cache.size).toBe(0);
+    await expectChangeEnds(cache, (kept) => chainOutcome(runtimeRead(kept, chain)), () => change(chain), link);
   });
 
   it('end with a change to the organization’s settings: the new monthly operations limit is read', async () => {
