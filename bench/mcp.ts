@@ -117,7 +117,8 @@ export async function measureLatency(name: string, seconds: number, workers: num
   return { name, requests: latencies.length, p50: pct(50), p95: pct(95), p99: pct(99), rps: latencies.length / elapsed };
 }
 
-export function mcpToolCall(base: string, token: string, name: string, args: Record<string, unknown>): () => Promise<Response> {
+/** The headers and body of one MCP `tools/call` (what a client sends), for fetch and for autocannon alike. */
+export function mcpToolRequest(token: string, name: string, args: Record<string, unknown>): { headers: Record<string, string>; body: string } {
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args, _meta: { [PROTOCOL_VERSION_META_KEY]: MODERN_VERSION } } });
   const headers = {
     authorization: `Bearer ${token}`,
@@ -126,5 +127,10 @@ export function mcpToolCall(base: string, token: string, name: string, args: Rec
     'mcp-method': 'tools/call',
     'mcp-name': name,
   };
+  return { headers, body };
+}
+
+export function mcpToolCall(base: string, token: string, name: string, args: Record<string, unknown>): () => Promise<Response> {
+  const { headers, body } = mcpToolRequest(token, name, args);
   return () => fetch(`${base}/api/mcp`, { method: 'POST', headers, body });
 }
