@@ -15,6 +15,7 @@ import { issueAccessToken, revokeAccessToken, rotateAccessToken, touchToken, upd
 import { createMapping, createVault, revokeMapping } from '../domain/identity/vaults.ts';
 import { addMember, createRole, createWorkspace, removeMember, setRolePermissions } from '../domain/identity/workspaces.ts';
 import { applyTransaction } from '../domain/notes/knowledge.ts';
+import { admitInventory } from '../domain/notes/inventory.ts';
 import { readNoteAsCaller } from '../domain/notes/read-as-caller.ts';
 import { AdmissionCache, admissionCacheLimits } from '../domain/principals/admission-cache.ts';
 import type { TokenAdmission } from '../domain/principals/admission-cache.ts';
@@ -140,6 +141,25 @@ describe('the hot read’s admission cache', () => {
     // A path with no note: the kept admission still answers, with no note.
     expect((await read(cache, reader, 'Notes/Missing.md')).note).toBeNull();
     expect(cache.counts.hit).toBe(2);
+  });
+
+  it('serves the inventory’s admission too (the same entry), which reads the vault’s sequence afresh and is refused as a fresh one after a change', async () => {
+    const cache = tokenCache();
+    const reader = await personalReader();
+    const inventory = () => admitInventory(db.pool, { rawToken: reader.token, leases: allowance.leases, admissions: cache, mappingId: reader.mappingId });
+    await read(cache, reader);
+    const first = await inventory();
+    expect(cache.counts).toEqual({ hit: 1, miss: 1, stale: 0 });
+    expect(first.mapping).toMatchObject({ mappingId: reader.mappingId, vaultId: reader.vaultId });
+    // A note write advances the vault's sequence and leaves the epoch: the kept admission reads the new sequence.
+    await write(reader.account.id, reader, 'Notes/Fresh.md', '# Fresh\n');
+    const second = await inventory();
+    expect(second.vaultSeq).toBe(first.vaultSeq + 1);
+    expect(second.usage.monthUsed).toBe(first.usage.monthUsed + 1);
+    expect(cache.counts).toEqual({ hit: 2, miss: 1, stale: 0 });
+    await revokeMapping(db.pool, reader.mappingId);
+    expect(await outcome(inventory())).toBe('mapping_not_found');
+    expect(cache.counts).toEqual({ hit: 2, miss: 1, stale: 1 });
   });
 
   it('keeps nothing of an admission that was refused, nor of an unknown token', async () => {

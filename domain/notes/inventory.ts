@@ -10,11 +10,10 @@
 import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import type { AllowanceLeases } from '../allowance-lease.ts';
 import type { Principal } from '../identity/accounts.ts';
-import { judgeMappingAccess, mappingAccessQuery, mappingAccessSchema } from '../identity/vaults.ts';
 import type { ResolvedMapping } from '../identity/vaults.ts';
-import { admitAccessToken, fusedRowSchema } from '../principals/admission.ts';
+import { admitToMapping, mappingWorkSchemas } from '../principals/mapping-admission.ts';
+import type { MappingAdmissionInput } from '../principals/mapping-admission.ts';
 import type { UsageSnapshot } from '../usage.ts';
 import { noteSummaryColumns, noteSummarySchema } from './store.ts';
 
@@ -69,28 +68,25 @@ export class InventoryPages {
   }
 }
 
-const admittedRowSchema = fusedRowSchema({ mapping: mappingAccessSchema.nullable(), vaultSeq: z.number().nullable() });
+const admissionSchemas = mappingWorkSchemas({ vaultSeq: z.number().nullable() });
 const pageRowSchema = noteSummarySchema.extend({ seq: z.number() });
 
 /** An admitted inventory request: who, the mapping it may read, and the vault's event sequence now. */
 export type InventoryCaller = Principal & { usage: UsageSnapshot; mapping: ResolvedMapping; vaultSeq: number };
 
-/** Admission (token, allowance) and the caller's read access to the mapping, with the vault's sequence: one statement. */
-export async function admitInventory(db: CommonQueryMethods, input: { rawToken: string; leases: AllowanceLeases; mappingId: string }): Promise<InventoryCaller> {
-  const { fused, ...admitted } = await admitAccessToken(
-    db,
-    { token: input.rawToken, iface: 'rest', leases: input.leases },
-    {
-      name: 'inventory_as_caller',
-      schema: admittedRowSchema,
-      ctes: sql.fragment`mapping AS (${mappingAccessQuery(input.mappingId, sql.fragment`(SELECT id FROM principal)`)})`,
-      columns: sql.fragment`
-        (SELECT to_jsonb(mapping) FROM mapping) AS mapping,
-        (SELECT v.last_event_seq FROM mapping JOIN vaults v ON v.id = mapping."vaultId") AS "vaultSeq"`,
-    },
-  );
-  const mapping = judgeMappingAccess(input.mappingId, fused.mapping, 'read');
-  return { ...admitted, mapping, vaultSeq: fused.vaultSeq ?? 0 };
+/**
+ * Admission (token, allowance) and the caller's read access to the mapping, with the vault's
+ * sequence: one statement (principals/mapping-admission.ts; a kept admission's, while the admission
+ * epoch stands still, reads the sequence and the epoch only).
+ */
+export async function admitInventory(db: CommonQueryMethods, input: Omit<MappingAdmissionInput, 'iface'>): Promise<InventoryCaller> {
+  const { work, ...admitted } = await admitToMapping<{ vaultSeq: number | null }>(db, { ...input, iface: 'rest' }, {
+    name: 'inventory_as_caller',
+    schemas: admissionSchemas,
+    columns: sql.fragment`(SELECT v.last_event_seq FROM mapping JOIN vaults v ON v.id = mapping."vaultId") AS "vaultSeq"`,
+    keptColumns: (vaultId) => sql.fragment`(SELECT v.last_event_seq FROM vaults v WHERE v.id = ${vaultId}) AS "vaultSeq"`,
+  });
+  return { ...admitted, vaultSeq: work.vaultSeq ?? 0 };
 }
 
 /**

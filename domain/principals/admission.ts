@@ -15,14 +15,15 @@
 //               tools) are admitted with `charge: false` and skip this step.
 //   4. touch    the credential's last use, at most once a minute.
 //
-// The fused variant: the hot single-note read (notes/read-as-caller.ts) takes exactly these steps
-// with its own work fused into step 1's statement (a `Fusion`), so authentication, charging, the
-// mapping access check and the fetch cost one Postgres round trip (bench/README.md). Its extra
-// columns are read with the principal and judged by the caller only once steps 2-4 have passed.
-// The same read, for a token and mapping its process admitted before, takes step 1's row from the
-// process's admission cache while the admission epoch stands still (admission-cache.ts, decision
-// 111) and runs steps 2-4 on it here, as on a fresh one (`admitResolvedAccessToken`). Every Product
-// Runtime request does the same with its chain (decision 112, product-runtime/chain.ts).
+// The fused variant: admission to read a mapping (mapping-admission.ts: the hot single-note read and
+// the inventory) takes exactly these steps with its own work fused into step 1's statement (a
+// `Fusion`), so authentication, charging, the mapping access check and the work cost one Postgres
+// round trip (bench/README.md). Its extra columns are read with the principal and judged by the
+// caller only once steps 2-4 have passed. For a token and mapping its process admitted before, it
+// takes step 1's row from the process's admission cache while the admission epoch stands still
+// (admission-cache.ts, decision 111) and runs steps 2-4 on it here, as on a fresh one
+// (`admitResolvedAccessToken`). Every Product Runtime request does the same with its chain
+// (decision 112, product-runtime/chain.ts).
 //
 // There is one entry per kind of principal (`PrincipalKind`): `admitAccessToken`,
 // `admitConsoleSession` and `admitServicePrincipal` below. api/auth.ts is the HTTP side of the
@@ -125,12 +126,13 @@ export type Admitted = Principal & { usage: UsageSnapshot };
 
 /**
  * Personal access tokens: steps 1-4 (1, 2 and 4 with `charge: false`). With a `fusion`, its
- * columns are read in step 1's statement and returned as `fused` once the request is admitted.
+ * columns are read in step 1's statement and returned, with the principal's, as `fused` once the
+ * request is admitted.
  */
 export async function admitAccessToken(db: CommonQueryMethods, request: AccessTokenRequest & { charge: false }): Promise<Principal>;
 export async function admitAccessToken(db: CommonQueryMethods, request: AccessTokenRequest & { charge?: true }): Promise<Admitted>;
-export async function admitAccessToken<T>(db: CommonQueryMethods, request: AccessTokenRequest & { charge?: true }, fusion: Fusion<T>): Promise<Admitted & { fused: T }>;
-export async function admitAccessToken<T>(db: CommonQueryMethods, request: AccessTokenRequest, fusion?: Fusion<T>): Promise<Principal | Admitted | (Admitted & { fused: T })> {
+export async function admitAccessToken<T>(db: CommonQueryMethods, request: AccessTokenRequest & { charge?: true }, fusion: Fusion<T>): Promise<Admitted & { fused: AuthenticatedRow & T }>;
+export async function admitAccessToken<T>(db: CommonQueryMethods, request: AccessTokenRequest, fusion?: Fusion<T>): Promise<Principal | Admitted | (Admitted & { fused: AuthenticatedRow & T })> {
   // 1. resolve
   const row = await resolveAccessToken(db, request.token, fusion);
   // 2-4

@@ -84,7 +84,7 @@ export const notesRoutes: FastifyPluginAsyncZod<{ db: DatabasePool; leases: Allo
     },
     async (request, reply) => {
       const { mappingId, limit, cursor } = request.query;
-      const { usage, mapping, vaultSeq, ...principal } = await withChallenge(() => admitInventory(db, { rawToken: presentedToken(request), leases, mappingId }));
+      const { usage, mapping, vaultSeq, ...principal } = await withChallenge(() => admitInventory(db, { rawToken: presentedToken(request), leases, admissions, mappingId }));
       acceptCharged(request, reply, principal, usage);
       const after = cursor === undefined ? '' : decodeCursor(cursor, z.object({ after: z.string() })).after;
       const page = await inventoryPage(db, inventoryPages, { vaultId: mapping.vaultId, vaultSeq }, after, limit);
