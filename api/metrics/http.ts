@@ -51,7 +51,7 @@ export function registerAdmissionCacheMetrics(registry: Registry, caches: Record
     name: 'hnp_admission_cache_lookups_total',
     help:
       'Admission cache look-ups by kind of principal and outcome: hit (a kept admission answered), miss (none kept), stale (the admission epoch had moved on or the ' +
-      'credential had expired; admitted in full). personal_access_token: the hot note read (REST, MCP get_note_content); service_principal: every Product Runtime request.',
+      'credential had expired; admitted in full). personal_access_token: the hot note read (REST, MCP get_note_content) and the REST inventory; service_principal: every Product Runtime request.',
     labelNames: ['principal', 'outcome'],
     registers: [registry],
     collect() {
