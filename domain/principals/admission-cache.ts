@@ -11,7 +11,7 @@
 // touched exactly as admission does.
 //
 // One cache per kind of principal (api/app.ts): personal access tokens keyed by the token's hash and
-// the mapping id (domain/notes/read-as-caller.ts), service credentials by the credential's hash and
+// the mapping id (principals/mapping-admission.ts), service credentials by the credential's hash and
 // the vault id (domain/product-runtime/chain.ts); never the secret itself. Only successful
 // admissions are kept (an unknown credential or a refusal always runs the whole statement). Any
 // change anywhere advances the one epoch, so every process's entries go stale together and each is

@@ -12,7 +12,7 @@
 import { sql } from 'slonik';
 import type { CommonQueryMethods, FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
-import { isoTimestamp } from '../../db/row-schemas.ts';
+import { emptyRow, isoTimestamp } from '../../db/row-schemas.ts';
 import { AdmissionCache, admissionEpochColumn, lastUseAfterTouch } from '../principals/admission-cache.ts';
 import type { KeptAdmission } from '../principals/admission-cache.ts';
 import { touchDue } from '../identity/accounts.ts';
@@ -96,25 +96,28 @@ export type ChainAdmission = KeptAdmission & { row: ResolvedChain };
 
 /** What the kept statement reads besides a fusion's columns. */
 const keptChainRowSchema = z.object({ admissionEpoch: z.uuid(), credentialLive: z.boolean() });
+type KeptChainRow = z.infer<typeof keptChainRowSchema>;
 
 /**
- * Work fused into the chain's statement, as admission's Fusion does for access tokens: `ctes`
- * follow the chain's (they read the judged row as `judged j` and must read nothing unless
- * `j.admitted`), `columns` are selected beside it, `schema` (chainFusedRowSchema) parses both and
- * `name` names the prepared statement. The hot readNote costs one round trip this way. `kept` is the
- * same work beside the kept statement, given the vault the request names (`keptSchema` parses it).
+ * Work fused into the chain's statement, as a mapping's work is into a token's admission
+ * (principals/mapping-admission.ts): `ctes` follow the chain's (they read the judged row as
+ * `judged j` and must read nothing unless `j.admitted`) and `columns` are selected beside it;
+ * `keptColumns` are the same work beside a kept chain's statement, given the vault the request
+ * names. The hot readNote costs one round trip either way.
  */
 export type ChainFusion<T> = {
+  /** Names the prepared statements: `name` (the whole chain) and `${name}_kept`. */
   name: string;
-  schema: z.ZodType<ChainRow & T>;
+  /** chainFusionSchemas(the work's shape). */
+  schemas: { whole: z.ZodType<ChainRow & T>; kept: z.ZodType<KeptChainRow & T> };
   ctes: FragmentSqlToken;
   columns: FragmentSqlToken;
-  kept: { name: string; schema: z.ZodType<z.infer<typeof keptChainRowSchema> & T>; columns: (vaultId: string | null) => FragmentSqlToken };
+  keptColumns: (vaultId: string | null) => FragmentSqlToken;
 };
 
-/** The row schemas of a chain fusion: the chain's columns and `shape`'s, and the kept statement's and `shape`'s. */
-export function chainFusedRowSchema<S extends z.ZodRawShape>(shape: S) {
-  return { fresh: chainRowSchema.extend(shape), kept: keptChainRowSchema.extend(shape) };
+/** The row schemas of a chain fusion's two statements, each with the work's columns (`shape`). Build once, at module level. */
+export function chainFusionSchemas<S extends z.ZodRawShape>(shape: S) {
+  return { whole: chainRowSchema.extend(shape), kept: keptChainRowSchema.extend(shape) };
 }
 
 export type ChainRequest = {
@@ -165,7 +168,7 @@ function chainStatement<T>(request: ChainRequest, secretHash: string, fusion?: C
                   AND (${vaultId}::uuid IS NULL OR coalesce(ch."grantAccess" = 'write' OR (ch."grantAccess" = 'read' AND NOT ${needsWrite}::boolean), false))) AS admitted
       FROM chain ch`;
   // Prepared: the statement's text is the same for every request (its inputs are parameters).
-  return sql.prepared(fusion?.name ?? 'runtime_chain', (fusion?.schema ?? chainRowSchema) as z.ZodType<ChainRow & T>)`
+  return sql.prepared(fusion?.name ?? 'runtime_chain', (fusion?.schemas.whole ?? chainRowSchema) as z.ZodType<ChainRow & T>)`
     WITH chain AS (${chain}),
          judged AS (${judged}),
          touched AS (
@@ -190,14 +193,15 @@ function keptStatement<T>(row: ResolvedChain, request: ChainRequest, fusion?: Ch
   const expiresAt = row.credentialExpiresAt;
   const columns = sql.fragment`${admissionEpochColumn} AS "admissionEpoch",
            (${expiresAt}::timestamptz IS NULL OR ${expiresAt}::timestamptz > now()) AS "credentialLive"`;
-  if (fusion) return sql.prepared(fusion.kept.name, fusion.kept.schema)`SELECT ${columns}, ${fusion.kept.columns(request.vault?.vaultId ?? null)}`;
-  return sql.prepared('runtime_chain_kept', keptChainRowSchema as unknown as z.ZodType<z.infer<typeof keptChainRowSchema> & T>)`SELECT ${columns}`;
+  if (fusion) return sql.prepared(`${fusion.name}_kept`, fusion.schemas.kept)`SELECT ${columns}, ${fusion.keptColumns(request.vault?.vaultId ?? null)}`;
+  // Without a fusion there are no further columns: T is then the empty row.
+  return sql.prepared('runtime_chain_kept', keptChainRowSchema as unknown as z.ZodType<KeptChainRow & T>)`SELECT ${columns}`;
 }
 
 /** The credential's last use, at most once a minute (the chain's statement does it in its `touched` step). */
 async function touchCredential(db: CommonQueryMethods, row: ResolvedChain): Promise<void> {
   if (!touchDue(row.credentialLastUsedAt)) return;
-  await db.query(sql.type(z.object({}))`
+  await db.query(sql.type(emptyRow)`
     UPDATE service_credentials SET last_used_at = now()
      WHERE id = ${row.credentialId} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`);
 }

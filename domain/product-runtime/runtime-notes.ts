@@ -14,7 +14,7 @@ import type { Target, WritePreview } from '../notes/knowledge.ts';
 import { noteLimits } from '../notes/paths.ts';
 import { listNoteSummaries, noteAsJson, noteRowSchema } from '../notes/store.ts';
 import type { NoteRow, Provenance } from '../notes/store.ts';
-import { chainFusedRowSchema } from './chain.ts';
+import { chainFusionSchemas } from './chain.ts';
 import type { ChainFusion, RuntimeContext } from './chain.ts';
 
 export type RuntimeRequestContext = RuntimeContext & { requestId: string };
@@ -38,13 +38,13 @@ export async function listRuntimeNotes(db: CommonQueryMethods, caller: RuntimeCo
 // readNote's hot path: the note rides in the chain's statement (one round trip, as the REST read's
 // fused admission), read only when every link held, as one JSON column; or, for a chain the process
 // keeps (decision 112), beside the kept statement's epoch, from the vault the request names.
-const noteSchemas = chainFusedRowSchema({ note: noteRowSchema.nullable() });
+const noteSchemas = chainFusionSchemas({ note: noteRowSchema.nullable() });
 
 /** The fusion that reads `path` (already validated) of the vault the chain admitted the request to (through its grant). */
 export function noteReadFusion(path: string): ChainFusion<{ note: NoteRow | null }> {
   return {
     name: 'runtime_read_note',
-    schema: noteSchemas.fresh,
+    schemas: noteSchemas,
     ctes: sql.fragment`fused_note AS (
       SELECT ${noteAsJson} AS note
         FROM judged j
@@ -52,11 +52,7 @@ export function noteReadFusion(path: string): ChainFusion<{ note: NoteRow | null
         JOIN notes n ON n.vault_id = g.vault_id AND n.path = ${path}
        WHERE j.admitted)`,
     columns: sql.fragment`(SELECT note FROM fused_note) AS note`,
-    kept: {
-      name: 'runtime_read_note_kept',
-      schema: noteSchemas.kept,
-      columns: (vaultId) => sql.fragment`(SELECT ${noteAsJson} FROM notes n WHERE n.vault_id = ${vaultId}::uuid AND n.path = ${path}) AS note`,
-    },
+    keptColumns: (vaultId) => sql.fragment`(SELECT ${noteAsJson} FROM notes n WHERE n.vault_id = ${vaultId}::uuid AND n.path = ${path}) AS note`,
   };
 }
 
