@@ -90,7 +90,20 @@ type Scenario = {
   name: string;
   server: ServerKind;
   request: (base: string) => autocannon.Options;
+  /**
+   * Text the answer's body must hold, checked on one request before the scenario is measured: a 200
+   * is not always the answer (an MCP tool's error is a 200 too), and a bench of errors measures nothing.
+   */
+  answers?: string;
 };
+
+/** One request of the scenario, whose body must hold `scenario.answers`. */
+async function checkAnswer(scenario: Scenario, base: string): Promise<void> {
+  const { url, method, headers, body } = scenario.request(base);
+  const res = await fetch(url, { method: method ?? 'GET', headers: headers as Record<string, string>, body: body as string | undefined });
+  const text = await res.text();
+  if (!res.ok || !text.includes(scenario.answers!)) throw new Error(`${scenario.name}: answered ${res.status} without "${scenario.answers}": ${text.slice(0, 300)}`);
+}
 
 type Result = { name: string; rps: number; p50: number; p99: number; errors: number; non2xx: number; statuses: string };
 
@@ -457,15 +470,18 @@ async function main() {
     const auth = { authorization: `Bearer ${token}` };
     const n = Math.floor(noteCount * 0.42);
     const readPath = `Folder ${String(n % 50).padStart(2, '0')}/Note ${String(n).padStart(5, '0')}.md`;
+    // The heading of that note's content (benchNote): what each read of it must answer.
+    const readNote = `# Note ${n}`;
     const encoded = readPath.split('/').map(encodeURIComponent).join('/');
     const scenarios: Scenario[] = [
       { name: 'baseline: bare Fastify + pg, same SELECT, no auth', server: 'baseline', request: (b) => ({ url: `${b}/baseline/${vault.id}/${encoded}` }) },
       { name: 'healthz: GET /healthz (no auth, no database)', server: 'app', request: (b) => ({ url: `${b}/healthz` }) },
-      { name: 'read: GET /api/dev/notes/:category/:filename', server: 'app', request: (b) => ({ url: `${b}/api/dev/notes/${encoded}?mappingId=${mappingId}`, headers: auth }) },
+      { name: 'read: GET /api/dev/notes/:category/:filename', server: 'app', answers: readNote, request: (b) => ({ url: `${b}/api/dev/notes/${encoded}?mappingId=${mappingId}`, headers: auth }) },
       // The same note through the Product Runtime: version header, the whole chain, the organization's month, an envelope.
       {
         name: 'runtime read: GET /api/product/v1/vaults/:vaultId/note',
         server: 'app',
+        answers: readNote,
         request: (b) => ({
           url: `${b}/api/product/v1/vaults/${vault.id}/note?path=${encodeURIComponent(readPath)}`,
           headers: { authorization: `Bearer ${serviceCredential}`, 'x-service-runtime-version': '1' },
@@ -475,6 +491,7 @@ async function main() {
       {
         name: 'mcp read: POST /api/mcp tools/call get_note_content',
         server: 'app',
+        answers: readNote,
         request: (b) => ({ url: `${b}/api/mcp`, method: 'POST', ...mcpToolRequest(token, 'get_note_content', { mappingId, path: readPath }) }),
       },
       // The same read with the pool's result parser off: what parsing every row with its zod schema costs.
@@ -559,6 +576,7 @@ async function main() {
       const server = await startServer(kind, env);
       try {
         for (const scenario of selected.filter((s) => s.server === kind)) {
+          if (scenario.answers !== undefined) await checkAnswer(scenario, server.url);
           results.push(await measure(scenario, server.url));
           console.log(`  measured ${scenario.name}`);
         }
