@@ -166,7 +166,7 @@ export async function importSuite(input: { db: DatabasePool; accountId: string; 
       importVault(db, { folder: proseFolder, mappingId: target.mappingId, accountId }), proseRows,
     );
     // What each API process then does in the background (decision 106); searches are exact meanwhile.
-    await time(`substring index caught up after it (background, as an API process does)`, count, target.vaultId, async () => {
+    await time(`search indexes caught up after it (background, as an API process does)`, count, target.vaultId, async () => {
       await indexAllQueuedNotes(db);
     }, proseRows);
   } finally {

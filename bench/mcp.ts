@@ -40,10 +40,10 @@ export async function seedLargeVault(db: DatabasePool, vaultId: string, count: n
     SELECT ${vaultId}, 'Compare/Reference note.md', 'compare/reference note.md', 'reference note', 'Reference note', c,
            'sha256:' || encode(sha256(convert_to(c, 'UTF8')), 'hex'), octet_length(c), '[]'
       FROM (SELECT E'# Reference note\n\nThe note both the REST and the MCP read fetch.\n' AS c) x`);
-  // Indexed for substring search as the API processes' indexers leave it (decision 106), in bulk:
-  // the corpus is inserted in SQL, so its queue is taken in SQL too.
+  // Indexed for substring and word search as the API processes' indexers leave it (decisions 106,
+  // 114), in bulk: the corpus is inserted in SQL, so its queue is taken in SQL too.
   await db.query(sql.type(emptyRow)`
-    INSERT INTO note_substring_docs (vault_id, path, revision, content) SELECT vault_id, path, revision, content FROM notes WHERE vault_id = ${vaultId}`);
+    INSERT INTO note_substring_docs (vault_id, path, revision, content, search) SELECT vault_id, path, revision, content, search FROM notes WHERE vault_id = ${vaultId}`);
   await db.query(sql.type(emptyRow)`DELETE FROM note_substring_pending WHERE vault_id = ${vaultId}`);
   // As an import leaves a vault (domain/notes/knowledge.ts applyImportBatch): the GIN indexes'
   // pending entries merged, not left for every search to scan until autovacuum gets to them; and

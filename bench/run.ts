@@ -230,8 +230,8 @@ async function measureMcp(input: { databaseUrl: string; token: string; accountId
     const floorDb = await createDatabasePool(input.databaseUrl, { maxPoolSize: 4 });
     const fullText = (query: string) => async () => {
       await floorDb.any(sql.type(z.object({ path: z.string(), rank: z.number() }))`
-        SELECT n.path, ts_rank_cd(n.search, q.tsq) AS rank FROM notes n, (SELECT websearch_to_tsquery('simple', ${query}) AS tsq) q
-         WHERE n.vault_id = ${vault.id} AND n.search @@ q.tsq ORDER BY rank DESC, n.path LIMIT 21`);
+        SELECT d.path, ts_rank_cd(d.search, q.tsq) AS rank FROM note_substring_docs d, (SELECT websearch_to_tsquery('simple', ${query}) AS tsq) q
+         WHERE d.vault_id = ${vault.id} AND d.search @@ q.tsq ORDER BY rank DESC, d.path LIMIT 21`);
       return new Response('{}');
     };
     scenarios.splice(

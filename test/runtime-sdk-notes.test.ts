@@ -89,6 +89,15 @@ describe('SDK note rules agree with the service', () => {
     expect(unsupported).toBeLessThan(contents.length / 2);
   });
 
+  it("the service's title: the frontmatter's, else the body's first heading after the frontmatter block, whether or not its YAML parses, else the file name", () => {
+    const title = (content: string) => serverDerive('Units/File name.md', content).title;
+    expect(title('---\ntitle: From frontmatter\n---\n# Heading\n')).toBe('From frontmatter');
+    expect(title('---\ntags: [a]\n---\n# After frontmatter\n')).toBe('After frontmatter');
+    expect(title('---\ntitle: Bad: yaml\n---\n# Heading wins\n')).toBe('Heading wins');
+    expect(title('---\n# inside the block\n---\nno heading\n')).toBe('File name');
+    expect(title('# Plain\n')).toBe('Plain');
+  });
+
   it('preview diffs are the same text', () => {
     const lines = (n: number, changed: number[]) => Array.from({ length: n }, (_, i) => (changed.includes(i) ? `changed ${i}` : `line ${i}`)).join('\n') + '\n';
     const pairs: Array<[string | null, string]> = [

@@ -1,7 +1,9 @@
 // search_notes past `rankAllUpTo` word matches ranks a bounded candidate set (title matches, the
 // longest notes) and says so. The limits are lowered here so a vault of a few
 // hundred notes exercises what 5,000+ matches do in production; the reference is the same function
-// ranking every match (`rankAllUpTo: Infinity`).
+// ranking every match (`rankAllUpTo: Infinity`). Every case runs with the vault's notes all queued
+// for the word index, all indexed, and half of them queued again (decision 114: a search reads the
+// index for notes not queued and the live vector of queued ones), and answers the same.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +11,7 @@ import { emptyRow } from '../db/row-schemas.ts';
 import { createAccount } from '../domain/identity/accounts.ts';
 import { createVault } from '../domain/identity/vaults.ts';
 import { searchNotes, searchLimits } from '../domain/notes/discovery.ts';
+import { indexAllQueuedNotes, queuedNoteCount } from '../domain/notes/substring-index.ts';
 import { useTestDatabase } from './support/harness.ts';
 
 const db = useTestDatabase();
@@ -44,7 +47,33 @@ beforeAll(async () => {
 
 const paths = (r: { results: { path: string }[] }) => r.results.map((h) => h.path);
 
-describe('search_notes ranks a common word over a bounded candidate set, and says so', () => {
+/** The vault's notes as the word index holds them: each state is entered once, in this order. */
+const indexStates = [
+  { state: 'every note queued, none indexed', queued: NOTES, enter: async () => {} },
+  {
+    state: 'every note indexed, none queued',
+    queued: 0,
+    enter: async () => {
+      await indexAllQueuedNotes(db.pool);
+      await db.pool.query(sql.type(emptyRow)`ANALYZE note_substring_docs`);
+    },
+  },
+  {
+    // Queued again as a write queues them; their entries are current, and must not count twice.
+    state: 'every note indexed, the odd ones queued again',
+    queued: NOTES / 2,
+    enter: async () => {
+      await db.pool.query(sql.type(emptyRow)`INSERT INTO note_substring_pending (vault_id, path) SELECT vault_id, path FROM notes WHERE vault_id = ${vaultId} AND path LIKE 'Odd/%'`);
+    },
+  },
+];
+
+describe.each(indexStates)('search_notes ranks a common word over a bounded candidate set, and says so ($state)', ({ queued, enter }) => {
+  beforeAll(async () => {
+    await enter();
+    expect(await queuedNoteCount(db.pool, vaultId)).toBe(queued);
+  });
+
   it('past rankAllUpTo matches the ranking is bounded: it ranks the title matches and the longest notes as the full ranking does, and can miss a short dense note', async () => {
     const bounded = await searchNotes(db.pool, vaultId, { query: 'orbit', limit: 10 }, bound);
     const full = await searchNotes(db.pool, vaultId, { query: 'orbit', limit: 10 }, { rankAllUpTo: Infinity });

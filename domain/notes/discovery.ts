@@ -78,17 +78,33 @@ export async function searchNotes(
   // Each source yields at least the words part's own limit.
   const candidates = Math.max(ranking.boundedCandidates ?? searchLimits.boundedCandidates, limit + 1);
   const tsq = sql.fragment`websearch_to_tsquery('simple', ${query})`;
+  // A note's live words match: its vector as its write computed it (no index on notes: decision 114).
   const matches = sql.fragment`n.vault_id = ${vaultId} AND n.search @@ ${tsq} AND n.path LIKE ${prefix}`;
   return db.transaction(async (tx) => {
     // A scan that stops at a limit starts at the table's first block, not wherever a concurrent scan
-    // of the table is (a synchronized scan could begin among other vaults' notes).
+    // of the table is (a synchronized scan could begin among other vaults' notes). No parallel
+    // workers: a search is one caller's few milliseconds, and a Gather starts its workers even for a
+    // branch its one-time filter skips (~7 ms for a rare word here, decision 114).
     await tx.query(sql.type(emptyRow)`
-      SELECT set_config('statement_timeout', ${String(searchLimits.timeoutMs)}, true), set_config('synchronize_seqscans', 'off', true)`);
+      SELECT set_config('statement_timeout', ${String(searchLimits.timeoutMs)}, true), set_config('synchronize_seqscans', 'off', true),
+             set_config('max_parallel_workers_per_gather', '0', true)`);
     const rows = await tx.any(sql.type(hitSchema)`
       WITH q AS (SELECT ${tsq} AS tsq),
+      -- The notes the words match (decision 114): from the word index's table for every note not
+      -- queued (its entry then holds the note's live vector: every change queues the note, in the
+      -- write's transaction), and from the live vector of each queued note. In one snapshot a
+      -- note is in exactly one part. Read as far as a consumer pulls (the count stops at its limit).
+      word_matches AS (
+        SELECT d.path FROM note_substring_docs d
+         WHERE d.vault_id = ${vaultId} AND d.search @@ ${tsq} AND d.path LIKE ${prefix}
+           AND NOT EXISTS (SELECT 1 FROM note_substring_pending q WHERE q.vault_id = d.vault_id AND q.path = d.path)
+        UNION ALL
+        SELECT n.path FROM note_substring_pending q JOIN notes n ON n.vault_id = q.vault_id AND n.path = q.path
+         WHERE q.vault_id = ${vaultId} AND ${matches}
+      ),
       common AS (
         SELECT ${countUpTo}::int IS NOT NULL AND count(*) >= ${countUpTo}::int AS bounded
-          FROM (SELECT 1 FROM notes n WHERE ${countUpTo}::int IS NOT NULL AND ${matches} LIMIT ${countUpTo}::int) m
+          FROM (SELECT 1 FROM word_matches WHERE ${countUpTo}::int IS NOT NULL LIMIT ${countUpTo}::int) m
       ),
       paths AS (
         -- ILIKE as it is computed on this C-collated column, in the form the path trigram index
@@ -115,7 +131,8 @@ export async function searchNotes(
         ) matched ORDER BY path LIMIT ${limit + 1}
       ),
       candidates AS (
-        SELECT n.path, n.size_bytes, n.search FROM notes n WHERE NOT (SELECT bounded FROM common) AND ${matches}
+        SELECT n.path, n.size_bytes, n.search FROM word_matches w JOIN notes n ON n.vault_id = ${vaultId} AND n.path = w.path
+         WHERE NOT (SELECT bounded FROM common) AND ${matches}
         UNION (SELECT n.path, n.size_bytes, n.search FROM notes n WHERE (SELECT bounded FROM common) AND ${matches}
                 AND to_tsvector('simple', n.title) @@ ${tsq} LIMIT ${candidates})
         UNION (SELECT n.path, n.size_bytes, n.search FROM notes n WHERE (SELECT bounded FROM common) AND ${matches}

@@ -31,7 +31,7 @@ export type Frontmatter = Record<string, unknown>;
 export function parseFrontmatter(content: string): { frontmatter: Frontmatter | null; body: string } {
   const match = FRONTMATTER.exec(content);
   if (!match) return { frontmatter: null, body: content };
-  const body = content.slice(match[0].length);
+  const body = bodyAfter(content, match);
   try {
     // Bounded: no alias bombs, no custom tags.
     const doc = parseDocument(match[1]!, { uniqueKeys: false, customTags: [] });
@@ -42,6 +42,11 @@ export function parseFrontmatter(content: string): { frontmatter: Frontmatter | 
   } catch {
     return { frontmatter: null, body };
   }
+}
+
+/** The text after the frontmatter block, whether or not its YAML parses (the frontmatter's own reading is above). */
+function bodyAfter(content: string, match: RegExpExecArray | null = FRONTMATTER.exec(content)): string {
+  return match ? content.slice(match[0].length) : content;
 }
 
 /** YAML dates become ISO strings and non-finite numbers strings, so frontmatter fits jsonb. */
@@ -64,7 +69,9 @@ function withoutCode(markdown: string): string {
 export function titleOf(path: string, content: string, frontmatter: Frontmatter | null): string {
   const fmTitle = frontmatter?.['title'];
   if (typeof fmTitle === 'string' && fmTitle.trim()) return fmTitle.trim().slice(0, 500);
-  const { body } = parseFrontmatter(content);
+  // The body only: its YAML was read by the caller, and parsing it again was a third of a prose
+  // import's Node time (decision 114).
+  const body = bodyAfter(content);
   const heading = /^# +(.+?)\s*#*\s*$/m.exec(withoutCode(body));
   if (heading?.[1]?.trim()) return heading[1].trim().slice(0, 500);
   const file = path.split('/').pop() ?? path;

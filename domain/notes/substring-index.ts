@@ -1,9 +1,10 @@
-// Substring search's trigram index, kept after the writes (decision 106). A trigger queues every note
-// whose content or path a statement changes (migration 0025); `indexQueuedNotes` takes a batch of
-// the queue and writes each note's current content into `note_substring_docs`, which the trigram
-// index covers, or removes the entry of a note that is gone. Searches read the index and the queue
-// (domain/notes/discovery.ts), so a note is found by its content from the moment its write
-// commits, indexed or not.
+// Search's indexes kept after the writes: substring search's trigrams (decision 106) and ranked
+// search's words (decision 114). A trigger queues every note whose content or path a statement
+// changes (migration 0025); `indexQueuedNotes` takes a batch of the queue and writes each note's
+// current content and word vector (`notes.search`, as its write computed it) into
+// `note_substring_docs`, which both indexes cover, or removes the entry of a note that is gone.
+// Searches read the indexes and the queue (domain/notes/discovery.ts), so a note is found by its
+// words and its content from the moment its write commits, indexed or not.
 //
 // Why a note is never lost between the two: taking a batch deletes its queue rows first, in a
 // statement of its own, and reads the notes in a later statement (a later snapshot). A writer that
@@ -36,7 +37,7 @@ export async function indexQueuedNotes(db: DatabasePool, batch = 500, afterTakin
       RETURNING p.vault_id AS "vaultId", p.path`);
     if (taken.length === 0) return { taken: 0, indexed: 0, removed: 0 };
     await afterTaking?.();
-    // Its trigram entries are merged once, sorted, at the end of the batch (a third less time).
+    // Its trigram and word entries are merged once, sorted, at the end of the batch (a third less time).
     const deferred = await deferIndexMerges(tx, 'note_substring_docs');
     const keys = sql.fragment`unnest(${sql.array(
       taken.map((k) => k.vaultId),
@@ -47,9 +48,9 @@ export async function indexQueuedNotes(db: DatabasePool, batch = 500, afterTakin
     )}::text[]) AS k(vault_id, path)`;
     const indexed = await tx.oneFirst(sql.type(countSchema)`
       WITH written AS (
-        INSERT INTO note_substring_docs AS d (vault_id, path, revision, content)
-        SELECT n.vault_id, n.path, n.revision, n.content FROM ${keys} JOIN notes n ON n.vault_id = k.vault_id AND n.path = k.path
-        ON CONFLICT (vault_id, path) DO UPDATE SET revision = excluded.revision, content = excluded.content
+        INSERT INTO note_substring_docs AS d (vault_id, path, revision, content, search)
+        SELECT n.vault_id, n.path, n.revision, n.content, n.search FROM ${keys} JOIN notes n ON n.vault_id = k.vault_id AND n.path = k.path
+        ON CONFLICT (vault_id, path) DO UPDATE SET revision = excluded.revision, content = excluded.content, search = excluded.search
          WHERE d.revision IS DISTINCT FROM excluded.revision
         RETURNING 1)
       SELECT count(*)::int AS count FROM written`);
