@@ -37,7 +37,7 @@ export async function pendingWorkflowStarts(db: Db): Promise<z.infer<typeof star
 
 const substringQueueSchema = z.object({ queued: count, oldestAgeSeconds: count });
 
-/** Notes waiting for substring search's index (decision 106), and how long the oldest has waited (0: none). */
+/** Notes waiting for search's indexes (decisions 106, 114), and how long the oldest has waited (0: none). */
 export async function substringIndexQueue(db: Db): Promise<z.infer<typeof substringQueueSchema>> {
   return db.one(sql.type(substringQueueSchema)`
     SELECT count(*) AS queued, coalesce(extract(epoch FROM now() - min(queued_at)), 0) AS "oldestAgeSeconds" FROM note_substring_pending`);

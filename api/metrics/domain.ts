@@ -56,13 +56,13 @@ const domainMetrics: DomainMetric[] = [
   },
   {
     name: 'hnp_substring_index_queued_notes',
-    help: 'Notes written but not yet in substring search\'s trigram index (searches read them directly meanwhile).',
+    help: 'Notes written but not yet in search\'s trigram and word indexes (searches read them directly meanwhile).',
     type: 'gauge',
     series: ({ substringQueue }) => [[{}, substringQueue.queued]],
   },
   {
     name: 'hnp_substring_index_oldest_queued_age_seconds',
-    help: 'How long the oldest note waiting for the substring index has waited, in seconds (0 when none).',
+    help: 'How long the oldest note waiting for search\'s indexes has waited, in seconds (0 when none).',
     type: 'gauge',
     series: ({ substringQueue }) => [[{}, substringQueue.oldestAgeSeconds]],
   },
