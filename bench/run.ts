@@ -225,8 +225,9 @@ async function measureMcp(input: { databaseUrl: string; token: string; accountId
       ['REST read GET /api/dev/notes/Compare/… (32 callers)', 32, restRead],
       ['MCP get_note_content, same note (32 callers)', 32, mcpToolCall(base, input.token, 'get_note_content', { mappingId, path: comparePath })],
     ];
-    // The physical floor of this design: the ranked full-text statement alone (what search_notes' `words`
-    // part runs), straight on a pool, the same vault and callers: what is left above it is the rest.
+    // The physical floor of this design: the ranked full-text statement alone, on the word index
+    // search_notes' `words` part finds its candidates in (decision 114: the note's vector, copied),
+    // straight on a pool, the same vault and callers: what is left above it is the rest.
     const floorDb = await createDatabasePool(input.databaseUrl, { maxPoolSize: 4 });
     const fullText = (query: string) => async () => {
       await floorDb.any(sql.type(z.object({ path: z.string(), rank: z.number() }))`
