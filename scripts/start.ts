@@ -80,6 +80,7 @@ try {
 
   let temporalAddress = config.TEMPORAL_ADDRESS;
   let temporalUi = config.TEMPORAL_UI_URL ?? null;
+  let temporalMetrics: string | null = null;
   if (!temporalAddress) {
     const cliPath = resolveTemporalCli(process.env, (msg) => log.info(msg));
     const dbFilename = join(dataDir, 'temporal.sqlite');
@@ -95,6 +96,7 @@ try {
     services.push(['temporal', server.stop]);
     temporalAddress = server.address;
     temporalUi = server.uiUrl;
+    temporalMetrics = server.metricsUrl;
     // The dev server speaks plaintext: the TLS and API-key settings are for TEMPORAL_ADDRESS.
     const ignored = temporalTlsSettings.filter((name) => config[name] !== undefined);
     if (ignored.length > 0) log.warn({ ignored }, 'Temporal TLS settings ignored: they apply to TEMPORAL_ADDRESS, and the local dev server has no TLS');
@@ -132,7 +134,7 @@ try {
       `  API docs     ${api.url}/docs`,
       `  Reviewer console ${api.url}/console   (sign in with the reviewer token below; propose with the curl line under "Try")`,
       `  Temporal UI  ${temporalUi ?? '(external Temporal: see your deployment)'}`,
-      `  Metrics      API ${api.metricsUrl ?? '(off)'}   worker ${worker.metricsUrl ?? '(off)'}   (Prometheus text format; docs/observability.md)`,
+      `  Metrics      API ${api.metricsUrl ?? '(off)'}   worker ${worker.metricsUrl ?? '(off)'}${temporalMetrics ? `   Temporal ${temporalMetrics}` : ''}   (Prometheus text format; docs/observability.md)`,
       `  Traces       ${tracing ? `on (OpenTelemetry, ${process.env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] ?? process.env['OTEL_EXPORTER_OTLP_ENDPOINT'] ?? process.env['OTEL_TRACES_EXPORTER']})` : 'off (set OTEL_EXPORTER_OTLP_ENDPOINT to send them to a collector)'}`,
       `  Data         ${dataDir}`,
       `  Demo token   ${demo.token}${demo.reused ? '   (same as last start)' : ''}`,

@@ -21,7 +21,20 @@ const cliTypeName: Record<SearchAttributeType, string> = {
 /** Search attributes the platform's workflows use (their one definition); the dev server must know them up front. */
 export const searchAttributes: Record<string, string> = Object.fromEntries(searchAttributeKeys.map((key) => [key.name, cliTypeName[key.type]]));
 
-export type DevServer = { address: string; uiUrl: string | null; process: ChildProcess; stop: () => Promise<void> };
+/**
+ * Dynamic config on top of the CLI's. The CLI turns `system.forceSearchAttributesCacheRefreshOnRead`
+ * on so that a search attribute added while the server runs is usable at once. Ours are all
+ * registered at start (`--search-attribute`), so each refresh re-read what could not have changed:
+ * ~17 cluster-metadata and 6 namespace reads per proposal (7 per bare one-activity workflow), every
+ * start, command and visibility write that touches a search attribute, all on the dev server's one
+ * SQLite connection (decision 115).
+ */
+export const devServerDynamicConfig: Record<string, string | number | boolean> = {
+  'system.forceSearchAttributesCacheRefreshOnRead': false,
+};
+
+/** metricsUrl: the server's own Prometheus endpoint (persistence, matching and history series). */
+export type DevServer = { address: string; uiUrl: string | null; metricsUrl: string; process: ChildProcess; stop: () => Promise<void> };
 
 export async function startTemporalDevServer(options: {
   cliPath: string;
@@ -37,11 +50,14 @@ export async function startTemporalDevServer(options: {
 }): Promise<DevServer> {
   const port = options.port ?? (await freePort());
   const uiPort = options.headless ? null : (options.uiPort ?? (await freePort()));
+  const metricsPort = await freePort();
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn', '--namespace', options.namespace ?? 'default'];
   if (uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(uiPort));
   if (options.dbFilename) args.push('--db-filename', options.dbFilename);
+  args.push('--metrics-port', String(metricsPort));
   for (const [name, type] of Object.entries(searchAttributes)) args.push('--search-attribute', `${name}=${type}`);
+  for (const [key, value] of Object.entries(devServerDynamicConfig)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
 
   // The server reads the OTEL_* variables too (it traces itself, and refuses exporters it does not
   // know, such as `console`): they are our processes' settings (docs/observability.md), not its.
@@ -103,5 +119,5 @@ export async function startTemporalDevServer(options: {
     clearTimeout(timer);
   };
 
-  return { address, uiUrl: uiPort === null ? null : `http://127.0.0.1:${uiPort}`, process: child, stop };
+  return { address, uiUrl: uiPort === null ? null : `http://127.0.0.1:${uiPort}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, process: child, stop };
 }
