@@ -208,12 +208,23 @@ const readPath = () => `/api/dev/notes/Drill/Read.md?mappingId=${mappingId}`;
 const runtimeReadPath = () => `/api/product/v1/vaults/${runtime.vaultId}/note?path=Drill%2FRuntime.md`;
 
 async function readAlong(reading: () => boolean) {
+  // A read starts every 100 ms whether or not the ones before have answered, as independent readers
+  // do: a read begun just before the Postgres cut can wait the whole cut for a connection (the
+  // pool's 5 s), and in a loop that awaited it no read began in the cut at all.
+  const reads: Promise<void>[] = [];
+  const failures: unknown[] = [];
   while (reading()) {
     const at = phase;
-    const [rest, partner] = await Promise.all([call(readerToken, 'GET', readPath()), call(runtimeReader.secret, 'GET', runtimeReadPath())]);
-    readAnswers.push({ via: 'rest', phase: at, status: rest.status }, { via: 'runtime', phase: at, status: partner.status });
+    reads.push(
+      Promise.all([call(readerToken, 'GET', readPath()), call(runtimeReader.secret, 'GET', runtimeReadPath())]).then(
+        ([rest, partner]) => void readAnswers.push({ via: 'rest', phase: at, status: rest.status }, { via: 'runtime', phase: at, status: partner.status }),
+        (error: unknown) => void failures.push(error),
+      ),
+    );
     await new Promise((r) => setTimeout(r, 100));
   }
+  await Promise.all(reads);
+  if (failures.length > 0) throw failures[0];
 }
 
 const eventIds: string[] = [];
