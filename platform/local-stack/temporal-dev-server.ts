@@ -29,7 +29,7 @@ export const searchAttributes: Record<string, string> = Object.fromEntries(searc
  * start, command and visibility write that touches a search attribute, all on the dev server's one
  * SQLite connection (decision 115).
  */
-export const devServerDynamicConfig: Record<string, string | number | boolean> = {
+const devServerDynamicConfig: Record<string, string | number | boolean> = {
   'system.forceSearchAttributesCacheRefreshOnRead': false,
 };
 
