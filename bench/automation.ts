@@ -5,6 +5,7 @@
 // first half within 1.5×, the second within 2× of the bare workflow at p50.
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import type { DatabasePool } from '../db/pool.ts';
 import { createAccount, issueAccessToken } from '../domain/identity/accounts.ts';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
@@ -81,22 +82,29 @@ export async function automationSuite(input: { db: DatabasePool; baseUrl: string
   const connection = await Connection.connect({ address: input.temporalAddress });
   const client = new Client({ connection });
   const bare: number[] = [];
+  const bareIds: string[] = [];
   next = 0;
   await Promise.all(
     Array.from({ length: input.concurrency }, async () => {
       while (next++ < input.proposals) {
         const started = performance.now();
-        await client.workflow.execute(scheduledTriggerFire, { taskQueue: input.taskQueue, workflowId: `bench-bare-${randomUUID()}`, args: [{ triggerId: randomUUID() }] });
+        const workflowId = `bench-bare-${randomUUID()}`;
+        await client.workflow.execute(scheduledTriggerFire, { taskQueue: input.taskQueue, workflowId, args: [{ triggerId: randomUUID() }] });
         bare.push(performance.now() - started);
+        bareIds.push(workflowId);
       }
     }),
   );
+  // Read after the timing: how long the bare workflows' tasks waited in the server between being
+  // scheduled and reaching the worker (a throttled history queue shows here first, decision 116).
+  const waits = await workflowTaskWaits(client, bareIds);
   await connection.close();
   const stats = [
     percentiles('proposal create → approve → executed receipt', endToEnd),
     percentiles('bare one-activity workflow (start → result)', bare),
     percentiles('proposal create → pending_review', toPending),
     percentiles('proposal approve → executed receipt', toReceipt),
+    percentiles('bare workflow: a workflow task, scheduled → picked up', waits),
   ];
   const [, base, pending, receipt] = stats as [Percentiles, Percentiles, Percentiles, Percentiles];
   const ratio = (of: Percentiles, key: 'p50' | 'p95') => (of[key] / base[key]).toFixed(2);
@@ -105,4 +113,18 @@ export async function automationSuite(input: { db: DatabasePool; baseUrl: string
       `approve → receipt p50 ${ratio(receipt, 'p50')}x, p95 ${ratio(receipt, 'p95')}x (target 2x)`,
   );
   return stats;
+}
+
+/** Each workflow task's wait between WorkflowTaskScheduled and WorkflowTaskStarted, from the workflows' histories. */
+async function workflowTaskWaits(client: Client, workflowIds: readonly string[]): Promise<number[]> {
+  const millis = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
+  const waits: number[] = [];
+  for (const workflowId of workflowIds) {
+    let scheduledAt: number | null = null;
+    for (const event of (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? []) {
+      if (event.eventType === proto.temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED) scheduledAt = millis(event.eventTime);
+      else if (event.eventType === proto.temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED && scheduledAt !== null) waits.push(millis(event.eventTime) - scheduledAt);
+    }
+  }
+  return waits;
 }

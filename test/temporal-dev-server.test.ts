@@ -1,7 +1,9 @@
 // The local Temporal dev server as the platform starts it (npm start, the test harness, the bench):
 // its search attributes are registered at start and usable, and reading them does not send a
-// cluster-metadata read to the server's one SQLite connection for every start (decision 115). The
-// server's own Prometheus series count its persistence requests by operation.
+// cluster-metadata read to the server's one SQLite connection for every start (decision 115); a
+// task queue's tasks are written to its root partition alone, where every poll reaches them
+// (decision 116). The server's own Prometheus series count its persistence requests by operation
+// and its tasks written by partition.
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,7 +38,33 @@ async function persistenceRequests(): Promise<Map<string, number>> {
   return counts;
 }
 
+/** A matching series' values by partition, for one task queue (metric labels spell `-` as `_`: name it without). */
+async function byPartition(metric: string, taskQueue: string): Promise<Map<string, number>> {
+  const text = await (await fetch(server.metricsUrl)).text();
+  const counts = new Map<string, number>();
+  for (const match of text.matchAll(new RegExp(`^${metric}\\{([^}]*)\\} (\\S+)$`, 'gm'))) {
+    if (!match[1]!.includes(`taskqueue="${taskQueue}"`)) continue;
+    const partition = /partition="([^"]+)"/.exec(match[1]!)?.[1];
+    if (partition) counts.set(partition, (counts.get(partition) ?? 0) + Number(match[2]));
+  }
+  return counts;
+}
+
 describe('the local Temporal dev server', () => {
+  it("writes a task queue's tasks to its root partition alone (no wait for a forward to the root)", async () => {
+    // No worker polls this queue: each start's first workflow task is written to the backlog of the
+    // partition it is put on. Under the server's default (4 write partitions, picked at random for
+    // each task) eight of them all land on partition 0 once in 65,536 runs.
+    const taskQueue = `rootonly${randomUUID().replaceAll('-', '')}`;
+    const tasks = 8;
+    for (let i = 0; i < tasks; i++) await client.workflow.start('proposalReview', { taskQueue, workflowId: `${taskQueue}-${i}`, args: [] });
+    let written = new Map<string, number>();
+    const total = () => [...written.values()].reduce((a, b) => a + b, 0);
+    await expect.poll(async () => ((written = await byPartition('task_write_latency_count', taskQueue)), total()), { timeout: 15_000 }).toBe(tasks);
+    expect([...written.keys()]).toEqual(['0']);
+    for (let i = 0; i < tasks; i++) await client.workflow.getHandle(`${taskQueue}-${i}`).terminate('test over');
+  });
+
   it('serves its search attributes without re-reading cluster metadata for each start', async () => {
     const workspaceId = randomUUID();
     const startReview = (i: number) =>

@@ -28,9 +28,22 @@ export const searchAttributes: Record<string, string> = Object.fromEntries(searc
  * ~17 cluster-metadata and 6 namespace reads per proposal (7 per bare one-activity workflow), every
  * start, command and visibility write that touches a search attribute, all on the dev server's one
  * SQLite connection (decision 115).
+ *
+ * Two more throttles are sized for clusters and only add waiting to one small server (decision 116):
+ * - Its one history shard reads each of its task queues at most `…MaxPollRPS` (20) times a second,
+ *   so past 20 tasks a second a workflow task waited in history for the next read (~37 ms, twice
+ *   per one-activity workflow: 22 → 95 ms one at a time), and a visibility write likewise.
+ * - A task queue has 4 partitions, to spread it over matching hosts; the dev server is one. A task
+ *   put on a partition with no poller waiting is forwarded to the root at most 10 a second, one at
+ *   a time, and otherwise waits for a poll to land on its partition (p95 60 → 15 ms at 4 at once).
+ *   Tasks are now written to the root alone; polls still read all 4 (a child forwards its polls to
+ *   the root), so what a persistent dev database holds on the others from before still drains.
  */
 const devServerDynamicConfig: Record<string, string | number | boolean> = {
   'system.forceSearchAttributesCacheRefreshOnRead': false,
+  'history.transferProcessorMaxPollRPS': 1000,
+  'history.visibilityProcessorMaxPollRPS': 1000,
+  'matching.numTaskqueueWritePartitions': 1,
 };
 
 /** metricsUrl: the server's own Prometheus endpoint (persistence, matching and history series). */
