@@ -4,7 +4,7 @@
 // changes; at once, answering the current state, when the app closes; and a change committed while
 // the process's LISTEN connection was lost is read once it listens again; a process without one
 // reads every second; a process holds at most its bound of waits. Another account's proposal is refused as a missing one,
-// before any wait; every parameter is checked; a wait is charged as the one request it is.
+// before any wait, and so is a member who lost access while waiting; every parameter is checked; a wait is charged as the one request it is.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { transitionProposal } from '../domain/automation/proposal-states.ts';
 import { createAccount, issueAccessToken } from '../domain/identity/accounts.ts';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
-import { addMember, createWorkspace } from '../domain/identity/workspaces.ts';
+import { addMember, createWorkspace, removeMember } from '../domain/identity/workspaces.ts';
 import { emptyRow } from '../db/row-schemas.ts';
 import { buildTestApp } from './support/app.ts';
 import { storedProposal } from './support/fixtures.ts';
@@ -74,6 +74,29 @@ describe('a blocking read of a proposal', () => {
     const body = (await res.json()) as { state: string; history: Array<{ state: string }> };
     expect(body.state).toBe('approved');
     expect(body.history.map((h) => h.state)).toContain('approved');
+  });
+
+  it('follows a proposal named with its id in capitals (announcements spell it in lower case)', async () => {
+    const id = await propose();
+    const answer = read(id.toUpperCase(), '?changedFrom=pending_review&wait=20');
+    expect(await stillWaiting(answer, 300)).toBe(true);
+    await transitionProposal(ctx.db.pool, { proposalId: id, state: 'approved', actorAccountId: reviewerId });
+    const res = await Promise.race([answer, sleep(5_000).then(() => null)]);
+    expect(res?.status).toBe(200);
+    expect(await stateOf(res!)).toBe('approved');
+  });
+
+  it('refuses a member who lost access while waiting, as a missing proposal, when the proposal changes', async () => {
+    const id = await propose();
+    const leaver = await account('Lee Leaver');
+    await addMember(ctx.db.pool, { workspaceId: garden.id, accountId: leaver.id, role: 'viewer' });
+    const answer = read(id, '?changedFrom=pending_review&wait=20', leaver.token);
+    expect(await stillWaiting(answer, 300)).toBe(true);
+    await removeMember(ctx.db.pool, { workspaceId: garden.id, accountId: leaver.id });
+    await transitionProposal(ctx.db.pool, { proposalId: id, state: 'approved', actorAccountId: reviewerId });
+    const res = await answer;
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { code: string }).code).toBe('proposal_not_found');
   });
 
   it("is not woken by another proposal's changes", async () => {

@@ -3,6 +3,7 @@
 import { Client } from '@temporalio/client';
 import type { Connection } from '@temporalio/client';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { proposalExecutions, proposalHistory } from '../domain/automation/proposals.ts';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { addMember, createRole, createWorkspace } from '../domain/identity/workspaces.ts';
 import { revisionOf } from '../domain/notes/markdown.ts';
@@ -259,6 +260,12 @@ describe('undo', () => {
     expect(doc.data).toMatchObject({ content: 'original', revision: revisionOf('original') });
     expect((await proposer.read(mappingId, 'Undo/New.md')).statusCode).toBe(404);
     expect((await reviewer.request('POST', `/api/dev/automation/proposals/${id}/undo`)).data.code).toBe('proposal_not_executed');
+    // The record is read in one statement: it says what the proposal's own readers say, in their order and form.
+    const record = (await proposer.request('GET', `/api/dev/automation/proposals/${id}`)).data;
+    expect(record.history).toEqual(JSON.parse(JSON.stringify(await proposalHistory(db.pool, id))));
+    expect(record.executions).toEqual(JSON.parse(JSON.stringify(await proposalExecutions(db.pool, id))));
+    expect(record.history.map((h: { state: string }) => h.state)).toEqual(['proposed', 'pending_review', 'approved', 'executing', 'executed', 'undoing', 'undone']);
+    expect(record.executions.map((e: { kind: string }) => e.kind)).toEqual(['apply', 'undo']);
     const undoReceipt = undone.executions.find((e: { kind: string }) => e.kind === 'undo').receipt;
     expect(undoReceipt.changes.map((c: { path: string; operation: string }) => [c.path, c.operation])).toEqual([
       ['Undo/Doc.md', 'replace'],

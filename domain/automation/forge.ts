@@ -5,7 +5,7 @@
 import { sql } from 'slonik';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { emptyRow, isoTimestamp } from '../../db/row-schemas.ts';
+import { emptyRow } from '../../db/row-schemas.ts';
 import { AppError } from '../errors.ts';
 import { applyTransaction } from '../notes/knowledge.ts';
 import type { TransactionAction } from '../notes/knowledge.ts';
@@ -174,21 +174,4 @@ export async function recordForgeFailure(db: DatabasePool, input: { proposalId: 
     await transitionProposal(tx, { proposalId: input.proposalId, state, detail: { ...error, kind: input.kind } });
   });
   return state;
-}
-
-export const executionSchema = z.object({
-  kind: z.enum(['apply', 'undo']),
-  state: z.enum(['running', 'succeeded', 'failed']),
-  undoPlan: z.unknown(),
-  receipt: z.unknown(),
-  error: z.unknown(),
-  attempts: z.number(),
-  startedAt: isoTimestamp,
-  finishedAt: isoTimestamp.nullable(),
-});
-
-export async function proposalExecutions(db: Db, proposalId: string) {
-  return db.any(sql.type(executionSchema)`
-    SELECT kind, state, undo_plan AS "undoPlan", receipt, error, attempts, started_at AS "startedAt", finished_at AS "finishedAt"
-      FROM forge_executions WHERE proposal_id = ${proposalId} ORDER BY started_at`);
 }

@@ -30,27 +30,36 @@ export class ProposalWaits {
   }
 
   /**
-   * Resolves once `readState` says something other than `from` (or fails: the caller's own read then
-   * tells why), once `waitMs` has passed, or when the process closes. Listens before the first read,
-   * so a change committed between the caller's read and this wait is never missed.
+   * Reads the proposal with `read` until `changed` says the result is not what the caller last saw,
+   * and answers that result; after `waitMs`, when the process closes, or at once when it holds its
+   * most waits, answers a read made then. Listens before its first read, so a change committed
+   * between the caller's last read and this one is never missed, and reads again only when the
+   * proposal is named (or each second while the connection is down). A read that fails (the reader
+   * lost access) fails the wait with its error. Every answer is a read: authorized when it was made.
    */
-  until(proposalId: string, from: string, waitMs: number, readState: () => Promise<string | null>): Promise<void> {
-    if (this.#open.size >= this.#max) return Promise.resolve();
-    return new Promise<void>((resolve) => {
+  follow<R>(proposalId: string, waitMs: number, read: () => Promise<R>, changed: (result: R) => boolean): Promise<R> {
+    if (this.#open.size >= this.#max) return read();
+    return new Promise<R>((resolve, reject) => {
       let done = false;
       let reading = false;
       let readAgain = false;
       let poll: NodeJS.Timeout | null = null;
       let unsubscribe = () => {};
-      const finish = () => {
+      const stopPolling = () => {
+        if (poll) clearInterval(poll);
+        poll = null;
+      };
+      const settle = (answer: () => void) => {
         if (done) return;
         done = true;
         clearTimeout(timer);
-        if (poll) clearInterval(poll);
+        stopPolling();
         unsubscribe();
-        this.#open.delete(finish);
-        resolve();
+        this.#open.delete(expire);
+        answer();
       };
+      // Over without a change: the answer is read now.
+      const expire = () => settle(() => void read().then(resolve, reject));
       // One read at a time; announcements that come during a read ask for one more.
       const check = () => {
         if (done) return;
@@ -59,27 +68,24 @@ export class ProposalWaits {
           return;
         }
         reading = true;
-        readState().then(
-          (state) => {
+        read().then(
+          (result) => {
             reading = false;
-            if (state !== from) finish();
+            if (done) return;
+            if (changed(result)) settle(() => resolve(result));
             else if (readAgain) {
               readAgain = false;
               check();
             }
           },
-          () => finish(),
+          (error: unknown) => settle(() => reject(error as Error)),
         );
       };
       const startPolling = () => {
         poll ??= setInterval(check, FALLBACK_POLL_MS);
       };
-      const stopPolling = () => {
-        if (poll) clearInterval(poll);
-        poll = null;
-      };
-      const timer = setTimeout(finish, waitMs);
-      this.#open.add(finish);
+      const timer = setTimeout(expire, waitMs);
+      this.#open.add(expire);
       if (this.#listener) {
         startPolling(); // until the connection says it is listening (at once when it already is)
         unsubscribe = this.#listener.subscribe({
@@ -96,12 +102,13 @@ export class ProposalWaits {
       } else {
         startPolling();
       }
-      check();
+      // The first read, unless subscribing to a connection already listening made it.
+      if (!reading) check();
     });
   }
 
   /** Ends every wait now (the process is closing): each request answers the state it reads. */
   endAll(): void {
-    for (const finish of [...this.#open]) finish();
+    for (const expire of [...this.#open]) expire();
   }
 }

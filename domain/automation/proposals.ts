@@ -6,7 +6,7 @@ import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { isoTimestamp } from '../../db/row-schemas.ts';
 import { AppError } from '../errors.ts';
-import { authorizeInWorkspace } from '../identity/workspaces.ts';
+import { admitToWorkspaceObject, memberPermissionsOf, permissionSchema } from '../identity/workspaces.ts';
 import type { Permission } from '../identity/workspaces.ts';
 import type { ProposedAction } from './catalog.ts';
 import { proposalStateSchema } from './proposal-states.ts';
@@ -80,9 +80,17 @@ export async function getProposal(db: Db, id: string): Promise<Proposal | null> 
   return db.maybeOne(sql.type(proposalSchema)`SELECT ${proposalColumns} FROM action_proposals p WHERE p.id = ${id}`);
 }
 
-/** The proposal, if the account's role in its workspace has `permission`; a stranger's or a missing one is 404 `proposal_not_found`. */
+const notFound = (id: string) => () => new AppError('proposal_not_found', undefined, { extensions: { proposalId: id } });
+
+/**
+ * The proposal, if the account's role in its workspace has `permission`; a stranger's or a missing
+ * one is 404 `proposal_not_found`. One statement: the proposal and the reader's permissions.
+ */
 export async function visibleProposal(db: Db, id: string, accountId: string, permission: Permission): Promise<{ object: Proposal; permissions: Permission[] }> {
-  return authorizeInWorkspace(db, await getProposal(db, id), accountId, permission, () => new AppError('proposal_not_found', undefined, { extensions: { proposalId: id } }));
+  const row = await db.maybeOne(sql.type(proposalSchema.extend({ permissions: z.array(permissionSchema).nullable() }))`
+    SELECT ${proposalColumns}, ${memberPermissionsOf(sql.fragment`p.workspace_id`, accountId)} AS permissions FROM action_proposals p WHERE p.id = ${id}`);
+  const { permissions = null, ...proposal } = row ?? {};
+  return admitToWorkspaceObject(row ? (proposal as Proposal) : null, permissions, permission, notFound(id));
 }
 
 /** The orders proposals are listed in: newest or oldest first, or the soonest to expire first. */
@@ -134,9 +142,45 @@ export function keysetOf(proposal: Proposal, order: ProposalOrder): ProposalKeys
 }
 
 export const historyEntrySchema = z.object({ state: z.string(), occurredAt: isoTimestamp, actorAccountId: z.uuid().nullable(), detail: z.record(z.string(), z.unknown()) });
+const historyColumns = sql.fragment`h.state, h.occurred_at AS "occurredAt", h.actor_account_id AS "actorAccountId", h.detail`;
 
+/** The proposal's audit trail: every state it entered, oldest first. */
 export async function proposalHistory(db: Db, id: string) {
-  return db.any(sql.type(historyEntrySchema)`
-    SELECT h.state, h.occurred_at AS "occurredAt", h.actor_account_id AS "actorAccountId", h.detail
-      FROM action_proposal_history h WHERE h.proposal_id = ${id} ORDER BY h.id`);
+  return db.any(sql.type(historyEntrySchema)`SELECT ${historyColumns} FROM action_proposal_history h WHERE h.proposal_id = ${id} ORDER BY h.id`);
+}
+
+/** A Forge execution of the proposal (forge.ts) as readers see it: its undo plan, receipt or error. */
+export const executionSchema = z.object({
+  kind: z.enum(['apply', 'undo']),
+  state: z.enum(['running', 'succeeded', 'failed']),
+  undoPlan: z.unknown(),
+  receipt: z.unknown(),
+  error: z.unknown(),
+  attempts: z.number(),
+  startedAt: isoTimestamp,
+  finishedAt: isoTimestamp.nullable(),
+});
+const executionColumns = sql.fragment`f.kind, f.state, f.undo_plan AS "undoPlan", f.receipt, f.error, f.attempts, f.started_at AS "startedAt", f.finished_at AS "finishedAt"`;
+
+/** The proposal's Forge executions, oldest first. */
+export async function proposalExecutions(db: Db, proposalId: string) {
+  return db.any(sql.type(executionSchema)`SELECT ${executionColumns} FROM forge_executions f WHERE f.proposal_id = ${proposalId} ORDER BY f.started_at`);
+}
+
+export const proposalRecordSchema = proposalSchema.extend({ history: z.array(historyEntrySchema), executions: z.array(executionSchema) });
+/** A proposal with its audit trail (every state, oldest first) and its Forge executions (oldest first). */
+export type ProposalRecord = z.infer<typeof proposalRecordSchema>;
+
+/**
+ * visibleProposal with the proposal's history and executions, the whole record a reader is shown,
+ * in one statement (the automation gateway's GET answers it, and each blocking read twice).
+ */
+export async function visibleProposalRecord(db: Db, id: string, accountId: string, permission: Permission): Promise<ProposalRecord> {
+  const row = await db.maybeOne(sql.type(proposalRecordSchema.extend({ permissions: z.array(permissionSchema).nullable() }))`
+    SELECT ${proposalColumns}, ${memberPermissionsOf(sql.fragment`p.workspace_id`, accountId)} AS permissions,
+           (SELECT coalesce(jsonb_agg(to_jsonb(e) - 'seq' ORDER BY e.seq), '[]') FROM (SELECT h.id AS seq, ${historyColumns} FROM action_proposal_history h WHERE h.proposal_id = p.id) e) AS history,
+           (SELECT coalesce(jsonb_agg(to_jsonb(e) ORDER BY e."startedAt"), '[]') FROM (SELECT ${executionColumns} FROM forge_executions f WHERE f.proposal_id = p.id) e) AS executions
+      FROM action_proposals p WHERE p.id = ${id}`);
+  const { permissions = null, ...record } = row ?? {};
+  return admitToWorkspaceObject(row ? (record as ProposalRecord) : null, permissions, permission, notFound(id)).object;
 }

@@ -6,10 +6,10 @@
 import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { executionSchema, proposalExecutions, receiptSchema } from '../automation/forge.ts';
+import { receiptSchema } from '../automation/forge.ts';
 import { previewProposal, proposalPreviewSchema } from '../automation/preview.ts';
 import type { ProposalPreview } from '../automation/preview.ts';
-import { historyEntrySchema, proposalHistory, proposalSchema, visibleProposal } from '../automation/proposals.ts';
+import { executionSchema, historyEntrySchema, proposalExecutions, proposalHistory, proposalSchema, visibleProposal } from '../automation/proposals.ts';
 import type { ProposalState } from '../automation/proposal-states.ts';
 import { undoWorkflowId } from '../automation/workflow-ids.ts';
 import { nextToReview, nextToReviewSchema, standingOf, standingSchema } from './inbox.ts';

@@ -174,10 +174,17 @@ export async function listMembers(db: Db, workspaceId: string): Promise<readonly
 
 /** The caller's permissions in a workspace; null when the caller is not a member (answer 404, not 403). */
 export async function memberPermissions(db: Db, workspaceId: string, accountId: string): Promise<Permission[] | null> {
-  const row = await db.maybeOne(sql.type(z.object({ permissions: z.array(permissionSchema) }))`
-    SELECT r.permissions FROM workspace_members m JOIN workspace_roles r ON r.id = m.role_id
-     WHERE m.workspace_id = ${workspaceId} AND m.account_id = ${accountId}`);
-  return row ? row.permissions : null;
+  return db.oneFirst(sql.type(z.object({ permissions: z.array(permissionSchema).nullable() }))`SELECT ${memberPermissionsOf(sql.fragment`${workspaceId}::uuid`, accountId)} AS permissions`);
+}
+
+/**
+ * The account's permissions in the workspace `workspaceId` names (a column of the caller's query,
+ * or a parameter), or NULL when it is not a member: a scalar subquery, so that reading an object
+ * and whether its reader may see it is one statement.
+ */
+export function memberPermissionsOf(workspaceId: ReturnType<typeof sql.fragment>, accountId: string) {
+  return sql.fragment`(SELECT r.permissions FROM workspace_members m JOIN workspace_roles r ON r.id = m.role_id
+     WHERE m.workspace_id = ${workspaceId} AND m.account_id = ${accountId})`;
 }
 
 /**
@@ -206,7 +213,11 @@ export async function authorizeInWorkspace<T extends { workspaceId: string }>(
   permission: Permission,
   notFound: () => AppError,
 ): Promise<{ object: T; permissions: Permission[] }> {
-  const permissions = object ? await memberPermissions(db, object.workspaceId, accountId) : null;
+  return admitToWorkspaceObject(object, object ? await memberPermissions(db, object.workspaceId, accountId) : null, permission, notFound);
+}
+
+/** authorizeInWorkspace's rule, for a caller that read the object and the reader's permissions together (memberPermissionsOf). */
+export function admitToWorkspaceObject<T>(object: T | null, permissions: Permission[] | null, permission: Permission, notFound: () => AppError): { object: T; permissions: Permission[] } {
   if (!object || !permissions) throw notFound();
   if (!permissions.includes(permission)) {
     throw new AppError('permission_denied', `Your role in this workspace lacks the ${permission} permission.`, { extensions: { requiredPermission: permission } });

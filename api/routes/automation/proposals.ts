@@ -7,9 +7,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { noteActionSchema } from '../../../domain/automation/catalog.ts';
-import { executionSchema, proposalExecutions } from '../../../domain/automation/forge.ts';
 import { proposalStateSchema } from '../../../domain/automation/proposal-states.ts';
-import { bridgeNameSchema, getProposal, visibleProposal, historyEntrySchema, listProposals, proposalHistory, proposalSchema } from '../../../domain/automation/proposals.ts';
+import { bridgeNameSchema, executionSchema, getProposal, visibleProposal, visibleProposalRecord, historyEntrySchema, listProposals, proposalSchema } from '../../../domain/automation/proposals.ts';
 import { previewProposal, proposalPreviewSchema } from '../../../domain/automation/preview.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { claimIdempotencyKey, storeIdempotentResponse } from '../../../domain/idempotency.ts';
@@ -157,15 +156,12 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
     },
     async (request) => {
       const accountId = principalOf(request).account.id;
-      let { object: proposal } = await visibleProposal(db, request.params.id, accountId, 'automation.view');
+      // Every read is authorized: a member who loses access while waiting is refused, not answered.
+      const read = () => visibleProposalRecord(db, request.params.id, accountId, 'automation.view');
       const { changedFrom, wait = 20 } = request.query;
-      if (changedFrom !== undefined && proposal.state === changedFrom) {
-        const id = proposal.id;
-        await deps.waits.until(id, changedFrom, wait * 1000, async () => (await getProposal(db, id))?.state ?? null);
-        // Read and authorized again: the member may have lost access while waiting.
-        ({ object: proposal } = await visibleProposal(db, id, accountId, 'automation.view'));
-      }
-      return { ...proposal, history: [...(await proposalHistory(db, proposal.id))], executions: [...(await proposalExecutions(db, proposal.id))] };
+      if (changedFrom === undefined) return read();
+      // Announcements name a proposal as Postgres spells its id.
+      return deps.waits.follow(request.params.id.toLowerCase(), wait * 1000, read, (record) => record.state !== changedFrom);
     },
   );
 
