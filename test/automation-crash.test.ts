@@ -2,6 +2,7 @@
 // and starting a new one still gives exactly one execution: one write, one set of events, one receipt.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
@@ -86,6 +87,14 @@ it('gives exactly one execution and one receipt after a worker dies mid-step', {
       if (state !== 'executed') await new Promise((res) => setTimeout(res, 100));
     }
     expect(state).toBe('executed');
+    // The proposal reads executed once the first attempt's receipt landed; the review completes
+    // only when the retried step, on the new worker, reports back.
+    const clientConnection = lazyTemporalConnection(inject('temporalAddress'));
+    try {
+      expect(await new Client({ connection: clientConnection }).workflow.getHandle(`proposal-review-${id}`).result()).toBe('executed');
+    } finally {
+      await clientConnection.close();
+    }
   } finally {
     worker.shutdown();
     await running;
@@ -96,6 +105,8 @@ it('gives exactly one execution and one receipt after a worker dies mid-step', {
   const executions = await db.pool.any(sql.type(z.object({ kind: z.string(), attempts: z.number(), receipt: z.unknown() }))`
     SELECT kind, attempts, receipt FROM forge_executions WHERE proposal_id = ${id}`);
   expect(executions).toHaveLength(1);
+  // Two attempts (the crashed one and its retry), one receipt: the first one kept.
+  expect(executions[0]!.attempts).toBe(2);
   expect(executions[0]!.receipt).toMatchObject({ kind: 'apply', changes: [{ path: 'Crash/Once.md', operation: 'create' }] });
   const history = (await p.request('GET', `/api/dev/automation/proposals/${id}`)).data.history as Array<{ state: string }>;
   expect(history.map((h) => h.state)).toEqual(['proposed', 'pending_review', 'approved', 'executing', 'executed']);

@@ -4,7 +4,7 @@ import { Client } from '@temporalio/client';
 import type { Connection } from '@temporalio/client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { proposalExecutions, proposalHistory } from '../domain/automation/proposals.ts';
-import { createMapping, createVault } from '../domain/identity/vaults.ts';
+import { createMapping, createVault, revokeMapping } from '../domain/identity/vaults.ts';
 import { addMember, createRole, createWorkspace } from '../domain/identity/workspaces.ts';
 import { revisionOf } from '../domain/notes/markdown.ts';
 import type { TestDatabase } from './support/database.ts';
@@ -26,6 +26,7 @@ let stranger: DevClient;
 let proposerId: string;
 let workspaceId: string;
 let mappingId: string;
+let teamVaultId: string;
 
 beforeAll(async () => {
   ({ db, app, temporal: clientConnection } = ctx);
@@ -41,6 +42,7 @@ beforeAll(async () => {
   await createRole(db.pool, { workspaceId, name: 'watcher', permissions: ['automation.view', 'vault.read'] });
   await addMember(db.pool, { workspaceId, accountId: v.account.id, role: 'watcher' });
   const vault = await createVault(db.pool, { name: 'Team vault', ownerWorkspaceId: workspaceId });
+  teamVaultId = vault.id;
   ({ mappingId } = await createMapping(db.pool, { vaultId: vault.id }));
   proposer = devClient(app, p.token);
   reviewer = devClient(app, r.token);
@@ -230,6 +232,21 @@ describe('operations', () => {
       if (!listed.includes(`proposal-review-${id}`)) await new Promise((r) => setTimeout(r, 100));
     }
     expect(listed).toContain(`proposal-review-${id}`);
+  });
+});
+
+describe('a target gone before the apply', () => {
+  it('fails the apply as mapping_not_found when the mapping was revoked after the proposal was opened', async () => {
+    const { mappingId: doomed } = await createMapping(db.pool, { vaultId: teamVaultId });
+    const created = await propose({ kind: 'note.write', mappingId: doomed, path: 'Auto/Gone.md', content: 'never written' });
+    const id = created.data.id as string;
+    expect(created.data.state).toBe('pending_review');
+    await revokeMapping(db.pool, doomed);
+    await reviewer.request('POST', `/api/dev/automation/proposals/${id}/approve`, { body: {} });
+    const failed = await waitForState(id, ['failed', 'executed']);
+    expect(failed.state).toBe('failed');
+    expect(failed.executions).toMatchObject([{ kind: 'apply', state: 'failed', error: { code: 'mapping_not_found' } }]);
+    expect((await proposer.read(mappingId, 'Auto/Gone.md')).statusCode).toBe(404);
   });
 });
 

@@ -11,11 +11,10 @@ import { applyTransaction } from '../notes/knowledge.ts';
 import type { TransactionAction } from '../notes/knowledge.ts';
 import { findNotes } from '../notes/store.ts';
 import { actionSchema, toTransaction } from './catalog.ts';
-import type { NoteAction } from './catalog.ts';
 import { promoteMemory, removePromotedMemory } from '../context-scopes/memory.ts';
-import { transitionProposal } from './proposal-states.ts';
-import type { ProposalState } from './proposal-states.ts';
-import { getProposal } from './proposals.ts';
+import { transitionProposal, transitionSteps } from './proposal-states.ts';
+import type { ProposalState, Transition } from './proposal-states.ts';
+import { proposalColumns, proposalSchema } from './proposals.ts';
 import type { Proposal } from './proposals.ts';
 import { decisionTransition } from './review-rules.ts';
 import { forgeIdempotencyKey } from './workflow-ids.ts';
@@ -45,20 +44,21 @@ export const receiptSchema = z.object({
 });
 export type Receipt = z.infer<typeof receiptSchema>;
 
-async function targetOf(db: Db, action: NoteAction) {
-  const row = await db.maybeOne(sql.type(z.object({ vaultId: z.uuid() }))`SELECT vault_id AS "vaultId" FROM vault_mappings WHERE id = ${action.mappingId} AND revoked_at IS NULL`);
-  if (!row) throw new AppError('mapping_not_found');
-  return { vaultId: row.vaultId, mappingId: action.mappingId };
-}
-
 /** What an execution acts on: the proposal, its action, and for a note action the vault it targets (read once per execution). */
 type Subject = { proposal: Proposal; action: ReturnType<typeof actionSchema.parse>; target: { vaultId: string; mappingId: string } | null };
 
+/** The proposal and, for a note action, its mapping's vault (null once the mapping is revoked): one statement. */
 async function subjectOf(db: Db, proposalId: string): Promise<Subject> {
-  const proposal = await getProposal(db, proposalId);
-  if (!proposal) throw new AppError('not_found', `No proposal ${proposalId}.`);
+  const row = await db.maybeOne(sql.type(proposalSchema.extend({ targetVaultId: z.uuid().nullable() }))`
+    SELECT ${proposalColumns},
+           (SELECT m.vault_id FROM vault_mappings m WHERE m.id = (p.action->>'mappingId')::uuid AND m.revoked_at IS NULL) AS "targetVaultId"
+      FROM action_proposals p WHERE p.id = ${proposalId}`);
+  if (!row) throw new AppError('not_found', `No proposal ${proposalId}.`);
+  const { targetVaultId, ...proposal } = row;
   const action = actionSchema.parse(proposal.action);
-  return { proposal, action, target: action.kind === 'memory.promote' ? null : await targetOf(db, action) };
+  if (action.kind === 'memory.promote') return { proposal, action, target: null };
+  if (!targetVaultId) throw new AppError('mapping_not_found');
+  return { proposal, action, target: { vaultId: targetVaultId, mappingId: action.mappingId } };
 }
 
 /** The plan kept for the apply: this one, unless a plan was already written (a retried step keeps the first). */
@@ -88,14 +88,14 @@ async function recordUndoPlan(db: Db, { proposal, action, target }: Subject): Pr
 
 /**
  * Step 2: apply through the knowledge core under the idempotency key `forge-<kind>-<proposalId>`, so
- * a retried or re-run step replays the first write instead of writing twice; then the receipt.
+ * a retried or re-run step replays the first write instead of writing twice; answers the receipt to keep.
  */
 async function executeForgeStep(db: DatabasePool, { proposal, action, target }: Subject, kind: 'apply' | 'undo'): Promise<Receipt> {
   const proposalId = proposal.id;
   if (action.kind === 'memory.promote') {
     // Not a note write: the memory row, keyed by the proposal, so a re-run step writes nothing twice.
     const change = kind === 'apply' ? await promoteMemory(db, proposal, action) : await removePromotedMemory(db, proposal, action);
-    return keepReceipt(db, { proposalId, kind, transactionId: null, changes: [change], completedAt: new Date().toISOString() });
+    return { proposalId, kind, transactionId: null, changes: [change], completedAt: new Date().toISOString() };
   }
   if (!target) throw new AppError('mapping_not_found');
   const key = forgeIdempotencyKey(proposalId, kind);
@@ -124,15 +124,22 @@ async function executeForgeStep(db: DatabasePool, { proposal, action, target }: 
     ...result.body.results.map((r) => ({ path: r.path, operation: r.operation as string, beforeRevision: r.beforeRevision, afterRevision: r.afterRevision, eventId: r.eventId })),
     ...(result.body.deletions ?? []).map((d) => ({ path: d.path, operation: 'delete', beforeRevision: d.beforeRevision, afterRevision: null, eventId: d.eventId })),
   ];
-  return keepReceipt(db, { proposalId, kind, transactionId, changes, completedAt: new Date().toISOString() });
+  return { proposalId, kind, transactionId, changes, completedAt: new Date().toISOString() };
 }
 
-/** Stores an execution's receipt, once: the receipt kept (and returned) is the first one written (a re-run step finds it there). */
-async function keepReceipt(db: DatabasePool, receipt: Receipt): Promise<Receipt> {
+/**
+ * Stores an execution's receipt, once, and moves the proposal on (executed, undone) in the same
+ * statement: the receipt kept (and returned) is the first one written (a re-run step finds it
+ * there), and nobody reads the proposal done without it.
+ */
+async function keepReceipt(db: DatabasePool, receipt: Receipt, then: Transition): Promise<Receipt> {
   return db.oneFirst(sql.type(z.object({ receipt: receiptSchema }))`
-    INSERT INTO forge_executions AS f (proposal_id, kind, state, receipt, finished_at, attempts) VALUES (${receipt.proposalId}, ${receipt.kind}, 'succeeded', ${sql.jsonb(receipt)}, now(), 1)
-    ON CONFLICT (proposal_id, kind) DO UPDATE SET state = 'succeeded', receipt = coalesce(f.receipt, excluded.receipt), finished_at = coalesce(f.finished_at, now())
-    RETURNING receipt`);
+    WITH ${transitionSteps(then)}, kept AS (
+      INSERT INTO forge_executions AS f (proposal_id, kind, state, receipt, finished_at, attempts) VALUES (${receipt.proposalId}, ${receipt.kind}, 'succeeded', ${sql.jsonb(receipt)}, now(), 1)
+      ON CONFLICT (proposal_id, kind) DO UPDATE SET state = 'succeeded', receipt = coalesce(f.receipt, excluded.receipt), finished_at = coalesce(f.finished_at, now())
+      RETURNING receipt
+    )
+    SELECT receipt FROM kept`);
 }
 
 /** One Forge execution's input; an apply that carries `approval` records it first (workflows/proposal-review.ts). */
@@ -140,7 +147,7 @@ export type ForgeStep = { proposalId: string; kind: 'apply' | 'undo'; actorAccou
 
 /**
  * One Forge execution (apply or undo) as one step: mark it running, record the undo plan (apply),
- * write through the knowledge core and keep the receipt, mark it done. Every part is idempotent (a
+ * write through the knowledge core, keep the receipt and mark it done (one statement). Every part is idempotent (a
  * compare-and-set move, a plan written once, a write replayed under its key, a receipt kept once),
  * so a step retried after a worker died anywhere in it writes nothing twice.
  * `afterWrite` runs once the write committed, before the step reports back (tests crash a worker there).
@@ -154,9 +161,9 @@ export async function runForgeExecution(db: DatabasePool, input: ForgeStep, afte
   await transitionProposal(db, { proposalId, state: kind === 'apply' ? 'executing' : 'undoing', actorAccountId: input.actorAccountId });
   const subject = await subjectOf(db, proposalId);
   if (kind === 'apply') await recordUndoPlan(db, subject);
-  const receipt = await executeForgeStep(db, subject, kind);
+  const written = await executeForgeStep(db, subject, kind);
+  const receipt = await keepReceipt(db, written, { proposalId, state: kind === 'apply' ? 'executed' : 'undone', detail: { transactionId: written.transactionId } });
   await afterWrite?.(proposalId);
-  await transitionProposal(db, { proposalId, state: kind === 'apply' ? 'executed' : 'undone', detail: { transactionId: receipt.transactionId } });
   return receipt;
 }
 

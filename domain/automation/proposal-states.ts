@@ -38,8 +38,16 @@ export type Transition = { proposalId: string; state: ProposalState; actorAccoun
  * moved. A repeat of the same move, or a move from a state that does not lead there, changes nothing.
  */
 export async function transitionProposal(db: Db, input: Transition): Promise<boolean> {
-  const moved = await db.maybeOne(sql.type(idRow)`
-    WITH moved AS (
+  const moved = await db.maybeOne(sql.type(idRow)`WITH ${transitionSteps(input)} SELECT id FROM moved`);
+  return moved !== null;
+}
+
+/**
+ * The transition as the first steps of a statement (`moved`, the proposal's id when it moved, and
+ * its history entry), for a writer whose own row must land with the move (Forge's receipt).
+ */
+export function transitionSteps(input: Transition) {
+  return sql.fragment`moved AS (
       UPDATE action_proposals SET state = ${input.state}, updated_at = now(),
              reviewer_account_id = CASE WHEN ${input.state} IN ('approved', 'rejected') THEN ${input.actorAccountId ?? null}::uuid ELSE reviewer_account_id END,
              decision_reason = coalesce(${input.reason ?? null}, decision_reason)
@@ -48,9 +56,7 @@ export async function transitionProposal(db: Db, input: Transition): Promise<boo
     ), history AS (
       INSERT INTO action_proposal_history (proposal_id, state, actor_account_id, detail)
       SELECT id, ${input.state}, ${input.actorAccountId ?? null}, ${sql.jsonb((input.detail ?? {}) as never)} FROM moved
-    )
-    SELECT id FROM moved`);
-  return moved !== null;
+    )`;
 }
 
 /**

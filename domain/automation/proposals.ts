@@ -40,7 +40,8 @@ export const proposalSchema = z.object({
 });
 export type Proposal = z.infer<typeof proposalSchema>;
 
-const proposalColumns = sql.fragment`p.id, p.workspace_id AS "workspaceId", p.proposer_account_id AS "proposerAccountId", p.proposer_principal_id AS "proposerPrincipalId",
+/** The columns of `proposalSchema`, from `action_proposals p`: for a reader that adds its own beside them. */
+export const proposalColumns = sql.fragment`p.id, p.workspace_id AS "workspaceId", p.proposer_account_id AS "proposerAccountId", p.proposer_principal_id AS "proposerPrincipalId",
   p.acting_for_account_id AS "actingForAccountId", p.bridge, p.action_kind AS "actionKind", p.action, p.summary, p.state,
   p.reviewer_account_id AS "reviewerAccountId", p.decision_reason AS "decisionReason", p.expires_at AS "expiresAt",
   p.workflow_id AS "workflowId", p.created_at AS "createdAt", p.updated_at AS "updatedAt"`;
