@@ -43,9 +43,13 @@ export async function recordStartIntents(tx: Db, intents: readonly StartIntent[]
 /** The start was made (or found already made): the intent is done. */
 export async function markStarted(db: Db, workflowIds: readonly string[]): Promise<void> {
   if (workflowIds.length === 0) return;
-  await db.query(sql.type(z.object({}))`
-    UPDATE workflow_start_intents SET started_at = now(), last_error = NULL
-     WHERE workflow_id = ANY(${sql.array(workflowIds, 'text')}) AND started_at IS NULL`);
+  await db.query(sql.type(z.object({}))`${markStartedStatement(workflowIds)}`);
+}
+
+/** markStarted as a statement, for a writer that marks a start with its own write (a step of its WITH). */
+export function markStartedStatement(workflowIds: readonly string[]) {
+  return sql.fragment`UPDATE workflow_start_intents SET started_at = now(), last_error = NULL
+     WHERE workflow_id = ANY(${sql.array(workflowIds, 'text')}) AND started_at IS NULL`;
 }
 
 /**

@@ -7,9 +7,9 @@
 import { sql } from 'slonik';
 import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import { idRow } from '../../db/row-schemas.ts';
+import { emptyRow, idRow } from '../../db/row-schemas.ts';
 import { undoStart, undoWorkflowId } from './workflow-ids.ts';
-import { recordStartIntents } from '../workflow-intents.ts';
+import { markStartedStatement, recordStartIntents } from '../workflow-intents.ts';
 
 type Db = CommonQueryMethods;
 
@@ -40,6 +40,15 @@ export type Transition = { proposalId: string; state: ProposalState; actorAccoun
 export async function transitionProposal(db: Db, input: Transition): Promise<boolean> {
   const moved = await db.maybeOne(sql.type(idRow)`WITH ${transitionSteps(input)} SELECT id FROM moved`);
   return moved !== null;
+}
+
+/**
+ * A decision the review workflow accepted, written by the API (decision 94), with its review's start
+ * marked made (whoever made it, the relay then skips it): one statement. The move is a no-op when
+ * the review's own step wrote it first; the mark still lands.
+ */
+export async function recordDecision(db: Db, decision: Transition, reviewWorkflowId: string): Promise<void> {
+  await db.query(sql.type(emptyRow)`WITH ${transitionSteps(decision)}, started AS (${markStartedStatement([reviewWorkflowId])}) SELECT`);
 }
 
 /**

@@ -7,12 +7,11 @@ import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, Workf
 import { ApplicationFailure } from '@temporalio/common';
 import type { FastifyBaseLogger } from 'fastify';
 import type { DatabasePool } from 'slonik';
-import { claimUndo, transitionProposal } from '../../../domain/automation/proposal-states.ts';
+import { claimUndo, recordDecision } from '../../../domain/automation/proposal-states.ts';
 import { undoStart } from '../../../domain/automation/workflow-ids.ts';
 import { visibleProposal } from '../../../domain/automation/proposals.ts';
 import { decisionRefusal, decisionTransition } from '../../../domain/automation/review-rules.ts';
 import { AppError } from '../../../domain/errors.ts';
-import { markStarted } from '../../../domain/workflow-intents.ts';
 import { decideUpdate, proposalReview } from '../../../workflows/proposal-review.ts';
 import { boundedTemporalCall, reviewStartOptions, startRecorded } from './workflow-starts.ts';
 import type { WorkflowStarter } from './workflow-starts.ts';
@@ -48,7 +47,7 @@ export async function decideProposal(starter: WorkflowStarter, input: Decision):
     // The decision is recorded in Temporal now; the database learns it here, before the answer (a
     // read after it sees the decision), and from the workflow's next step if this process stops first.
     // The review exists now too, whoever started it: its recorded start is made (the relay skips it).
-    await Promise.all([transitionProposal(db, decisionTransition(proposal.id, input.decision, input.accountId, input.reason)), markStarted(db, [proposal.workflowId])]);
+    await recordDecision(db, decisionTransition(proposal.id, input.decision, input.accountId, input.reason), proposal.workflowId);
     return { id: proposal.id, state: outcome.state };
   } catch (error) {
     // The validator is the second line: it refuses the same things, and a late decision.
