@@ -88,7 +88,17 @@ export class ProposalWaits {
       this.#open.add(expire);
       if (this.#listener) {
         startPolling(); // until the connection says it is listening (at once when it already is)
-        unsubscribe = this.#listener.subscribe({
+        // A stopped listener (the app is closing) refuses: the wait ends, its timer and poll with it.
+        const listener = this.#listener;
+        const subscribe = (subscriber: Parameters<NotificationListener['subscribe']>[0]) => {
+          try {
+            return listener.subscribe(subscriber);
+          } catch (error) {
+            settle(() => reject(error as Error));
+            return () => {};
+          }
+        };
+        unsubscribe = subscribe({
           notify: (payload) => {
             if (parseProposalChange(payload)?.id === proposalId) check();
           },
