@@ -6,7 +6,7 @@ import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { isoTimestamp } from '../../db/row-schemas.ts';
 import { AppError } from '../errors.ts';
-import { admitToWorkspaceObject, memberPermissionsOf, permissionSchema } from '../identity/workspaces.ts';
+import { admitToWorkspaceObject, memberPermissionsOf, memberPermissionsSchema } from '../identity/workspaces.ts';
 import type { Permission } from '../identity/workspaces.ts';
 import type { ProposedAction } from './catalog.ts';
 import { proposalStateSchema } from './proposal-states.ts';
@@ -81,17 +81,20 @@ export async function getProposal(db: Db, id: string): Promise<Proposal | null> 
   return db.maybeOne(sql.type(proposalSchema)`SELECT ${proposalColumns} FROM action_proposals p WHERE p.id = ${id}`);
 }
 
-const notFound = (id: string) => () => new AppError('proposal_not_found', undefined, { extensions: { proposalId: id } });
-
 /**
  * The proposal, if the account's role in its workspace has `permission`; a stranger's or a missing
  * one is 404 `proposal_not_found`. One statement: the proposal and the reader's permissions.
  */
 export async function visibleProposal(db: Db, id: string, accountId: string, permission: Permission): Promise<{ object: Proposal; permissions: Permission[] }> {
-  const row = await db.maybeOne(sql.type(proposalSchema.extend({ permissions: z.array(permissionSchema).nullable() }))`
-    SELECT ${proposalColumns}, ${memberPermissionsOf(sql.fragment`p.workspace_id`, accountId)} AS permissions FROM action_proposals p WHERE p.id = ${id}`);
-  const { permissions = null, ...proposal } = row ?? {};
-  return admitToWorkspaceObject(row ? (proposal as Proposal) : null, permissions, permission, notFound(id));
+  return readVisible(db, proposalSchema, sql.fragment``, id, accountId, permission);
+}
+
+/** One proposal read with `columns` beside its own, and the reader's permissions, admitted as visibleProposal says. */
+async function readVisible<T extends Proposal>(db: Db, schema: z.ZodType<T>, columns: ReturnType<typeof sql.fragment>, id: string, accountId: string, permission: Permission) {
+  const row = await db.maybeOne(sql.type(z.intersection(schema, z.object({ permissions: memberPermissionsSchema })))`
+    SELECT ${proposalColumns}${columns}, ${memberPermissionsOf(sql.fragment`p.workspace_id`, accountId)} AS permissions FROM action_proposals p WHERE p.id = ${id}`);
+  const { permissions = null, ...object } = row ?? {};
+  return admitToWorkspaceObject(row ? (object as T) : null, permissions, permission, () => new AppError('proposal_not_found', undefined, { extensions: { proposalId: id } }));
 }
 
 /** The orders proposals are listed in: newest or oldest first, or the soonest to expire first. */
@@ -174,14 +177,17 @@ export type ProposalRecord = z.infer<typeof proposalRecordSchema>;
 
 /**
  * visibleProposal with the proposal's history and executions, the whole record a reader is shown,
- * in one statement (the automation gateway's GET answers it, and each blocking read twice).
+ * in one statement (the automation gateway's GET, each read of a blocking read, the console's page).
  */
-export async function visibleProposalRecord(db: Db, id: string, accountId: string, permission: Permission): Promise<ProposalRecord> {
-  const row = await db.maybeOne(sql.type(proposalRecordSchema.extend({ permissions: z.array(permissionSchema).nullable() }))`
-    SELECT ${proposalColumns}, ${memberPermissionsOf(sql.fragment`p.workspace_id`, accountId)} AS permissions,
+export async function visibleProposalRecord(db: Db, id: string, accountId: string, permission: Permission): Promise<{ object: ProposalRecord; permissions: Permission[] }> {
+  return readVisible(
+    db,
+    proposalRecordSchema,
+    sql.fragment`,
            (SELECT coalesce(jsonb_agg(to_jsonb(e) - 'seq' ORDER BY e.seq), '[]') FROM (SELECT h.id AS seq, ${historyColumns} FROM action_proposal_history h WHERE h.proposal_id = p.id) e) AS history,
-           (SELECT coalesce(jsonb_agg(to_jsonb(e) ORDER BY e."startedAt"), '[]') FROM (SELECT ${executionColumns} FROM forge_executions f WHERE f.proposal_id = p.id) e) AS executions
-      FROM action_proposals p WHERE p.id = ${id}`);
-  const { permissions = null, ...record } = row ?? {};
-  return admitToWorkspaceObject(row ? (record as ProposalRecord) : null, permissions, permission, notFound(id)).object;
+           (SELECT coalesce(jsonb_agg(to_jsonb(e) ORDER BY e."startedAt"), '[]') FROM (SELECT ${executionColumns} FROM forge_executions f WHERE f.proposal_id = p.id) e) AS executions`,
+    id,
+    accountId,
+    permission,
+  );
 }

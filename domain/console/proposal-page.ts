@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { receiptSchema } from '../automation/forge.ts';
 import { previewProposal, proposalPreviewSchema } from '../automation/preview.ts';
 import type { ProposalPreview } from '../automation/preview.ts';
-import { executionSchema, historyEntrySchema, proposalExecutions, proposalHistory, proposalSchema, visibleProposal } from '../automation/proposals.ts';
+import { executionSchema, historyEntrySchema, proposalSchema, visibleProposalRecord } from '../automation/proposals.ts';
 import type { ProposalState } from '../automation/proposal-states.ts';
 import { undoWorkflowId } from '../automation/workflow-ids.ts';
 import { nextToReview, nextToReviewSchema, standingOf, standingSchema } from './inbox.ts';
@@ -88,10 +88,9 @@ export const proposalPageSchema = z.object({
 export type ProposalPage = z.infer<typeof proposalPageSchema>;
 
 export async function readProposalPage(db: Db, accountId: string, proposalId: string): Promise<ProposalPage> {
-  const { object: proposal, permissions } = await visibleProposal(db, proposalId, accountId, 'automation.view');
-  const [history, executions, workspaceName, next] = await Promise.all([
-    proposalHistory(db, proposal.id),
-    proposalExecutions(db, proposal.id),
+  const { object: record, permissions } = await visibleProposalRecord(db, proposalId, accountId, 'automation.view');
+  const { history, executions, ...proposal } = record;
+  const [workspaceName, next] = await Promise.all([
     db.oneFirst(sql.type(z.object({ name: z.string() }))`SELECT name FROM workspaces WHERE id = ${proposal.workspaceId}`),
     nextToReview(db, accountId, proposal.id),
   ]);

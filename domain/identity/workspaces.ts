@@ -174,8 +174,11 @@ export async function listMembers(db: Db, workspaceId: string): Promise<readonly
 
 /** The caller's permissions in a workspace; null when the caller is not a member (answer 404, not 403). */
 export async function memberPermissions(db: Db, workspaceId: string, accountId: string): Promise<Permission[] | null> {
-  return db.oneFirst(sql.type(z.object({ permissions: z.array(permissionSchema).nullable() }))`SELECT ${memberPermissionsOf(sql.fragment`${workspaceId}::uuid`, accountId)} AS permissions`);
+  return db.oneFirst(sql.type(z.object({ permissions: memberPermissionsSchema }))`SELECT ${memberPermissionsOf(sql.fragment`${workspaceId}::uuid`, accountId)} AS permissions`);
 }
+
+/** What memberPermissionsOf reads: the permissions, or null for a stranger. */
+export const memberPermissionsSchema = z.array(permissionSchema).nullable();
 
 /**
  * The account's permissions in the workspace `workspaceId` names (a column of the caller's query,

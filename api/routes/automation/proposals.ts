@@ -157,7 +157,7 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
     async (request) => {
       const accountId = principalOf(request).account.id;
       // Every read is authorized: a member who loses access while waiting is refused, not answered.
-      const read = () => visibleProposalRecord(db, request.params.id, accountId, 'automation.view');
+      const read = async () => (await visibleProposalRecord(db, request.params.id, accountId, 'automation.view')).object;
       const { changedFrom, wait = 20 } = request.query;
       if (changedFrom === undefined) return read();
       // Announcements name a proposal as Postgres spells its id.
