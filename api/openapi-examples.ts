@@ -497,7 +497,7 @@ export const operationExamples: Record<string, OperationExamples> = {
     responses: { 200: one({ proposals: [{ ...proposal, state: 'pending_review' }], nextCursor: null }) },
   },
   readProposal: {
-    parameters: { id: ids.proposal, changedFrom: 'executing', wait: 20 },
+    parameters: { id: ids.proposal, changedFrom: 'approved,executing', wait: 20 },
     responses: {
       200: one({
         ...proposal,

@@ -1,6 +1,7 @@
 // Following a proposal without polling (GET /api/dev/automation/proposals/:id?changedFrom=S&wait=N,
 // decision 103) over real HTTP on real Postgres: the answer comes when a change of the proposal
-// commits, whoever wrote it; at once when the state already differs; after `wait` when nothing
+// commits, whoever wrote it; at once when the state already differs; a list of states
+// (changedFrom=S1,S2, decision 119) is waited out whole; after `wait` when nothing
 // changes; at once, answering the current state, when the app closes; and a change committed while
 // the process's LISTEN connection was lost is read once it listens again; a process without one
 // reads every second; a process holds at most its bound of waits. Another account's proposal is refused as a missing one,
@@ -110,6 +111,28 @@ describe('a blocking read of a proposal', () => {
     expect(await stateOf(await answer)).toBe('rejected');
   });
 
+  it('waits out every state of a comma-separated list and answers with the first state outside it', async () => {
+    const id = await propose();
+    await transitionProposal(ctx.db.pool, { proposalId: id, state: 'approved', actorAccountId: reviewerId });
+    const answer = read(id, '?changedFrom=approved,executing&wait=20');
+    expect(await stillWaiting(answer, 300)).toBe(true);
+    await transitionProposal(ctx.db.pool, { proposalId: id, state: 'executing', actorAccountId: reviewerId });
+    expect(await stillWaiting(answer, 500)).toBe(true);
+    await transitionProposal(ctx.db.pool, { proposalId: id, state: 'executed', actorAccountId: reviewerId });
+    const res = await answer;
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { state: string; history: Array<{ state: string }> };
+    expect(body.state).toBe('executed');
+    expect(body.history.map((h) => h.state)).toEqual(expect.arrayContaining(['approved', 'executing', 'executed']));
+  });
+
+  it('answers a list at once when the state is already outside it', async () => {
+    const id = await propose();
+    const answer = read(id, '?changedFrom=approved,executing&wait=30');
+    expect(await stillWaiting(answer, 2_000)).toBe(false);
+    expect(await stateOf(await answer)).toBe('pending_review');
+  });
+
   it('answers at once when the state is already another', async () => {
     const id = await propose();
     const answer = read(id, '?changedFrom=approved&wait=30');
@@ -148,6 +171,11 @@ describe('a blocking read of a proposal', () => {
 
   it.each([
     ['an unknown state', '?changedFrom=pondering'],
+    ['an unknown state in a list', '?changedFrom=approved,pondering'],
+    ['an empty member of a list', '?changedFrom=approved,,executing'],
+    ['an empty changedFrom', '?changedFrom='],
+    ['a list with a trailing comma', '?changedFrom=approved,'],
+    ['changedFrom given twice', '?changedFrom=approved&changedFrom=executing'],
     ['wait 0', '?changedFrom=pending_review&wait=0'],
     ['wait over 30', '?changedFrom=pending_review&wait=31'],
     ['wait not a number', '?changedFrom=pending_review&wait=soon'],

@@ -7,7 +7,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { noteActionSchema } from '../../../domain/automation/catalog.ts';
-import { proposalStateSchema } from '../../../domain/automation/proposal-states.ts';
+import { proposalStates, proposalStateSchema } from '../../../domain/automation/proposal-states.ts';
 import { bridgeNameSchema, executionSchema, getProposal, visibleProposal, visibleProposalRecord, historyEntrySchema, listProposals, proposalSchema } from '../../../domain/automation/proposals.ts';
 import { previewProposal, proposalPreviewSchema } from '../../../domain/automation/preview.ts';
 import { AppError } from '../../../domain/errors.ts';
@@ -30,6 +30,17 @@ export type ProposalDeps = { db: DatabasePool; starter: WorkflowStarter; default
 const MAX_EXPIRY_SECONDS = 30 * 24 * 3600;
 const security = [{ bearerAuth: [] }];
 const tags = ['automation'];
+
+/**
+ * The states a follower waits out: the one last seen, or several comma-separated (`approved,executing`
+ * follows an approval to its outcome in one request).
+ */
+const anyState = `(${proposalStates.join('|')})`;
+const statesWaitedOut = z
+  .string()
+  .regex(new RegExp(`^${anyState}(,${anyState})*$`), `one or more of ${proposalStates.join(', ')}, comma-separated`)
+  .transform((list) => list.split(','))
+  .pipe(z.array(proposalStateSchema));
 
 const proposalBody = z.strictObject({
   workspaceId: z.uuid(),
@@ -142,11 +153,14 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
           'history is the audit trail (every state with actor and detail); executions hold the undo plan, the receipt and any error of each Forge execution. ' +
           'To follow a proposal without polling, pass the state you last saw as changedFrom: the answer comes as soon as the proposal is in another state, or ' +
           `after wait seconds (default 20, at most ${PROPOSAL_WAIT_MAX_SECONDS}) with the state unchanged. It may come earlier (the server is busy or shutting down), ` +
-          'so compare the state and ask again. One request, charged once, however long it waits.',
+          'so compare the state and ask again. changedFrom may list several states, comma-separated, to wait them all out: changedFrom=approved,executing ' +
+          'answers with the outcome of an approval (executed or failed). One request, charged once, however long it waits.',
         params: z.object({ id: z.uuid().describe('The proposal id.') }),
         querystring: z
           .strictObject({
-            changedFrom: proposalStateSchema.optional().describe('Answer once the proposal is no longer in this state (the state you last saw).'),
+            changedFrom: statesWaitedOut
+              .optional()
+              .describe('Answer once the proposal is in none of these states: the state you last saw, or several comma-separated (e.g. approved,executing).'),
             wait: z.coerce.number().int().min(1).max(PROPOSAL_WAIT_MAX_SECONDS).optional().describe(`Seconds to wait for the change, 1–${PROPOSAL_WAIT_MAX_SECONDS} (default 20); only with changedFrom.`),
           })
           .refine((q) => q.wait === undefined || q.changedFrom !== undefined, { message: 'wait needs changedFrom', path: ['wait'] }),
@@ -161,7 +175,7 @@ export const proposalRoutes: FastifyPluginAsyncZod<ProposalDeps> = async (app, d
       const { changedFrom, wait = 20 } = request.query;
       if (changedFrom === undefined) return read();
       // Announcements name a proposal as Postgres spells its id.
-      return deps.waits.follow(request.params.id.toLowerCase(), wait * 1000, read, (record) => record.state !== changedFrom);
+      return deps.waits.follow(request.params.id.toLowerCase(), wait * 1000, read, (record) => !changedFrom.includes(record.state));
     },
   );
 
