@@ -48,18 +48,28 @@ export type Receipt = z.infer<typeof receiptSchema>;
 type Subject = { proposal: Proposal; action: ReturnType<typeof actionSchema.parse>; target: { vaultId: string; mappingId: string } | null };
 
 /** The proposal and, for a note action, its mapping's vault (null once the mapping is revoked): one statement. */
-async function subjectOf(db: Db, proposalId: string): Promise<Subject> {
-  const row = await db.maybeOne(sql.type(proposalSchema.extend({ targetVaultId: z.uuid().nullable() }))`
+/**
+ * The proposal, its target (the mapping's vault while the mapping stands; null once revoked, which
+ * the steps that need it refuse as mapping_not_found) and the receipt of this kind of execution if
+ * one was already kept, in one read.
+ */
+async function subjectOf(db: Db, proposalId: string, kind: 'apply' | 'undo'): Promise<Subject & { kept: Receipt | null }> {
+  const row = await db.maybeOne(sql.type(proposalSchema.extend({ targetVaultId: z.uuid().nullable(), kept: receiptSchema.nullable() }))`
     SELECT ${proposalColumns},
-           (SELECT m.vault_id FROM vault_mappings m WHERE m.id = (p.action->>'mappingId')::uuid AND m.revoked_at IS NULL) AS "targetVaultId"
+           (SELECT m.vault_id FROM vault_mappings m WHERE m.id = (p.action->>'mappingId')::uuid AND m.revoked_at IS NULL) AS "targetVaultId",
+           (SELECT f.receipt FROM forge_executions f WHERE f.proposal_id = p.id AND f.kind = ${kind} AND f.state = 'succeeded') AS kept
       FROM action_proposals p WHERE p.id = ${proposalId}`);
   if (!row) throw new AppError('not_found', `No proposal ${proposalId}.`);
-  const { targetVaultId, ...proposal } = row;
+  const { targetVaultId, kept, ...proposal } = row;
   const action = actionSchema.parse(proposal.action);
-  if (action.kind === 'memory.promote') return { proposal, action, target: null };
-  if (!targetVaultId) throw new AppError('mapping_not_found');
-  return { proposal, action, target: { vaultId: targetVaultId, mappingId: action.mappingId } };
+  if (action.kind === 'memory.promote') return { proposal, action, target: null, kept };
+  return { proposal, action, target: targetVaultId ? { vaultId: targetVaultId, mappingId: action.mappingId } : null, kept };
 }
+
+/** A step retried after its receipt was kept: counted as an attempt, answered with the receipt kept. */
+const keptAgain = (db: Db, proposalId: string, kind: 'apply' | 'undo') =>
+  db.oneFirst(sql.type(z.object({ receipt: receiptSchema }))`
+    UPDATE forge_executions SET attempts = attempts + 1 WHERE proposal_id = ${proposalId} AND kind = ${kind} AND state = 'succeeded' RETURNING receipt`);
 
 /** The plan kept for the apply: this one, unless a plan was already written (a retried step keeps the first). */
 const keepPlan = (db: Db, proposalId: string, plan: UndoPlan) =>
@@ -159,7 +169,11 @@ export async function runForgeExecution(db: DatabasePool, input: ForgeStep, afte
     await transitionProposal(db, decisionTransition(proposalId, 'approve', input.actorAccountId, input.approval.reason));
   }
   await transitionProposal(db, { proposalId, state: kind === 'apply' ? 'executing' : 'undoing', actorAccountId: input.actorAccountId });
-  const subject = await subjectOf(db, proposalId);
+  const { kept, ...subject } = await subjectOf(db, proposalId, kind);
+  // The step already wrote and kept its receipt (a worker died before reporting back): nothing is
+  // left to do, even if the mapping has been revoked since (it would fail the retry and mark a done
+  // execution failed).
+  if (kept) return keptAgain(db, proposalId, kind);
   if (kind === 'apply') await recordUndoPlan(db, subject);
   const written = await executeForgeStep(db, subject, kind);
   const receipt = await keepReceipt(db, written, { proposalId, state: kind === 'apply' ? 'executed' : 'undone', detail: { transactionId: written.transactionId } });
