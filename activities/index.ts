@@ -4,7 +4,7 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
 import { recordForgeFailure, runForgeExecution } from '../domain/automation/forge.ts';
-import type { ForgeStep } from '../domain/automation/forge.ts';
+import type { ForgeCrashPoints, ForgeStep } from '../domain/automation/forge.ts';
 import { openReview } from '../domain/automation/policy.ts';
 import type { OpenedReview } from '../domain/automation/policy.ts';
 import { transitionProposal } from '../domain/automation/proposal-states.ts';
@@ -27,10 +27,11 @@ export type ActivityDeps = {
   /** Which private addresses webhooks may reach (none by default). */
   egress?: EgressPolicy;
   /**
-   * Called inside a Forge execution step after the write committed and before the step reports back:
-   * the worst moment for a worker to die (tests crash a worker here).
+   * Called inside a Forge execution step after its note write committed (before the receipt is kept)
+   * and after the receipt (before the step reports back): the worst moments for a worker to die
+   * (tests crash a worker there).
    */
-  afterForgeWrite?: (proposalId: string) => Promise<void>;
+  forgeCrashPoints?: ForgeCrashPoints;
   /** Google's OAuth endpoints; without it (or the secret box) a callback ends its attempt as connections_not_configured. */
   oauthProvider?: OAuthProvider | null;
 };
@@ -61,7 +62,7 @@ export function createActivities(deps: ActivityDeps) {
     },
     /** One Forge execution, all of it one idempotent step (domain/automation/forge.ts runForgeExecution). */
     async executeForge(input: ForgeStep): Promise<{ transactionId: string | null }> {
-      const receipt = await runForgeExecution(db, input, deps.afterForgeWrite).catch(final);
+      const receipt = await runForgeExecution(db, input, deps.forgeCrashPoints).catch(final);
       return { transactionId: receipt.transactionId };
     },
     async fireScheduledTrigger(triggerId: string, fireKey: string): Promise<string | null> {

@@ -1,6 +1,7 @@
-// Killing the worker mid-execution (after the Forge write committed, before the step reported)
-// and starting a new one still gives exactly one execution: one write, one set of events, one receipt;
-// and so it does when the mapping is revoked before the retry (the retried step finds its receipt).
+// Killing the worker mid-execution (after the Forge write committed, before its receipt was kept or
+// before the step reported) and starting a new one still gives exactly one execution: one write, one
+// set of events, one receipt; and so it does when the mapping is revoked before the retry (the
+// retried step finds its receipt, or replays its write from the write's idempotency record).
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { Client } from '@temporalio/client';
@@ -50,7 +51,10 @@ function waitForLine(proc: ChildProcess, line: string, timeoutMs: number, times 
 }
 
 /** A proposal of its own workspace and vault, approved; `beforeRestart` runs after the crash. */
-type Case = { name: string; beforeRestart: (mappingId: string) => Promise<void> };
+type Case = { name: string; path: string; beforeRestart: (mappingId: string) => Promise<void> };
+
+/** The crashable worker stops notes under this after their write, before their receipt (test/support/crashable-worker.ts). */
+const beforeReceipt = 'Crash/Before receipt, ';
 
 async function approvedProposal(c: Case) {
   const proposer = await accountWithToken(db.pool, 'team');
@@ -62,7 +66,7 @@ async function approvedProposal(c: Case) {
   const p = devClient(app, proposer.token);
   const r = devClient(app, reviewerAccount.token);
   const created = await p.request('POST', '/api/dev/automation/proposals', {
-    body: { workspaceId: ws.id, bridge: 'crash-test', action: { kind: 'note.write', mappingId, path: 'Crash/Once.md', content: 'exactly once' } },
+    body: { workspaceId: ws.id, bridge: 'crash-test', action: { kind: 'note.write', mappingId, path: c.path, content: 'exactly once' } },
     headers: { 'idempotency-key': `crash-${c.name.replaceAll(' ', '-')}` },
   });
   expect(created.statusCode, JSON.stringify(created.data)).toBe(201);
@@ -74,14 +78,19 @@ async function approvedProposal(c: Case) {
 }
 
 // One crash for both cases: each case's step waits out the dead worker's 10 s step timeout, together.
-it('gives exactly one execution and one receipt after a worker dies mid-step, also when the mapping is revoked before the retry', { timeout: 90_000 }, async () => {
+it('gives exactly one execution and one receipt after a worker dies before or after keeping the receipt, also when the mapping is revoked before the retry', { timeout: 90_000 }, async () => {
+  const revoke = async (mappingId: string) => void (await revokeMapping(db.pool, mappingId));
   const cases: Case[] = [
-    { name: 'plain', beforeRestart: async () => {} },
+    { name: 'after the receipt', path: 'Crash/Once.md', beforeRestart: async () => {} },
     // The retried step must not need the mapping: its write is done and its receipt kept.
-    { name: 'mapping revoked', beforeRestart: async (mappingId) => void (await revokeMapping(db.pool, mappingId)) },
+    { name: 'after the receipt, mapping revoked', path: 'Crash/Once.md', beforeRestart: revoke },
+    // The retried step replays its committed write (nothing written twice) and keeps the receipt.
+    { name: 'before the receipt', path: `${beforeReceipt}once.md`, beforeRestart: async () => {} },
+    // ... from the write's idempotency record, the mapping gone: no failure reported for a write made.
+    { name: 'before the receipt, mapping revoked', path: `${beforeReceipt}once.md`, beforeRestart: revoke },
   ];
   child = spawn(process.execPath, ['test/support/crashable-worker.ts'], {
-    env: { ...process.env, DATABASE_URL: db.url, TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_TASK_QUEUE: taskQueue },
+    env: { ...process.env, DATABASE_URL: db.url, TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_TASK_QUEUE: taskQueue, CRASH_BEFORE_RECEIPT_UNDER: beforeReceipt },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await waitForLine(child, 'POLLING', 30_000);
@@ -90,9 +99,10 @@ it('gives exactly one execution and one receipt after a worker dies mid-step, al
 
   await crashed;
   child.kill('SIGKILL');
-  for (const { p, mappingId, beforeRestart } of proposals) {
+  for (const { p, mappingId, path, beforeRestart } of proposals) {
     // The write is committed; the step never reported back.
-    expect((await p.read(mappingId, 'Crash/Once.md')).data.content).toBe('exactly once');
+    const read = await p.read(mappingId, path);
+    expect(read.data.content, JSON.stringify(read.data)).toBe('exactly once');
     await beforeRestart(mappingId);
   }
 
@@ -113,14 +123,14 @@ it('gives exactly one execution and one receipt after a worker dies mid-step, al
     await connection.close();
   }
 
-  for (const { name, id, p, vaultId } of proposals) {
+  for (const { name, id, p, path, vaultId } of proposals) {
     expect({ name, events: await db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM note_events WHERE vault_id = ${vaultId}`) }).toEqual({ name, events: 1 });
     const executions = await db.pool.any(sql.type(z.object({ kind: z.string(), state: z.string(), attempts: z.number(), receipt: z.unknown() }))`
       SELECT kind, state, attempts, receipt FROM forge_executions WHERE proposal_id = ${id}`);
     expect(executions).toHaveLength(1);
     // Two attempts (the crashed one and its retry), one receipt: the first one kept.
     expect({ name, state: executions[0]!.state, attempts: executions[0]!.attempts }).toEqual({ name, state: 'succeeded', attempts: 2 });
-    expect(executions[0]!.receipt).toMatchObject({ kind: 'apply', changes: [{ path: 'Crash/Once.md', operation: 'create' }] });
+    expect(executions[0]!.receipt).toMatchObject({ kind: 'apply', changes: [{ path, operation: 'create' }] });
     const proposal = (await p.request('GET', `/api/dev/automation/proposals/${id}`)).data as { state: string; history: Array<{ state: string }> };
     expect({ name, state: proposal.state, history: proposal.history.map((h) => h.state) }).toEqual({ name, state: 'executed', history: ['proposed', 'pending_review', 'approved', 'executing', 'executed'] });
   }

@@ -7,8 +7,8 @@ import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { emptyRow } from '../../db/row-schemas.ts';
 import { AppError } from '../errors.ts';
-import { applyTransaction } from '../notes/knowledge.ts';
-import type { TransactionAction } from '../notes/knowledge.ts';
+import { applyTransaction, replayTransaction } from '../notes/knowledge.ts';
+import type { TransactionAction, TransactionApplied } from '../notes/knowledge.ts';
 import { findNotes } from '../notes/store.ts';
 import { actionSchema, toTransaction } from './catalog.ts';
 import { promoteMemory, removePromotedMemory } from '../context-scopes/memory.ts';
@@ -47,23 +47,23 @@ export type Receipt = z.infer<typeof receiptSchema>;
 /** What an execution acts on: the proposal, its action, and for a note action the vault it targets (read once per execution). */
 type Subject = { proposal: Proposal; action: ReturnType<typeof actionSchema.parse>; target: { vaultId: string; mappingId: string } | null };
 
-/** The proposal and, for a note action, its mapping's vault (null once the mapping is revoked): one statement. */
 /**
- * The proposal, its target (the mapping's vault while the mapping stands; null once revoked, which
- * the steps that need it refuse as mapping_not_found) and the receipt of this kind of execution if
- * one was already kept, in one read.
+ * The proposal, its target (the mapping's vault while the mapping stands; null once revoked), the
+ * receipt of this kind of execution if one was already kept, and whether the apply's undo plan was
+ * written, in one read: what a step, first run or retried, needs to know before it acts.
  */
-async function subjectOf(db: Db, proposalId: string, kind: 'apply' | 'undo'): Promise<Subject & { kept: Receipt | null }> {
-  const row = await db.maybeOne(sql.type(proposalSchema.extend({ targetVaultId: z.uuid().nullable(), kept: receiptSchema.nullable() }))`
+async function subjectOf(db: Db, proposalId: string, kind: 'apply' | 'undo'): Promise<Subject & { kept: Receipt | null; planned: boolean }> {
+  const row = await db.maybeOne(sql.type(proposalSchema.extend({ targetVaultId: z.uuid().nullable(), kept: receiptSchema.nullable(), planned: z.boolean() }))`
     SELECT ${proposalColumns},
            (SELECT m.vault_id FROM vault_mappings m WHERE m.id = (p.action->>'mappingId')::uuid AND m.revoked_at IS NULL) AS "targetVaultId",
-           (SELECT f.receipt FROM forge_executions f WHERE f.proposal_id = p.id AND f.kind = ${kind} AND f.state = 'succeeded') AS kept
+           (SELECT f.receipt FROM forge_executions f WHERE f.proposal_id = p.id AND f.kind = ${kind} AND f.state = 'succeeded') AS kept,
+           EXISTS (SELECT FROM forge_executions f WHERE f.proposal_id = p.id AND f.kind = 'apply' AND f.undo_plan IS NOT NULL) AS planned
       FROM action_proposals p WHERE p.id = ${proposalId}`);
   if (!row) throw new AppError('not_found', `No proposal ${proposalId}.`);
-  const { targetVaultId, kept, ...proposal } = row;
+  const { targetVaultId, kept, planned, ...proposal } = row;
   const action = actionSchema.parse(proposal.action);
-  if (action.kind === 'memory.promote') return { proposal, action, target: null, kept };
-  return { proposal, action, target: targetVaultId ? { vaultId: targetVaultId, mappingId: action.mappingId } : null, kept };
+  if (action.kind === 'memory.promote') return { proposal, action, target: null, kept, planned };
+  return { proposal, action, target: targetVaultId ? { vaultId: targetVaultId, mappingId: action.mappingId } : null, kept, planned };
 }
 
 /** A step retried after its receipt was kept: counted as an attempt, answered with the receipt kept. */
@@ -71,8 +71,11 @@ const keptAgain = (db: Db, proposalId: string, kind: 'apply' | 'undo') =>
   db.oneFirst(sql.type(z.object({ receipt: receiptSchema }))`
     UPDATE forge_executions SET attempts = attempts + 1 WHERE proposal_id = ${proposalId} AND kind = ${kind} AND state = 'succeeded' RETURNING receipt`);
 
-/** The plan kept for the apply: this one, unless a plan was already written (a retried step keeps the first). */
-const keepPlan = (db: Db, proposalId: string, plan: UndoPlan) =>
+/**
+ * The plan kept for the apply: this one, unless a plan was already written (a retried step keeps the
+ * first); null counts the attempt and keeps the plan there (a retry that cannot read the targets again).
+ */
+const keepPlan = (db: Db, proposalId: string, plan: UndoPlan | null) =>
   db.oneFirst(sql.type(z.object({ plan: undoPlanSchema }))`
     INSERT INTO forge_executions AS f (proposal_id, kind, undo_plan, attempts) VALUES (${proposalId}, 'apply', ${sql.jsonb(plan)}, 1)
     ON CONFLICT (proposal_id, kind) DO UPDATE SET undo_plan = coalesce(f.undo_plan, excluded.undo_plan), attempts = f.attempts + 1
@@ -82,8 +85,11 @@ const keepPlan = (db: Db, proposalId: string, plan: UndoPlan) =>
  * Step 1 of an execution: record what every target looks like now, before acting. Written once;
  * a retried step keeps the plan already there (the targets it reads then may be Forge's own writes).
  */
-async function recordUndoPlan(db: Db, { proposal, action, target }: Subject): Promise<UndoPlan> {
+async function recordUndoPlan(db: Db, { proposal, action, target }: Subject, planned: boolean): Promise<UndoPlan> {
   if (action.kind === 'memory.promote') return keepPlan(db, proposal.id, { memory: { scopeId: action.scopeId, before: null } });
+  // The mapping was revoked after an earlier attempt of this step wrote its plan (and perhaps its note
+  // write): the plan stands, and the write may be replayed (executeForgeStep).
+  if (!target && planned) return keepPlan(db, proposal.id, null);
   if (!target) throw new AppError('mapping_not_found');
   const paths = toTransaction(action).map((a) => a.path);
   const current = new Map((await findNotes(db, target.vaultId, paths)).map((n) => [n.path, n]));
@@ -107,12 +113,19 @@ async function executeForgeStep(db: DatabasePool, { proposal, action, target }: 
     const change = kind === 'apply' ? await promoteMemory(db, proposal, action) : await removePromotedMemory(db, proposal, action);
     return { proposalId, kind, transactionId: null, changes: [change], completedAt: new Date().toISOString() };
   }
-  if (!target) throw new AppError('mapping_not_found');
   const key = forgeIdempotencyKey(proposalId, kind);
-  const provenance = { actor: { type: 'forge' as const, id: proposalId }, source: 'forge' as const, requestId: null, idempotencyKey: key };
-  // Forge's keys are its own (route `forge`), under the proposal's proposer.
+  // Forge's keys are its own (route `forge`), under the proposal's proposer, scoped by the mapping the action names.
   const owner = proposal.proposerAccountId ?? proposal.proposerPrincipalId ?? proposalId;
-  const idempotency = (suffix: string) => ({ accountId: owner, route: 'forge', scope: target.mappingId, key: `${key}${suffix}`, fingerprint: `${key}${suffix}` });
+  const idempotency = { accountId: owner, route: 'forge', scope: action.mappingId, key, fingerprint: key };
+  if (!target) {
+    // The mapping was revoked. Nothing new is written through it; but a write an earlier attempt of
+    // this step committed (its worker died before keeping the receipt) is answered from its record,
+    // so the execution is not reported failed while its note was written.
+    const replayed = await replayTransaction(db, idempotency);
+    if (!replayed) throw new AppError('mapping_not_found');
+    return receiptOf(proposalId, kind, replayed);
+  }
+  const provenance = { actor: { type: 'forge' as const, id: proposalId }, source: 'forge' as const, requestId: null, idempotencyKey: key };
   let writes: TransactionAction[];
   const deletes: Array<{ path: string; ifMatch: string }> = [];
   if (kind === 'apply') writes = toTransaction(action);
@@ -128,13 +141,17 @@ async function executeForgeStep(db: DatabasePool, { proposal, action, target }: 
     for (const e of plan.entries.filter((x) => !x.before)) deletes.push({ path: e.path, ifMatch: afterOf(e.path) ?? '' });
   }
   // One knowledge transaction: restoring writes and trashing deletes commit together or not at all.
-  const result = await applyTransaction(db, target, writes, provenance, idempotency(''), deletes.map((d) => ({ path: d.path, expectedHash: d.ifMatch })));
-  const transactionId: string | null = result.body.transactionId;
+  const result = await applyTransaction(db, target, writes, provenance, idempotency, deletes.map((d) => ({ path: d.path, expectedHash: d.ifMatch })));
+  return receiptOf(proposalId, kind, result.body);
+}
+
+/** The receipt of a knowledge transaction Forge applied (or replayed). */
+function receiptOf(proposalId: string, kind: 'apply' | 'undo', applied: TransactionApplied): Receipt {
   const changes: Receipt['changes'] = [
-    ...result.body.results.map((r) => ({ path: r.path, operation: r.operation as string, beforeRevision: r.beforeRevision, afterRevision: r.afterRevision, eventId: r.eventId })),
-    ...(result.body.deletions ?? []).map((d) => ({ path: d.path, operation: 'delete', beforeRevision: d.beforeRevision, afterRevision: null, eventId: d.eventId })),
+    ...applied.results.map((r) => ({ path: r.path, operation: r.operation as string, beforeRevision: r.beforeRevision, afterRevision: r.afterRevision, eventId: r.eventId })),
+    ...(applied.deletions ?? []).map((d) => ({ path: d.path, operation: 'delete', beforeRevision: d.beforeRevision, afterRevision: null, eventId: d.eventId })),
   ];
-  return { proposalId, kind, transactionId, changes, completedAt: new Date().toISOString() };
+  return { proposalId, kind, transactionId: applied.transactionId, changes, completedAt: new Date().toISOString() };
 }
 
 /**
@@ -152,6 +169,9 @@ async function keepReceipt(db: DatabasePool, receipt: Receipt, then: Transition)
     SELECT receipt FROM kept`);
 }
 
+/** Where a test may stop a worker dead inside a step (activities/index.ts ActivityDeps). */
+export type ForgeCrashPoints = { afterNoteWrite?: (written: Receipt) => Promise<void>; afterReceipt?: (proposalId: string) => Promise<void> };
+
 /** One Forge execution's input; an apply that carries `approval` records it first (workflows/proposal-review.ts). */
 export type ForgeStep = { proposalId: string; kind: 'apply' | 'undo'; actorAccountId: string | null; approval?: { reason: string | null } };
 
@@ -160,24 +180,26 @@ export type ForgeStep = { proposalId: string; kind: 'apply' | 'undo'; actorAccou
  * write through the knowledge core, keep the receipt and mark it done (one statement). Every part is idempotent (a
  * compare-and-set move, a plan written once, a write replayed under its key, a receipt kept once),
  * so a step retried after a worker died anywhere in it writes nothing twice.
- * `afterWrite` runs once the write committed, before the step reports back (tests crash a worker there).
+ * `crashPoints` are where tests crash a worker: after the note write committed (before its receipt
+ * is kept), and after the receipt (before the step reports back).
  */
-export async function runForgeExecution(db: DatabasePool, input: ForgeStep, afterWrite?: (proposalId: string) => Promise<void>): Promise<Receipt> {
+export async function runForgeExecution(db: DatabasePool, input: ForgeStep, crashPoints: ForgeCrashPoints = {}): Promise<Receipt> {
   const { proposalId, kind } = input;
   // The approval this apply carries out, recorded unless the API already did (a compare-and-set from pending_review).
   if (kind === 'apply' && input.approval) {
     await transitionProposal(db, decisionTransition(proposalId, 'approve', input.actorAccountId, input.approval.reason));
   }
   await transitionProposal(db, { proposalId, state: kind === 'apply' ? 'executing' : 'undoing', actorAccountId: input.actorAccountId });
-  const { kept, ...subject } = await subjectOf(db, proposalId, kind);
+  const { kept, planned, ...subject } = await subjectOf(db, proposalId, kind);
   // The step already wrote and kept its receipt (a worker died before reporting back): nothing is
   // left to do, even if the mapping has been revoked since (it would fail the retry and mark a done
   // execution failed).
   if (kept) return keptAgain(db, proposalId, kind);
-  if (kind === 'apply') await recordUndoPlan(db, subject);
+  if (kind === 'apply') await recordUndoPlan(db, subject, planned);
   const written = await executeForgeStep(db, subject, kind);
+  await crashPoints.afterNoteWrite?.(written);
   const receipt = await keepReceipt(db, written, { proposalId, state: kind === 'apply' ? 'executed' : 'undone', detail: { transactionId: written.transactionId } });
-  await afterWrite?.(proposalId);
+  await crashPoints.afterReceipt?.(proposalId);
   return receipt;
 }
 

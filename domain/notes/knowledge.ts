@@ -543,6 +543,18 @@ export async function applyTransaction(
   });
 }
 
+/**
+ * What a transaction applied under this key answered, or null when none was (and none is in flight:
+ * that is `idempotency_in_flight`). For a caller that can no longer write, its mapping gone, but
+ * may have written before: Forge's retried step.
+ */
+export async function replayTransaction(db: DatabasePool, idempotency: IdempotencyScope): Promise<TransactionApplied | null> {
+  return db.transaction(async (tx) => {
+    const stored = await claimIdempotencyKey(tx, idempotency);
+    return stored ? (stored.body as TransactionApplied) : null;
+  });
+}
+
 // ---- imports (System Operations: `vault import`) ----------------------------------------------
 
 /** What an import does with a live note of the same path and other content. */

@@ -1,10 +1,16 @@
-// A platform worker in its own process that stops dead right after a Forge write commits: it
-// prints CRASH-POINT and hangs, and the test kills it with SIGKILL.
+// A platform worker in its own process that stops dead inside a Forge step, once its receipt is kept
+// or, for notes whose path begins with CRASH_BEFORE_RECEIPT_UNDER, once its note write committed: it prints
+// CRASH-POINT and hangs, and the test kills it with SIGKILL.
 import { NativeConnection } from '@temporalio/worker';
 import pino from 'pino';
 import { createDatabasePool } from '../../db/pool.ts';
 import { installTemporalLogging } from '../../platform/temporal-logging.ts';
 import { createPlatformWorker } from '../../workers/worker.ts';
+
+async function crash(): Promise<void> {
+  process.stdout.write('CRASH-POINT\n');
+  await new Promise(() => {});
+}
 
 installTemporalLogging(pino({ level: 'error' }), 'ERROR');
 const db = await createDatabasePool(process.env['DATABASE_URL']!, { maxPoolSize: 2 });
@@ -15,9 +21,13 @@ const worker = await createPlatformWorker({
   taskQueue: process.env['TEMPORAL_TASK_QUEUE']!,
   deps: {
     db,
-    afterForgeWrite: async () => {
-      process.stdout.write('CRASH-POINT\n');
-      await new Promise(() => {});
+    forgeCrashPoints: {
+      // Notes whose path begins with CRASH_BEFORE_RECEIPT_UNDER stop it after the write, before the receipt; the rest after the receipt.
+      afterNoteWrite: async (written) => {
+        const under = process.env['CRASH_BEFORE_RECEIPT_UNDER'];
+        if (under && written.changes.some((c) => c.path.startsWith(under))) await crash();
+      },
+      afterReceipt: crash,
     },
   },
 });
