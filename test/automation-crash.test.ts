@@ -77,7 +77,7 @@ async function approvedProposal(c: Case) {
   return { ...c, id, p, mappingId, vaultId: vault.id };
 }
 
-// One crash for both cases: each case's step waits out the dead worker's 10 s step timeout, together.
+// One crash for all four cases: their steps wait out the dead worker's 10 s step timeout together.
 it('gives exactly one execution and one receipt after a worker dies before or after keeping the receipt, also when the mapping is revoked before the retry', { timeout: 90_000 }, async () => {
   const revoke = async (mappingId: string) => void (await revokeMapping(db.pool, mappingId));
   const cases: Case[] = [
@@ -99,7 +99,11 @@ it('gives exactly one execution and one receipt after a worker dies before or af
 
   await crashed;
   child.kill('SIGKILL');
-  for (const { p, mappingId, path, beforeRestart } of proposals) {
+  for (const { name, id, p, mappingId, path, beforeRestart } of proposals) {
+    // Each stopped where its case says: before the receipt (none kept, still executing) or after it.
+    const stopped = await db.pool.one(sql.type(z.object({ kept: z.boolean(), state: z.string() }))`
+      SELECT f.receipt IS NOT NULL AS kept, p.state FROM action_proposals p JOIN forge_executions f ON f.proposal_id = p.id AND f.kind = 'apply' WHERE p.id = ${id}`);
+    expect({ name, ...stopped }).toEqual(path.startsWith(beforeReceipt) ? { name, kept: false, state: 'executing' } : { name, kept: true, state: 'executed' });
     // The write is committed; the step never reported back.
     const read = await p.read(mappingId, path);
     expect(read.data.content, JSON.stringify(read.data)).toBe('exactly once');

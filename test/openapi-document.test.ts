@@ -61,6 +61,13 @@ describe('operations', () => {
     expect(Object.keys(byId('readNote')['responses']['200']['content'])).toEqual(['application/json', 'text/markdown']);
   });
 
+  it("state the form of a list parameter: changedFrom's comma-separated states as a pattern", () => {
+    const changedFrom = resolve(doc, byId('readProposal')['parameters'].find((p: Json) => resolve(doc, p)['name'] === 'changedFrom'));
+    const pattern = new RegExp(changedFrom['schema']['pattern'] as string);
+    expect(['approved', 'approved,executing'].map((v) => pattern.test(v))).toEqual([true, true]);
+    expect(['', 'approved,', 'approved,,executing', 'pondering'].map((v) => pattern.test(v))).toEqual([false, false, false, false]);
+  });
+
   it('declare the response headers the routes send', () => {
     const headers = (id: string, status: string) => Object.keys(byId(id)['responses'][status]['headers'] ?? {});
     for (const { op } of operationsOf(doc)) {

@@ -71,15 +71,17 @@ const keptAgain = (db: Db, proposalId: string, kind: 'apply' | 'undo') =>
   db.oneFirst(sql.type(z.object({ receipt: receiptSchema }))`
     UPDATE forge_executions SET attempts = attempts + 1 WHERE proposal_id = ${proposalId} AND kind = ${kind} AND state = 'succeeded' RETURNING receipt`);
 
-/**
- * The plan kept for the apply: this one, unless a plan was already written (a retried step keeps the
- * first); null counts the attempt and keeps the plan there (a retry that cannot read the targets again).
- */
-const keepPlan = (db: Db, proposalId: string, plan: UndoPlan | null) =>
+/** The plan kept for the apply: this one, unless a plan was already written (a retried step keeps the first). */
+const keepPlan = (db: Db, proposalId: string, plan: UndoPlan) =>
   db.oneFirst(sql.type(z.object({ plan: undoPlanSchema }))`
     INSERT INTO forge_executions AS f (proposal_id, kind, undo_plan, attempts) VALUES (${proposalId}, 'apply', ${sql.jsonb(plan)}, 1)
     ON CONFLICT (proposal_id, kind) DO UPDATE SET undo_plan = coalesce(f.undo_plan, excluded.undo_plan), attempts = f.attempts + 1
     RETURNING undo_plan AS plan`);
+
+/** A retry that cannot read the targets again (the mapping is gone): counted as an attempt, answered with the plan written. */
+const keptPlanAgain = (db: Db, proposalId: string) =>
+  db.oneFirst(sql.type(z.object({ plan: undoPlanSchema }))`
+    UPDATE forge_executions SET attempts = attempts + 1 WHERE proposal_id = ${proposalId} AND kind = 'apply' AND undo_plan IS NOT NULL RETURNING undo_plan AS plan`);
 
 /**
  * Step 1 of an execution: record what every target looks like now, before acting. Written once;
@@ -89,7 +91,7 @@ async function recordUndoPlan(db: Db, { proposal, action, target }: Subject, pla
   if (action.kind === 'memory.promote') return keepPlan(db, proposal.id, { memory: { scopeId: action.scopeId, before: null } });
   // The mapping was revoked after an earlier attempt of this step wrote its plan (and perhaps its note
   // write): the plan stands, and the write may be replayed (executeForgeStep).
-  if (!target && planned) return keepPlan(db, proposal.id, null);
+  if (!target && planned) return keptPlanAgain(db, proposal.id);
   if (!target) throw new AppError('mapping_not_found');
   const paths = toTransaction(action).map((a) => a.path);
   const current = new Map((await findNotes(db, target.vaultId, paths)).map((n) => [n.path, n]));
@@ -145,7 +147,7 @@ async function executeForgeStep(db: DatabasePool, { proposal, action, target }: 
   return receiptOf(proposalId, kind, result.body);
 }
 
-/** The receipt of a knowledge transaction Forge applied (or replayed). */
+/** The receipt of a knowledge transaction Forge applied (or replayed: completedAt is then the replay's time, the write's events keep theirs). */
 function receiptOf(proposalId: string, kind: 'apply' | 'undo', applied: TransactionApplied): Receipt {
   const changes: Receipt['changes'] = [
     ...applied.results.map((r) => ({ path: r.path, operation: r.operation as string, beforeRevision: r.beforeRevision, afterRevision: r.afterRevision, eventId: r.eventId })),

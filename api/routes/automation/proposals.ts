@@ -40,6 +40,7 @@ const statesWaitedOut = z
   .string()
   .regex(new RegExp(`^${anyState}(,${anyState})*$`), `one or more of ${proposalStates.join(', ')}, comma-separated`)
   .transform((list) => list.split(','))
+  // Cannot fail after the pattern; it gives the members their type.
   .pipe(z.array(proposalStateSchema));
 
 const proposalBody = z.strictObject({
