@@ -4,7 +4,7 @@
 // (changedFrom=S1,S2, decision 119) is waited out whole; after `wait` when nothing
 // changes; at once, answering the current state, when the app closes; and a change committed while
 // the process's LISTEN connection was lost is read once it listens again; a process without one
-// reads every second; a process holds at most its bound of waits. Another account's proposal is refused as a missing one,
+// reads every second; a process holds at most its bound of waits; a wait whose listener has stopped ends at once. Another account's proposal is refused as a missing one,
 // before any wait, and so is a member who lost access while waiting; every parameter is checked; a wait is charged as the one request it is.
 import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
@@ -15,6 +15,9 @@ import { createAccount, issueAccessToken } from '../domain/identity/accounts.ts'
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { addMember, createWorkspace, removeMember } from '../domain/identity/workspaces.ts';
 import { emptyRow } from '../db/row-schemas.ts';
+import { NotificationListener } from '../db/notification-listener.ts';
+import { ProposalWaits } from '../domain/automation/proposal-waits.ts';
+import { proposalChangesChannel } from '../domain/console/live.ts';
 import { buildTestApp } from './support/app.ts';
 import { storedProposal } from './support/fixtures.ts';
 import { useTestApp } from './support/harness.ts';
@@ -126,16 +129,9 @@ describe('a blocking read of a proposal', () => {
     expect(body.history.map((h) => h.state)).toEqual(expect.arrayContaining(['approved', 'executing', 'executed']));
   });
 
-  it('answers a list at once when the state is already outside it', async () => {
+  it.each(['approved', 'approved,executing'])('answers at once when the state is already outside changedFrom=%s', async (changedFrom) => {
     const id = await propose();
-    const answer = read(id, '?changedFrom=approved,executing&wait=30');
-    expect(await stillWaiting(answer, 2_000)).toBe(false);
-    expect(await stateOf(await answer)).toBe('pending_review');
-  });
-
-  it('answers at once when the state is already another', async () => {
-    const id = await propose();
-    const answer = read(id, '?changedFrom=approved&wait=30');
+    const answer = read(id, `?changedFrom=${changedFrom}&wait=30`);
     expect(await stillWaiting(answer, 2_000)).toBe(false);
     expect(await stateOf(await answer)).toBe('pending_review');
   });
@@ -249,5 +245,16 @@ describe('a blocking read of a proposal', () => {
     const states = await Promise.all(answers.map(async (answer) => stateOf(await answer)));
     await closed;
     expect(states).toEqual(['pending_review', 'pending_review']);
+  });
+
+  it('ends a wait whose listener is already stopped (the app closing), without a timer or poll left reading', async () => {
+    const listener = new NotificationListener(() => ctx.db.url, proposalChangesChannel, { warn: () => {}, info: () => {} });
+    await listener.stop();
+    const waits = new ProposalWaits(listener, 10);
+    let reads = 0;
+    const followed = waits.follow(randomUUID(), 20_000, async () => ++reads, () => false);
+    await expect(followed).rejects.toThrow(/stopped/);
+    await sleep(1_300); // past the fallback poll's first beat
+    expect({ reads, open: waits.size }).toEqual({ reads: 0, open: 0 });
   });
 });

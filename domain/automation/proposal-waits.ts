@@ -88,27 +88,22 @@ export class ProposalWaits {
       this.#open.add(expire);
       if (this.#listener) {
         startPolling(); // until the connection says it is listening (at once when it already is)
-        // A stopped listener (the app is closing) refuses: the wait ends, its timer and poll with it.
-        const listener = this.#listener;
-        const subscribe = (subscriber: Parameters<NotificationListener['subscribe']>[0]) => {
-          try {
-            return listener.subscribe(subscriber);
-          } catch (error) {
-            settle(() => reject(error as Error));
-            return () => {};
-          }
-        };
-        unsubscribe = subscribe({
-          notify: (payload) => {
-            if (parseProposalChange(payload)?.id === proposalId) check();
-          },
-          // Listening (again): anything announced before may have been missed, so read.
-          listening: () => {
-            stopPolling();
-            check();
-          },
-          lost: startPolling,
-        });
+        try {
+          unsubscribe = this.#listener.subscribe({
+            notify: (payload) => {
+              if (parseProposalChange(payload)?.id === proposalId) check();
+            },
+            // Listening (again): anything announced before may have been missed, so read.
+            listening: () => {
+              stopPolling();
+              check();
+            },
+            lost: startPolling,
+          });
+        } catch (error) {
+          // A stopped listener (the app is closing) refuses: the wait ends, its timer and poll with it.
+          settle(() => reject(error as Error));
+        }
       } else {
         startPolling();
       }
