@@ -48,28 +48,21 @@ export type Receipt = z.infer<typeof receiptSchema>;
 type Subject = { proposal: Proposal; action: ReturnType<typeof actionSchema.parse>; target: { vaultId: string; mappingId: string } | null };
 
 /**
- * The proposal, its target (the mapping's vault while the mapping stands; null once revoked), the
- * receipt of this kind of execution if one was already kept, and whether the apply's undo plan was
- * written, in one read: what a step, first run or retried, needs to know before it acts.
+ * The proposal, its target (the mapping's vault while the mapping stands; null once revoked) and
+ * whether the apply's undo plan was written (by an earlier attempt of this step), in one read.
  */
-async function subjectOf(db: Db, proposalId: string, kind: 'apply' | 'undo'): Promise<Subject & { kept: Receipt | null; planned: boolean }> {
-  const row = await db.maybeOne(sql.type(proposalSchema.extend({ targetVaultId: z.uuid().nullable(), kept: receiptSchema.nullable(), planned: z.boolean() }))`
+async function subjectOf(db: Db, proposalId: string): Promise<Subject & { planned: boolean }> {
+  const row = await db.maybeOne(sql.type(proposalSchema.extend({ targetVaultId: z.uuid().nullable(), planned: z.boolean() }))`
     SELECT ${proposalColumns},
            (SELECT m.vault_id FROM vault_mappings m WHERE m.id = (p.action->>'mappingId')::uuid AND m.revoked_at IS NULL) AS "targetVaultId",
-           (SELECT f.receipt FROM forge_executions f WHERE f.proposal_id = p.id AND f.kind = ${kind} AND f.state = 'succeeded') AS kept,
            EXISTS (SELECT FROM forge_executions f WHERE f.proposal_id = p.id AND f.kind = 'apply' AND f.undo_plan IS NOT NULL) AS planned
       FROM action_proposals p WHERE p.id = ${proposalId}`);
   if (!row) throw new AppError('not_found', `No proposal ${proposalId}.`);
-  const { targetVaultId, kept, planned, ...proposal } = row;
+  const { targetVaultId, planned, ...proposal } = row;
   const action = actionSchema.parse(proposal.action);
-  if (action.kind === 'memory.promote') return { proposal, action, target: null, kept, planned };
-  return { proposal, action, target: targetVaultId ? { vaultId: targetVaultId, mappingId: action.mappingId } : null, kept, planned };
+  if (action.kind === 'memory.promote') return { proposal, action, target: null, planned };
+  return { proposal, action, target: targetVaultId ? { vaultId: targetVaultId, mappingId: action.mappingId } : null, planned };
 }
-
-/** A step retried after its receipt was kept: counted as an attempt, answered with the receipt kept. */
-const keptAgain = (db: Db, proposalId: string, kind: 'apply' | 'undo') =>
-  db.oneFirst(sql.type(z.object({ receipt: receiptSchema }))`
-    UPDATE forge_executions SET attempts = attempts + 1 WHERE proposal_id = ${proposalId} AND kind = ${kind} AND state = 'succeeded' RETURNING receipt`);
 
 /** The plan kept for the apply: this one, unless a plan was already written (a retried step keeps the first). */
 const keepPlan = (db: Db, proposalId: string, plan: UndoPlan) =>
@@ -121,8 +114,9 @@ async function executeForgeStep(db: DatabasePool, { proposal, action, target }: 
   const idempotency = { accountId: owner, route: 'forge', scope: action.mappingId, key, fingerprint: key };
   if (!target) {
     // The mapping was revoked. Nothing new is written through it; but a write an earlier attempt of
-    // this step committed (its worker died before keeping the receipt) is answered from its record,
-    // so the execution is not reported failed while its note was written.
+    // this step committed (its worker died before the step reported back, with or without the
+    // receipt kept) is answered from its record, so an execution whose note was written is not
+    // reported failed.
     const replayed = await replayTransaction(db, idempotency);
     if (!replayed) throw new AppError('mapping_not_found');
     return receiptOf(proposalId, kind, replayed);
@@ -192,11 +186,7 @@ export async function runForgeExecution(db: DatabasePool, input: ForgeStep, cras
     await transitionProposal(db, decisionTransition(proposalId, 'approve', input.actorAccountId, input.approval.reason));
   }
   await transitionProposal(db, { proposalId, state: kind === 'apply' ? 'executing' : 'undoing', actorAccountId: input.actorAccountId });
-  const { kept, planned, ...subject } = await subjectOf(db, proposalId, kind);
-  // The step already wrote and kept its receipt (a worker died before reporting back): nothing is
-  // left to do, even if the mapping has been revoked since (it would fail the retry and mark a done
-  // execution failed).
-  if (kept) return keptAgain(db, proposalId, kind);
+  const { planned, ...subject } = await subjectOf(db, proposalId);
   if (kind === 'apply') await recordUndoPlan(db, subject, planned);
   const written = await executeForgeStep(db, subject, kind);
   await crashPoints.afterNoteWrite?.(written);
