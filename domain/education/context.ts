@@ -57,7 +57,7 @@ const rules: readonly Rule[] = [
     // Acronyms that are also words ("add", "odd") count only in capitals.
     pattern: /\b(?:[Dd]iagnos\w*|ADHD|adhd|ADD|[Aa]utis\w*|ASD|[Aa]sperger\w*|[Dd]yslexi\w*|[Dd]yscalculi\w*|[Dd]ysgraphi\w*|[Dd]yspraxi\w*|[Ee]pilep\w*|OCD|ODD|PTSD|[Bb]ipolar|[Tt]ourette\w*|on the (?:autism )?spectrum)\b/,
   },
-  { id: 'plan', category: 'accommodation', pattern: /\b(?:IEP|EHCP|504(?:\s+plan)?|individuali[sz]ed education (?:plan|program)|(?:education|behaviou?r(?:al)?|support|health ?care) (?:plan|contract))\b/i },
+  { id: 'plan', category: 'accommodation', pattern: /\b(?:IEPs?|EHCPs?|504(?:\s+plan)?|individuali[sz]ed education (?:plan|program)|(?:education|behaviou?r(?:al)?|support|health ?care) (?:plan|contract))\b/i },
   { id: 'named', category: 'name', pattern: /\b(?:student|learner|pupil|child|kid|boy|girl)s?\s+(?:named|called)\s+\p{Lu}|\b(?:[Ss]tudent|[Ll]earner|[Pp]upil)\s+(?!(?:ID|Id|Number|No)\b)(?:\p{Lu}\p{Ll}+|\d{1,4}\b)/u },
 ];
 
@@ -82,7 +82,7 @@ const honorific = /^(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Saint|St|King|Queen|Pr
 
 /** A sentence framed as history or fiction: a name in it is not taken for a learner. */
 const historicalOrFiction =
-  /\b1\d{3}s?\b|\b\d{1,4}\s?(?:BC|BCE|AD|CE)\b|\b(?:AD|A\.D\.)\s?\d|\bcentur(?:y|ies)\b|\bin (?:the|his|her|a) (?:novel|story|book|play|poem|film|movie|myth|legend|fable|series|tale|comic)\b|\b(?:character|protagonist|narrator|author|poet|novelist|playwright|scientist|inventor|explorer|pharaoh|emperor|empress|king|queen|president|prime minister|general|composer|painter|philosopher|mathematician|astronaut)\b|\b(?:reportedly|famously|legendarily|according to|is said to|was said to|biograph\w*)\b|\b(?:wrote|written|invented|discovered|published|painted|composed|founded|won|led|ruled|reigned|became|born|died|formulated|proved|explored|signed|sailed|flew|elected|assassinated|crowned|conquered|declared|coined|designed|built|created|developed|liberated|unified|narrates|follows|wakes|hesitates|kills|finds|discovers|leaves)\b/i;
+  /\b1\d{3}s?\b|\b\d{1,4}\s?(?:BC|BCE|AD|CE)\b|\b(?:AD|A\.D\.)\s?\d|\bcentur(?:y|ies)\b|\bin (?:the|his|her|a) (?:novel|story|book|play|poem|film|movie|myth|legend|fable|series|tale|comic)\b|\b(?:character|protagonist|narrator|author|poet|novelist|playwright|scientist|inventor|explorer|pharaoh|emperor|empress|king|queen|president|prime minister|general|composer|painter|philosopher|mathematician|astronaut)\b|\b(?:reportedly|famously|legendarily|according to|is said to|was said to|biograph\w*)\b|\b(?:wrote|written|invented|discovered|published|painted|composed|founded|won|led|ruled|reigned|became|born|died|formulated|proved|explored|signed|sailed|flew|elected|assassinated|crowned|conquered|declared|coined|designed|built|created|developed|liberated|unified|narrates|follows|wakes|hesitates|kills|finds|discovers|leaves)\b(?!['’])/i;
 
 // A score as written (after normalizeNumbers): 45%, 3/10, "12 of 40", a letter grade in a grading
 // context, or a bare number where a score word or "a"/"an" makes it one.
@@ -103,7 +103,7 @@ const personScore = new RegExp(
     String.raw`\bnot (?:yet )?(?:proficient|secure|at (?:the )?standard|on track|at grade level|at expected)\b|\b(?:approaching|emerging|beginning|developing) (?:proficien\w*|standards?|expectations?)\b|\bnot yet\b`,
     String.raw`\b(?:got|gets|getting|scored|a|with)\s+(?:a\s+)?zeros?\b|\bzeros?\s+(?:on|in|for)\b|\bzeroes\b`,
     String.raw`\b(?:answered|got|spelled|spelt|solved|completed|passed|managed)\s+(?:only\s+|just\s+)?\d+\s+(?:out\s+)?of\s+(?:the\s+)?\d+\b|\b(?:bad|poor|low|failing|terrible|dropping|falling) (?:grades?|marks?|scores?|results?)\b`,
-    String.raw`\bbelow\s+(?:the\s+)?(?:[\w-]+\s+){0,2}?(?:basic|benchmark|standard|expectations?|pass mark|grade level|level|target|average|where (?:she|he|they) should be|(?:the |her |his )?(?:class|peers|classmates|others|rest))\b|\bway below\b`,
+    String.raw`\bbelow\s+(?:the\s+)?(?:[\w-]+\s+){0,2}?(?:basic|benchmark|standard|expectations?|pass mark|grade level|level|target|average|where (?:she|he|they) should be|(?:the |her |his )?(?:class|peers|classmates|others|rest)|(?:his|her|their) (?:year group|age group|age|grade|year|group))\b|\bway below\b`,
     String.raw`\b(?:lowest|worst|bottom|last)\s+(?:score|mark|grade|result|in the class|on the|\d+\s?%|band|group|reading group)\b`,
     String.raw`\b(?:fell|falls|fall) short\b|\bheld back\b|\brepeat(?:s|ed|ing)?\s+(?:a |the )?(?:year|grade|class)\b|\brepeating (?:year|grade) \d\b|\bresit\b|\bretake\b|\bat risk of failing\b|\branked last\b|\bincomplete\b|\bunsatisfactory\b|\bdid (?:badly|poorly)\b|\bpoor(?:ly)?\b|\bassessed at level\b|\bgraded\b|\bmarked (?:as\s+)?(?:\d|not|below|5)`,
   ].join('|'),
@@ -135,6 +135,43 @@ const learnerRecord = new RegExp(
   'iu',
 );
 
+// A reading level, age or band as one learner's record: "reads at a first-grade level", "reading at
+// a year 1 level", "reads like a first grader", "is on level C books", "reading level F", "54 wpm",
+// "running record", "a non-reader", "can only read three-letter words". Bound to a person below,
+// like every predicate; and, for the verb forms, to any subject that is not a group (see readerSubject).
+const READS_AT = String.raw`(?:\b(?:reads?|(?:is|are|was|were|still)\s+reading)|['’]s\s+reading|\breading\s+(?=at|below|above|on|around|about|like|well|far|way|two|one|a\b))\b(?:\s+[\w-]+){0,4}?\s+(?:level|grade|age|band|year|standard)\b|\breads?\s+like\s+(?:an?\s+)?(?:[\w-]+\s+){0,3}?(?:grader|kindergart\w*|preschooler|toddler|baby|year[- ]old|beginner|reader|child|kid|student|learner)\b|\b(?:is|are|was|still)\s+(?:still\s+)?on\s+(?:level\s+\p{L}|[\w-]+\s+band)\b|\bcan (?:only|just|barely|hardly) read\b|\bnon-?reader\b`;
+const readingLevel = new RegExp(
+  [
+    READS_AT,
+    String.raw`\b(?:reading|spelling|guided reading|instructional|independent|frustration|book|lexile|DRA|decoding|phonics) (?:level|age|band)\b(?!s)|\blexile\b|\b\d+\s?(?:wpm|wcpm|cwpm)\b|\bwords (?:correct )?(?:per|a) minute\b|\brunning records?\b|\bpre-?primer\b|\bfluency\s*[:=]|\b(?:gets|has|given|allowed) extra time\b`,
+  ].join('|'),
+  'iu',
+);
+const readsAt = new RegExp(READS_AT, 'iu');
+/**
+ * A subject that is a group, a share, the speaker or a thing, not one learner: "most of the
+ * class", "half my students", "a few of the boys", "we", "this book". Whatever else opens a
+ * sentence whose verb is a reading level is taken for one learner, so the form of a name (lower
+ * case, initials, a period, a number, a common word: "lily reads at level B") does not matter.
+ */
+const groupOrThing =
+  /\b(?:most|many|much|half|halves|thirds?|quarters?|fifths?|several|some|few|lots?|plenty|majority|minority|all|every(?:one|body)?|nobody|none|no one|any(?:one|body)?|each|both|rest|whole|average|median|mean|class(?:es)?|groups?|cohorts?|sets?|sections?|tables?|teams?|students|learners|pupils|children|kids|readers|boys|girls|graders|ones|people|they|them|their|we|us|our|you|your|i|\d+\s?%|\d+\s?\/\s?\d+|text|texts|book|books|passage|passages|story|stories|article|poem|novel|series|worksheet|sentence|paragraph|page|chapter|this|that|these|those|it|which|who|what)\b/iu;
+/** The subject of a reading-level verb ("lily reads at level B"), when it is one learner. */
+function readerSubject(sentence: string): boolean {
+  const m = readsAt.exec(sentence);
+  if (!m) return false;
+  // The clause before the verb: after the last colon or semicolon.
+  const subject = sentence.slice(0, m.index).split(/[:;]/).pop()!.trim();
+  return /\p{L}/u.test(subject) && !groupOrThing.test(subject) && !genericFrame.test(sentence);
+}
+
+/** An aggregate share of learners ("several students", "most of the class", "60% of"), not a count small enough to point at someone ("two students", "a few"). */
+const shareOfLearners =
+  /\b(?:most|many|several|half|majority|minority|(?:a|one|two) (?:third|quarter|fifth)s?|some|lots|a lot|a number|nearly all|almost all|all|\d+\s?%|\d{2,}|[5-9])\s+(?:of\s+)?(?:(?:the|my|our|this|these|those)\s+)?(?:[\w-]+\s+)?(?:class|group|cohort|students|learners|pupils|children|kids|boys|girls|readers|them)\b|\bthe (?:whole )?(?:class|group|cohort)\b/i;
+/** One learner singled out of a group: "including one who…", "one of them", "except". */
+const singledOut = /\b(?:one|1)\s+(?:who|of them|of whom|of the|of my|of our)\b|\b(?:including|especially|except|apart from|particularly)\b/i;
+const smallCount = /\b(?:a few|few|a couple|a pair|one|two|three|four|[1-4])\s+(?:of\s+(?:the|my|our)\s+)?(?:students|learners|pupils|children|kids|boys|girls|of)\b/i;
+
 /** A singular learner noun phrase: "one boy", "my weakest student", "the new kid", "Student 4". */
 const learnerNoun = /\b(?:a|an|one|1|this|that|the|my|our|her|his)\s+(?:(?:new|weakest|strongest|lowest|quiet|youngest|oldest|only|other|same)\s+)?(?:student|learner|pupil|child|kid|boy|girl|reader|scorer)\b(?!s)/i;
 const genericFrame = /^(?:if|when|whenever|any|each|every|where)\b|\b(?:any|each|every|per)\s+(?:student|learner|pupil|child)\b/i;
@@ -161,6 +198,30 @@ function withoutDates(sentence: string): string {
 /** A work's title after "in": at least two capitalized words, or three ("in Diary of a Wimpy Kid"). */
 const titledWork = /\bin\s+(?:The\s+|A\s+)?\p{Lu}\p{Ll}+(?:\s+(?:of|the|a|an|and|in|on|to)\b)+(?:\s+\p{Lu}\p{Ll}+)+|\bin\s+\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+){2,}/u;
 
+/** Initials: one to three letters each with a period ("T.J.", "k.l.", "e."), not "e.g.", a time ("9 a.m.") or a label ("level R."). */
+const initials = /(?<![\p{L}\p{N}.])(?:\p{L}\.\s?){1,3}(?!\p{L})/gu;
+const notInitials = new Set(['e.g.', 'i.e.', 'n.b.', 'p.s.', 'u.s.', 'u.k.', 'a.d.', 'b.c.', 'v.']);
+/** A word and a one-letter initial before a break or a verb ("grace o. is", "maya k reads", "chloe w —"); not "is a", "plan b". */
+const nameAndInitial = /(?<![\p{L}'’])(\p{L}[\p{L}'’-]+)\s+(?![AaIi]\b)\p{L}\b\.?(?=\s*(?:$|[,:;()–—-]|\s\p{Ll}))/gu;
+/** A name with a number ("jayden2", "student14"), not "year7", "q1", "ks2". */
+const nameWithNumber = /(?<![\p{L}\p{N}])(\p{L}{3,})\d{1,3}(?![\p{L}\p{N}])/gu;
+const learnerWords = /^(?:student|learner|pupil|child|kid|boy|girl)$/i;
+/** A learner noun labelled with a capital letter or a number ("Student A", "learner 7", "kid #3"). */
+const labelledLearner = /\b(?:[Ss]tudent|[Ll]earner|[Pp]upil|[Cc]hild|[Kk]id)\s*(?:#\s*)?(?:\d{1,3}|\p{Lu})(?![\p{L}\p{N}])/gu;
+/** Lower-case words no dictionary has that are not names: school shorthand and texting. */
+const nameNoise = new Set(
+  'pls plz thx btw fyi asap eg ie etc ok okay wpm wcpm cwpm cvc cvce lexile decodable decodables dra ell esl eal eld sped iep ks ta tas sen senco ela ss sel pbis rti mtss ipad ipads chromebook chromebooks hw ws pg pp ch wk yr yrs hr hrs min mins vs ftw lol'.split(
+    ' ',
+  ),
+);
+
+/** A word that is never a name before an initial or a label: school words (plural too) and function words ("level B", "to E", "plan A"). */
+const functionWords = new Set('a an to at of in on by and or from for with as is are was be the an this that than then so if vs per into onto up down out over under about between'.split(' '));
+function notAName(word: string): boolean {
+  const lower = word.toLowerCase();
+  return notNames.has(lower) || notNames.has(lower.replace(/e?s$/, '')) || functionWords.has(lower) || nameNoise.has(lower);
+}
+
 /** Name candidates of a sentence (see the module comment). */
 function names(sentence: string): string[] {
   const out: string[] = [];
@@ -174,7 +235,9 @@ function names(sentence: string): string[] {
     if (previous && /^by$/i.test(previous)) return;
     // "Team Alpha", "Group Blue", "House Phoenix": a group named, not a person.
     if (previous && /^(?:Team|Group|House|Class|Room|Table|Set|Unit|Chapter|Lesson|Section|Part|Level|Grade|Year|Period|Week|Module|Round|Task)$/.test(previous)) return;
-    if (notNames.has(lower) || honorific.test(raw)) return;
+    if (notNames.has(lower) || notNames.has(lower.replace(/s$/, '')) || honorific.test(raw)) return;
+    // An acronym's plural ("IEPs", "ELLs") is not a name.
+    if (/^\p{Lu}{2,}s$/u.test(raw) && acronyms.has(raw.slice(0, -1))) return;
     const caps = raw.length >= 2 && raw === raw.toUpperCase();
     if (caps) {
       if (acronyms.has(raw) || commonWords.has(lower)) return;
@@ -188,10 +251,25 @@ function names(sentence: string): string[] {
     if (!start && commonWords.has(lower) && /^(?:the|a|an|of|in|on|at|for|and)$/i.test(previous ?? '')) return;
     out.push(raw);
   });
-  // A name written in lower case at the start of a note ("maria lopez 45%"): a word no dictionary
-  // knows, first in the sentence.
-  const first = tokens[0]?.[0];
-  if (first && /^\p{Ll}{3,}$/u.test(first) && !commonWords.has(first) && !/^(?:e\.g|i\.e|etc)$/.test(first)) out.push(first);
+  // A name written in lower case ("maria lopez 45%", "liam's reading age", "one of my boys, ethan,
+  // is…", "for tomás:"): a word no dictionary knows, opening the sentence or a clause, or after "for".
+  tokens.forEach((m, i) => {
+    const raw = m[0].replace(/['’]s?$/u, '');
+    if (!/^\p{Ll}[\p{Ll}-]{1,}$/u.test(raw) || commonWords.has(raw) || notNames.has(raw) || nameNoise.has(raw)) return;
+    const before = sentence.slice(0, m.index);
+    const after = sentence.slice(m.index + m[0].length);
+    if (i === 0 || /[:;,(–—-]\s*$/u.test(before) || (/\bfor\s+$/u.test(before) && /^\s*(?:$|[:;,(–—-])/u.test(after))) out.push(raw);
+  });
+  // The forms a name takes in a teacher's note, whatever the case: initials ("T.J.", "k.l.", "e."),
+  // a word and an initial ("grace o.", "maya k"), a name with a number ("jayden2", "student14"), a
+  // learner noun with a letter or a number ("Student A", "learner 7").
+  for (const m of sentence.matchAll(initials)) {
+    const previous = /([\p{L}\d]+)\s*$/u.exec(sentence.slice(0, m.index))?.[1];
+    if (!notInitials.has(m[0].replace(/\s/g, '').toLowerCase()) && !(previous && (/\d/.test(previous) || (notAName(previous) && !/^for$/i.test(previous))))) out.push(m[0].trim());
+  }
+  for (const m of sentence.matchAll(nameAndInitial)) if (!notAName(m[1]!)) out.push(m[0].trim());
+  for (const m of sentence.matchAll(nameWithNumber)) if (!notNames.has(m[1]!.toLowerCase()) || learnerWords.test(m[1]!)) out.push(m[0]);
+  for (const m of sentence.matchAll(labelledLearner)) out.push(m[0]);
   return out;
 }
 
@@ -201,14 +279,26 @@ export function learnerRecordRule(text: string): Pick<Rule, 'id' | 'category'> |
   // number words and spacing are normalized.
   const unicode = normalizeUnicode(text);
   const view = normalizeNumbers(numberWords(unicode));
-  for (const rule of rules) if (rule.pattern.test(rule.category === 'identifier' ? unicode : view)) return { id: rule.id, category: rule.category };
+  // Sentences: not split after an initial or a title ("Rosa M. (Year 8)", "ms. rivera", "Jr.").
+  const sentences = view.split(/(?<=[.!?;])(?<!\b\p{L}\.|\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|St|Jr|Sr|vs|etc|No|Ma)\.)\s+(?=\S)|\n+/u);
+  for (const rule of rules) {
+    if (rule.category === 'identifier') {
+      if (rule.pattern.test(unicode)) return { id: rule.id, category: rule.category };
+      continue;
+    }
+    // A diagnosis or a plan said of a share of the class ("several students have IEPs") is an
+    // aggregate support need; said of a person or of a count small enough to point at one
+    // ("two students have ADHD"), it is a record.
+    const aggregateOnly = rule.category === 'diagnosis' || rule.category === 'accommodation';
+    if (sentences.some((sentence) => rule.pattern.test(sentence) && !(aggregateOnly && aggregateSentence(sentence)))) return { id: rule.id, category: rule.category };
+  }
   const contact = findContactDetails(text);
   if (contact) return { id: contact, category: 'contact' };
-  // Sentences: not split after an initial or a title ("Rosa M. (Year 8)", "Ms. Rivera", "Jr.").
-  for (const sentence of view.split(/(?<=[.!?;])(?<!\b\p{Lu}\.|\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|St|Jr|Sr|vs|etc|No)\.)\s+(?=\S)|\n+/u)) {
+  for (const sentence of sentences) {
     const framed = historicalOrFiction.test(sentence) || titledWork.test(sentence);
     const named = names(sentence);
     if (!framed && /\b(?:Mr|Mrs|Ms|Mx|Dr|Miss)\.?\s+\p{Lu}\p{Ll}+/u.test(sentence)) return { id: 'honorific-name', category: 'name' };
+    if (!framed && readerSubject(sentence)) return { id: 'reading-level', category: 'person-score' };
     const person = (!framed && (named.length > 0 || pronoun.test(sentence))) || (learnerNoun.test(sentence) && !genericFrame.test(sentence));
     if (!person) continue;
     let scoreText = sentence.replace(new RegExp(aggregate.source, 'gi'), ' ');
@@ -217,8 +307,14 @@ export function learnerRecordRule(text: string): Pick<Rule, 'id' | 'category'> |
     // A list of names with bare numbers under a score word: "Results: Farah 88, Gabriel 52".
     if (scoreWord.test(sentence) && named.some((n) => new RegExp(`${escape(n)}['’]?s?\\s*[:=–—-]?\\s*\\d+(?:\\.\\d+)?(?!\\s*(?:st|nd|rd|th)\\b)(?![\\d/])`, 'u').test(sentence))) return { id: 'person-score', category: 'person-score' };
     if (learnerRecord.test(sentence)) return { id: 'name-before-learner-verb', category: 'name' };
+    if (readingLevel.test(sentence)) return { id: 'reading-level', category: 'person-score' };
   }
   return null;
+}
+
+/** A sentence about a share of the class and nobody in particular (no name, pronoun or single learner). */
+function aggregateSentence(sentence: string): boolean {
+  return shareOfLearners.test(sentence) && !smallCount.test(sentence) && !singledOut.test(sentence) && names(sentence).length === 0 && !pronoun.test(sentence) && !learnerNoun.test(sentence);
 }
 
 export type LearnerRecordFinding = { pointer: string; rule: string; category: Rule['category'] };
