@@ -25,9 +25,10 @@ describe('stateless 2026-07-28', () => {
     expect(discover.headers['mcp-session-id']).toBeUndefined();
     expect(discover.data.result).toMatchObject({
       server: { name: expect.any(String), version: '1.0.0', protocolVersion: MODERN_VERSION },
-      protocolVersions: ['2026-07-28', '2024-11-05'],
+      // The spec's two first, then the other revisions served.
+      protocolVersions: ['2026-07-28', '2024-11-05', '2025-11-25', '2025-06-18', '2025-03-26'],
       capabilities: { tools: { listChanged: false } },
-      supportedVersions: expect.arrayContaining([MODERN_VERSION]),
+      supportedVersions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'],
       ttlMs: expect.any(Number),
       cacheScope: expect.stringMatching(/^(public|private)$/),
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: expect.any(String), version: '1.0.0' } },
@@ -78,13 +79,13 @@ describe('stateless 2026-07-28', () => {
       { 'mcp-protocol-version': '2031-01-01', 'mcp-method': 'tools/list' },
     );
     expect(res.statusCode).toBe(400);
-    expect(res.data.error).toMatchObject({ code: -32022, data: { supported: [MODERN_VERSION] } });
+    expect(res.data.error).toMatchObject({ code: -32022, data: { supported: [MODERN_VERSION, '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'], requested: '2031-01-01' } });
   });
 });
 
 describe('legacy clients', () => {
   it('initialize, initialized notification (202), ping, tools/list; no session id', async () => {
-    const init = await mcp.legacy('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } });
+    const init = await mcp.legacy('initialize', { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 't', version: '1' } });
     expect(init.data.result).toMatchObject({ protocolVersion: '2024-11-05', capabilities: { tools: { listChanged: false } }, serverInfo: { version: '1.0.0' } });
     expect(init.headers['mcp-session-id']).toBeUndefined();
     expect(init.headers['mcp-protocol-version']).toBe(MODERN_VERSION);

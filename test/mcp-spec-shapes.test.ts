@@ -51,7 +51,7 @@ describe('the version from MCP-Protocol-Version when the body carries no _meta',
     const discover = await shaped('server/discover');
     expect(discover.statusCode).toBe(200);
     expect(discover.headers['mcp-protocol-version']).toBe(MODERN_VERSION);
-    expect(discover.data.result).toMatchObject({ server: { protocolVersion: MODERN_VERSION }, supportedVersions: [MODERN_VERSION], ttlMs: 300_000, resultType: 'complete' });
+    expect(discover.data.result).toMatchObject({ server: { protocolVersion: MODERN_VERSION }, supportedVersions: [MODERN_VERSION, '2025-11-25', '2025-06-18', '2025-03-26', LEGACY_VERSION], ttlMs: 300_000, resultType: 'complete' });
     const list = await shaped('tools/list');
     expect(list.statusCode).toBe(200);
     expect(list.data.result).toMatchObject({ ttlMs: 300_000, cacheScope: 'public', resultType: 'complete' });
@@ -76,10 +76,11 @@ describe('the version from MCP-Protocol-Version when the body carries no _meta',
   it('refuses a version it does not serve with -32022, but lets initialize negotiate in its body', async () => {
     const unsupported = await request('tools/list', {}, { 'mcp-protocol-version': '2031-01-01', 'mcp-method': 'tools/list' });
     expect(unsupported.statusCode).toBe(400);
-    expect(unsupported.data.error).toMatchObject({ code: -32022, data: { supported: [MODERN_VERSION], requested: '2031-01-01' } });
-    const init = await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } }, { 'mcp-protocol-version': '2025-06-18' });
+    expect(unsupported.data.error).toMatchObject({ code: -32022, data: { supported: [MODERN_VERSION, '2025-11-25', '2025-06-18', '2025-03-26', LEGACY_VERSION], requested: '2031-01-01' } });
+    // An unknown revision, in the header and the body: the handshake answers the newest one it negotiates.
+    const init = await request('initialize', { protocolVersion: '2031-01-01', capabilities: {}, clientInfo: { name: 't', version: '1' } }, { 'mcp-protocol-version': '2031-01-01' });
     expect(init.statusCode).toBe(200);
-    expect(init.data.result.protocolVersion).toBe(LEGACY_VERSION);
+    expect(init.data.result.protocolVersion).toBe('2025-11-25');
   });
 });
 

@@ -1,4 +1,5 @@
-// MCP tool gateway, POST /api/mcp. Order of a request: a bearer token must be present → parse the
+// MCP tool gateway, POST /api/mcp. Order of a request: a browser's Origin must be allowed (origins.ts)
+// → a bearer token must be present → parse the
 // body with the edge's JSON rules (U+0000, depth) → JSON-RPC → check headers against the body and
 // classify the era → admit the caller (domain/principals/admission.ts; any of the four plans, plan
 // read now) → run. A recognized request is admitted charged, one MCP operation; every other answer
@@ -21,7 +22,10 @@ import { logFailure, toAppError } from '../../problems.ts';
 import {
   CACHE_TTL_MS,
   classify,
-  LEGACY_VERSION,
+  DISCOVER_PROTOCOL_VERSIONS,
+  featuresOf,
+  HANDSHAKE_VERSIONS,
+  isServedVersion,
   messageHeaders,
   MODERN_VERSION,
   parseEnvelope,
@@ -29,18 +33,26 @@ import {
   rpcCodes,
   rpcErrorFromAppError,
   RpcError,
+  SERVED_VERSIONS,
+  SERVER_DESCRIPTION,
   SERVER_INFO,
   SERVER_INFO_META_KEY,
-  SUPPORTED_VERSIONS,
   toolErrorResult,
 } from './protocol.ts';
-import type { Era, JsonRpcRequest, RpcId } from './protocol.ts';
+import type { Classified, Era, JsonRpcRequest, Revision, RpcId } from './protocol.ts';
+import { allowedOriginsFromEnvironment, originAllowed } from './origins.ts';
 import { listedTools, toolsByName } from './tools.ts';
 
 const capabilities = { tools: { listChanged: false } };
 
-/** Methods that count as one MCP operation once recognized. */
-const recognizedMethods = new Set(['initialize', 'ping', 'server/discover', 'tools/list', 'tools/call']);
+/**
+ * The methods of each era that count as one MCP operation once recognized. 2026-07-28 has no
+ * handshake and no ping (removed in that revision): there they are unknown methods.
+ */
+const recognizedMethods: Record<Era, ReadonlySet<string>> = {
+  modern: new Set(['server/discover', 'tools/list', 'tools/call']),
+  legacy: new Set(['initialize', 'ping', 'server/discover', 'tools/list', 'tools/call']),
+};
 
 function sendRpcError(reply: FastifyReply, id: RpcId, error: RpcError) {
   return reply
@@ -49,10 +61,18 @@ function sendRpcError(reply: FastifyReply, id: RpcId, error: RpcError) {
     .send({ jsonrpc: '2.0', id, error: { code: error.rpcCode, message: error.message, ...(error.data ? { data: error.data } : {}) } });
 }
 
-type Deps = { db: DatabasePool; leases: AllowanceLeases; admissions: AdmissionCache<TokenAdmission>; notes: GroupCommit };
+type Deps = {
+  db: DatabasePool;
+  leases: AllowanceLeases;
+  admissions: AdmissionCache<TokenAdmission>;
+  notes: GroupCommit;
+  /** Browser origins allowed to call; default: MCP_ALLOWED_ORIGINS and PUBLIC_BASE_URL's origin (origins.ts). */
+  allowedOrigins?: readonly string[];
+};
 
 export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
   const { db, leases, admissions, notes } = deps;
+  const allowedOrigins = new Set(deps.allowedOrigins ?? allowedOriginsFromEnvironment(process.env));
   // The raw body is parsed here, not by Fastify, so malformed JSON becomes JSON-RPC -32700.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/json', 'application/json; charset=utf-8'], { parseAs: 'string', bodyLimit: 16 * 1_048_576 }, (_request, body, done) => {
@@ -64,6 +84,24 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
 
   app.addHook('onSend', async (_request, reply) => {
     reply.header('mcp-protocol-version', MODERN_VERSION);
+  });
+  // A browser origin that is not allowed is refused before anything else, whatever the method, and
+  // consumes nothing: 403, a JSON-RPC error without id (the transport spec's answer).
+  app.addHook('onRequest', async (request, reply) => {
+    if (originAllowed(request.headers.origin, allowedOrigins)) return;
+    request.log.info({ origin: request.headers.origin }, 'mcp request from a browser origin not allowed');
+    return reply
+      .code(403)
+      .type('application/json')
+      .send({
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: rpcCodes.forbidden,
+          message: 'This Origin may not call the MCP endpoint (MCP_ALLOWED_ORIGINS).',
+          data: { code: 'origin_not_allowed', status: 403, requestId: request.id },
+        },
+      });
   });
   // Without a bearer token nothing else is looked at. With one, the caller is admitted once per
   // request, in the handler: charged when the operation is recognized, uncharged before any other answer.
@@ -147,10 +185,10 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
         return typeof id === 'string' || typeof id === 'number' ? id : null;
       };
       let message: JsonRpcRequest;
-      let era: Era;
+      let classified: Classified;
       try {
         message = parseEnvelope(parsed);
-        era = classify(message, messageHeaders(request));
+        classified = classify(message, messageHeaders(request));
       } catch (error) {
         if (error instanceof RpcError) return unchargedAnswer(idOf(parsed), () => sendRpcError(reply, idOf(parsed), error));
         throw error;
@@ -159,8 +197,15 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
       // Notifications get 202 and no body, whatever they say.
       if (message.id === undefined) return unchargedAnswer(null, () => reply.code(202).send());
       const id = message.id;
-      if (!recognizedMethods.has(message.method)) {
-        return unchargedAnswer(id, () => sendRpcError(reply, id, new RpcError(rpcCodes.methodNotFound, `Method not found: ${message.method}`)));
+      const { era } = classified;
+      if (!recognizedMethods[era].has(message.method)) {
+        // The 2026-07-28 transport pairs "method not found" with HTTP 404; earlier ones answer 200.
+        const notFound = new RpcError(rpcCodes.methodNotFound, `Method not found: ${message.method}`, { httpStatus: era === 'modern' ? 404 : 200 });
+        return unchargedAnswer(id, () => sendRpcError(reply, id, notFound));
+      }
+      // tools/list has one page: no cursor was ever handed out, so any cursor is invalid (-32602).
+      if (message.method === 'tools/list' && message.params?.['cursor'] !== undefined) {
+        return unchargedAnswer(id, () => sendRpcError(reply, id, new RpcError(rpcCodes.invalidParams, 'Invalid cursor: tools/list has a single page and hands out no cursor.')));
       }
       const respond = (result: Record<string, unknown>) =>
         reply.code(200).type('application/json').send({ jsonrpc: '2.0', id, result: era === 'modern' ? { ...result, resultType: 'complete' } : result });
@@ -196,7 +241,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
       if (!(await admit(id, true))) return reply;
       let result: Record<string, unknown>;
       try {
-        result = await run(message, era, request, argumentRefusal);
+        result = await run(message, classified, request, argumentRefusal);
       } catch (error) {
         if (error instanceof DatabaseUnavailableError) return refuse(id, error);
         throw error;
@@ -205,22 +250,23 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
     },
   );
 
-  async function run(message: JsonRpcRequest, era: Era, request: FastifyRequest, argumentRefusal: AppError | undefined): Promise<Record<string, unknown>> {
-    const serverInfoMeta = { [SERVER_INFO_META_KEY]: SERVER_INFO };
+  async function run(message: JsonRpcRequest, { era }: Classified, request: FastifyRequest, argumentRefusal: AppError | undefined): Promise<Record<string, unknown>> {
+    const serverInfoMeta = { [SERVER_INFO_META_KEY]: serverInfoFor(MODERN_VERSION) };
     switch (message.method) {
       case 'initialize': {
-        // Answer with the requested version when we support it, else the one every client supports.
+        // The requested revision when served; otherwise the newest one a handshake can negotiate
+        // (2026-07-28 is chosen through server/discover, never by a handshake that did not ask for it).
         const requested = message.params?.['protocolVersion'];
-        const protocolVersion = typeof requested === 'string' && (SUPPORTED_VERSIONS as readonly string[]).includes(requested) ? requested : LEGACY_VERSION;
-        return { protocolVersion, capabilities, serverInfo: SERVER_INFO, instructions: instructionsText };
+        const protocolVersion: Revision = isServedVersion(requested) ? requested : HANDSHAKE_VERSIONS[0];
+        return { protocolVersion, capabilities, serverInfo: serverInfoFor(protocolVersion), instructions: instructionsText };
       }
       case 'ping':
         return {};
       case 'server/discover':
         return {
           server: { name: SERVER_INFO.name, version: SERVER_INFO.version, protocolVersion: MODERN_VERSION },
-          protocolVersions: [...SUPPORTED_VERSIONS],
-          supportedVersions: [MODERN_VERSION],
+          protocolVersions: [...DISCOVER_PROTOCOL_VERSIONS],
+          supportedVersions: [...SERVED_VERSIONS],
           capabilities,
           instructions: instructionsText,
           ttlMs: CACHE_TTL_MS,
@@ -257,6 +303,11 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
     }
   }
 };
+
+/** The server's Implementation as a revision defines it (description from 2025-11-25). */
+function serverInfoFor(revision: Revision) {
+  return featuresOf(revision).implementationDescription ? { ...SERVER_INFO, description: SERVER_DESCRIPTION } : SERVER_INFO;
+}
 
 function toolResult(data: unknown) {
   return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };

@@ -12,8 +12,48 @@ import { headerValue } from '../shared/headers.ts';
 
 export const MODERN_VERSION = '2026-07-28';
 export const LEGACY_VERSION = '2024-11-05';
-export const SUPPORTED_VERSIONS = [MODERN_VERSION, LEGACY_VERSION] as const;
+/**
+ * The revisions negotiated by an `initialize` handshake, newest first: what current clients ask for
+ * (2025-11-25: VS Code, Claude Code, the TypeScript SDKs; 2025-06-18; 2025-03-26) and 2024-11-05.
+ */
+export const HANDSHAKE_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', LEGACY_VERSION] as const;
+/** Every revision served, newest first. */
+export const SERVED_VERSIONS = [MODERN_VERSION, ...HANDSHAKE_VERSIONS] as const;
+export type Revision = (typeof SERVED_VERSIONS)[number];
+/**
+ * `server/discover`'s protocolVersions: the spec's list (2026-07-28, 2024-11-05) first, unchanged,
+ * then the other revisions served, newest first.
+ */
+export const DISCOVER_PROTOCOL_VERSIONS = [MODERN_VERSION, LEGACY_VERSION, ...HANDSHAKE_VERSIONS.filter((v) => v !== LEGACY_VERSION)] as const;
+/**
+ * The revision of a request that names none: the transport spec lets a server that serves clients
+ * older than 2025-06-18 (which send no MCP-Protocol-Version) take it as 2025-03-26.
+ */
+export const UNNAMED_REQUEST_VERSION = '2025-03-26';
+
+export const isServedVersion = (value: unknown): value is Revision => typeof value === 'string' && (SERVED_VERSIONS as readonly string[]).includes(value);
+
+/**
+ * What a revision's results may carry beyond the 2024-11-05 shape. Fields a revision does not define
+ * (title, annotations, outputSchema, structuredContent) are additive and ignored by its clients, so
+ * they are always sent; a content block of a type the revision does not define is not (a client
+ * validating the content union would refuse the whole result), nor is anything newer that changes
+ * a shape.
+ */
+export type RevisionFeatures = {
+  /** `resource_link` content blocks and `resources` (templates, read, list) with titles: 2025-06-18. */
+  resourceLinks: boolean;
+  /** `description` of the server's Implementation (serverInfo): 2025-11-25. */
+  implementationDescription: boolean;
+};
+
+export function featuresOf(revision: Revision): RevisionFeatures {
+  const atLeast = (first: Revision) => revision >= first; // revisions are ISO dates
+  return { resourceLinks: atLeast('2025-06-18'), implementationDescription: atLeast('2025-11-25') };
+}
 export const SERVER_INFO = { name: 'hosted-notes-mcp', title: 'Hosted Notes Platform', version: '1.0.0' } as const;
+/** serverInfo.description, from 2025-11-25 on. */
+export const SERVER_DESCRIPTION = 'Hosted Markdown vaults: search, read and write notes of the vaults you mapped, with revisions and provenance.';
 export const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 export const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
 /** How long a client may cache discover and tools/list results (they only change with a deploy). */
@@ -93,20 +133,24 @@ const NAME_PARAMS: Readonly<Record<string, string>> = { 'tools/call': 'name', 'p
 
 const headerMismatch = (message: string, data: Record<string, unknown>) => new RpcError(rpcCodes.headerMismatch, message, { httpStatus: 400, data });
 
+/** The era of a request and the revision its answer is shaped for. */
+export type Classified = { era: Era; revision: Revision };
+
 /**
- * Header/body agreement and the era of a message.
+ * Header/body agreement, the era of a message and its revision.
  * 1. Every header that is present must agree with the body, in every era and for notifications
- *    too: Mcp-Method with `method`, Mcp-Name with the named parameter (`params.name` of tools/call;
- *    a method that names nothing cannot carry one), MCP-Protocol-Version with the `_meta` version
- *    when both are sent. Any contradiction is -32020.
+ *    too: Mcp-Method with `method`, Mcp-Name with the named parameter (`params.name` of tools/call,
+ *    `params.uri` of resources/read; a method that names nothing cannot carry one), MCP-Protocol-Version
+ *    with the `_meta` version when both are sent. Any contradiction is -32020.
  * 2. The version is the body's `_meta` version, else the MCP-Protocol-Version header. One we do not
  *    serve is -32022 (an `initialize` negotiates in its body, so its header is not judged).
  * 3. 2026-07-28 is the modern era: a request must then carry MCP-Protocol-Version, Mcp-Method and,
- *    for tools/call, Mcp-Name (else -32020). 2024-11-05, or no version at all, is the legacy era; a
- *    request with Mcp-Method or Mcp-Name but no version anywhere is -32020 (those headers exist only
- *    in 2026-07-28, whose requests carry their version).
+ *    for tools/call and resources/read, Mcp-Name (else -32020). Every other revision, or no version at
+ *    all (taken as 2025-03-26), is the legacy era; a request with Mcp-Method or Mcp-Name but no
+ *    version anywhere is -32020 (those headers exist only in 2026-07-28, whose requests carry their
+ *    version).
  */
-export function classify(message: JsonRpcRequest, headers: MessageHeaders): Era {
+export function classify(message: JsonRpcRequest, headers: MessageHeaders): Classified {
   const meta = message.params?.['_meta'];
   const bodyVersion = meta && typeof meta === 'object' && !Array.isArray(meta) ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_META_KEY] : undefined;
   const isRequest = message.id !== undefined;
@@ -147,21 +191,22 @@ export function classify(message: JsonRpcRequest, headers: MessageHeaders): Era 
         bodyValue: null,
       });
     }
-    return 'legacy';
+    return { era: 'legacy', revision: UNNAMED_REQUEST_VERSION };
   }
-  if (typeof version !== 'string' || !(SUPPORTED_VERSIONS as readonly string[]).includes(version)) {
+  if (!isServedVersion(version)) {
     throw new RpcError(rpcCodes.unsupportedProtocolVersion, `Unsupported protocol version ${JSON.stringify(version)}.`, {
       httpStatus: 400,
-      data: { supported: [MODERN_VERSION], supportedVersions: [...SUPPORTED_VERSIONS], requested: version },
+      data: { supported: [...SERVED_VERSIONS], supportedVersions: [...SERVED_VERSIONS], requested: version },
     });
   }
-  if (version !== MODERN_VERSION) return 'legacy';
-  if (!isRequest) return 'modern'; // notifications need no routing headers (but must not contradict the body)
+  if (version !== MODERN_VERSION) return { era: 'legacy', revision: version };
+  const modern: Classified = { era: 'modern', revision: MODERN_VERSION };
+  if (!isRequest) return modern; // notifications need no routing headers (but must not contradict the body)
   const missing = (header: string) => headerMismatch(`Missing ${header} header (required on ${MODERN_VERSION} requests).`, { header, headerValue: null });
   if (headers.protocolVersion === undefined) throw missing('MCP-Protocol-Version');
   if (headers.method === undefined) throw missing('Mcp-Method');
-  if (message.method === 'tools/call' && headers.name === undefined) throw missing('Mcp-Name');
-  return 'modern';
+  if (NAME_PARAMS[message.method] !== undefined && headers.name === undefined) throw missing('Mcp-Name');
+  return modern;
 }
 
 /**
