@@ -20,16 +20,30 @@
 //   in a sentence where the speaker proposes to talk, meet, add, join, play or switch ("let's",
 //   "we can", "I'll", "you can … me");
 // - secrecy or privacy: "don't tell your teacher", "between us", "our secret", "privately",
-//   "private chat", "where your teacher can't see", "off this app", "offline", "one-on-one outside".
-// Not a contact request: talking with the teacher, a classmate or the group; asking here, in the
-// teacher-visible conversation ("tell me what you notice", "ask me another question"); channel
+//   "private chat", "where your teacher can't see", "off this app", "offline", "one-on-one outside";
+// - continuing elsewhere, whatever the words (issue 49): in one sentence, the speaker (me, us, I,
+//   we, let's, my), a verb of carrying on or getting in touch (continue, keep going, pick this up,
+//   talk, help, tutor, open, switch, come…) and a place or manner that is not this conversation:
+//   private, one-to-one, on the side, in person, by phone or video, a separate/direct/side/private
+//   chat or session, my chat/page/profile, somewhere else or quieter, outside the lesson or the app,
+//   without the class seeing, instead of the class page, straight to me, "I'm on Teams / around
+//   tonight". The place is what the policy forbids, so no list of verbs or channels must be complete:
+//   "carry on with you one-to-one later tonight" and "switch to a direct chat" are the same class.
+// Not a contact request (decided for issue 49, measured on the benign corpus): talking with the
+// teacher, a classmate or the group, in class or on the class's own teacher-run channel ("ask your
+// teacher", "talk to your classmate", "message your group in the class chat the teacher set up",
+// "post it on the class page"), a school adult seeing the learner privately or one-to-one ("your
+// teacher can go over this with you privately": the policy is about the assistant and strangers,
+// not the teacher); asking here, in the teacher-visible conversation ("tell me what you notice",
+// "ask me another question", "reply here"); one-to-one as a counting strategy; private things in
+// a story ("why does he keep it private?"); channel
 // names in media-literacy or online-safety prose; the school senses of call ("we call this x"),
 // text (a text), message (the author's message), add, follow, reach, signal, line, snap, steam,
 // address (the Gettysburg Address), contact (contact forces).
 import { parse } from 'tldts';
 import { foldText, numberWords } from './safety-text.ts';
 
-export type ContactFinding = 'email' | 'phone' | 'handle' | 'contact-verb' | 'details-asked' | 'own-channel' | 'channel-proposal' | 'privacy';
+export type ContactFinding = 'email' | 'phone' | 'handle' | 'contact-verb' | 'details-asked' | 'own-channel' | 'channel-proposal' | 'privacy' | 'continue-elsewhere';
 
 // Channels that are never ordinary words (case-insensitive), and those that are words too (the
 // original spelling must be capitalized: "Signal", "LINE", "Zoom", "X").
@@ -37,10 +51,10 @@ const CHANNELS = String.raw`insta(?:gram)?|ig|snap ?chat|snap|tik ?tok|discord|w
 const WORD_CHANNELS = String.raw`Signal|SIGNAL|Line|LINE|Zoom|ZOOM|Teams|TEAMS|X|Threads|Steam|Snap|Messenger|Telegram|Text|SMS`;
 
 const CONTACT_VERB_ME = new RegExp(
-  String.raw`\b(?:message|msg|messages|dm|dms|pm|inbox|text|txt|texts|call|ring|phone|email|e-mail|mail|ping|contact|add|friend|snap|snapchat|whatsapp|telegram|skype|facetime|zoom|tweet|tag|mention|reach|reach out to|get in touch with|stay in touch with|keep in touch with|connect with|write to|write|look|hit|meet|visit|invite)\s+(?:me|us)\b(?!\s+(?:what|how|why|which|when|if|know|see|show)\b)`,
+  String.raw`\b(?:message|msg|messages|dm|dms|pm|inbox|text|txt|texts|call|ring|phone|email|e-mail|mail|ping|contact|add|friend|snap|snapchat|whatsapp|telegram|skype|facetime|zoom|tweet|tag|mention|reach|reach out to|get in touch with|stay in touch with|keep in touch with|connect with|write to|write|look|hit|meet|visit|invite)\s+(?:me|us)\b(?!\s+(?:what|how|why|which|know|see|show)\b)`,
 );
 const CONTACT_ME_PHRASES =
-  /\b(?:hit (?:me|us) up|hmu|look (?:me|us) up|find (?:me|us) (?:on|at|in)|follow (?:me|us) (?:on|at|back|@)|follow (?:me|us)$|join (?:me|us) (?:on|in) (?:a |the |my )?(?:call|chat|server|channel|group)|(?:give|drop|shoot|send|leave) (?:me|us) (?:a|an|your) (?:call|ring|line|text|txt|message|msg|dm|pm|email|e-mail|note|snap|shout|buzz|private message|friend request)|send (?:me|us) (?:a |some )?(?:picture|photo|selfie|video)s? of (?:you|yourself)\b|send (?:me|us) (?:a )?selfie|(?:accept|answer) my (?:friend )?request|slide into my dms?|check your (?:dms?|inbox|messages)|i (?:sent|messaged|texted|emailed|dmed) you|did you (?:get|see) my (?:text|message|dm|snap|email)|feel free to (?:dm|message|text|email|call|contact|reach)|(?:let's|let us|we can|we could|we should|i can|i could|i'll|i will) (?:keep in touch|stay in touch|connect (?:with|on|via))\b|(?:let's|let us|we can|we could|can we|shall we|should we|i can|i could|want to) (?:video[- ]?chat|video[- ]?call|voice[- ]?chat|voice[- ]?call|facetime|skype|zoom call|call (?:later|tonight|each other|you)|text each other|dm|message each other|snap|discord|whatsapp|telegram)\b|\b(?:take|move|continue|bring|switch) (?:this|it|our|the) (?:chat|conversation|talk|discussion)? ?(?:to|on|over to|into|in) (?!the next|step|part)|\b(?:to|in|into|on) (?:the |my |your |our )?dms\b|\b(?:i'll|i will|i can|i could|i'd|let me|i'm going to|i am going to|i want to|i'd like to) (?:\w+ )?(?:dm|pm|message|text|txt|email|e-mail|mail|call|ring|phone|snap|add|follow|friend|ping|whatsapp|facetime|skype|contact|meet|visit|video ?call) you\b|\b(?:a |on a )?(?:call|video call|voice call|voice chat|video chat|facetime) with (?:me|us)\b|\b(?:stay|keep|get) in touch (?:on|via|through|over|by|at)\b)/;
+  /\b(?:hit (?:me|us) up|(?:come|go) (?:and )?(?:find|see|visit) (?:me|us)\b|find (?:me|us) (?:later|after|tonight|tomorrow|any ?time)\b|(?:swing|drop|stop|pop) by (?:my|our)\b|hmu|look (?:me|us) up|find (?:me|us) (?:on|at|in)|follow (?:me|us) (?:on|at|back|@)|follow (?:me|us)$|join (?:me|us) (?:on|in) (?:a |the |my )?(?:call|chat|server|channel|group)|(?:give|drop|shoot|send|leave) (?:me|us) (?:a|an|your) (?:call|ring|line|text|txt|message|msg|dm|pm|email|e-mail|note|snap|shout|buzz|private message|friend request)|send (?:me|us) (?:a |some )?(?:picture|photo|selfie|video)s? of (?:you|yourself)\b|send (?:me|us) (?:a )?selfie|(?:accept|answer) my (?:friend )?request|slide into my dms?|check your (?:dms?|inbox|messages)|i (?:sent|messaged|texted|emailed|dmed) you|did you (?:get|see) my (?:text|message|dm|snap|email)|feel free to (?:dm|message|text|email|call|contact|reach)|(?:let's|let us|we can|we could|we should|i can|i could|i'll|i will) (?:keep in touch|stay in touch|connect (?:with|on|via))\b|(?:let's|let us|we can|we could|can we|shall we|should we|i can|i could|want to) (?:video[- ]?chat|video[- ]?call|voice[- ]?chat|voice[- ]?call|facetime|skype|zoom call|call (?:later|tonight|each other|you)|text each other|dm|message each other|snap|discord|whatsapp|telegram)\b|\b(?:take|move|continue|bring|switch) (?:this|it|our|the) (?:chat|conversation|talk|discussion)? ?(?:to|on|over to|into|in) (?!the next|step|part)|\b(?:to|in|into|on) (?:the |my |your |our )?dms\b|\b(?:i'll|i will|i can|i could|i'd|let me|i'm going to|i am going to|i want to|i'd like to) (?:\w+ )?(?:dm|pm|message|text|txt|email|e-mail|mail|call|ring|phone|snap|add|follow|friend|ping|whatsapp|facetime|skype|contact|meet|visit|video ?call) you\b|\b(?:a |on a )?(?:call|video call|voice call|voice chat|video chat|facetime) with (?:me|us)\b|\b(?:stay|keep|get) in touch (?:on|via|through|over|by|at)\b)/;
 
 const YOUR_DETAILS = new RegExp(
   String.raw`\b(?:what(?:'s| is| are)?|whats|wat's|give me|send me|send|share|drop|type|tell me|let me know|post|leave|write down|dm me|text me|can i (?:have|get)|i need)\s+(?:me\s+)?(?:your|ur|yr)\s+(?:(?:real|full|last|home|phone|cell|mobile|email|e-mail|contact|user|own)\s+)?(?:phone|cell|mobile|number|digits|email|e-mail|address|username|user name|user|handle|@|gamertag|tag|id|contact|details|location|name and school|real name|school|${CHANNELS})\b|\b(?:do you (?:have|use)|are you on|have you got|you on)\s+(?:a |an )?(?:${CHANNELS}|phone|cell|mobile|email|an email)\b|\bwhere (?:do |did )?you (?:live|stay|sleep)\b|\bwhat school do you (?:go to|attend)\b|\bwhere(?:'s| is| are) your (?:school|house|home|flat|apartment|class)\b|\bwhich school\b|\b(?:what(?:'s| is)?|whats|give me|send me|tell me|share|drop)\s+your\s+(?:\w+\s+){0,2}(?:on|in|for)\s+(?:${CHANNELS})\b|\btell me your (?:address|real name|school|age and school)\b|\b(?:give me|send me|drop|share|post|type|leave) (?:me )?your @`,
@@ -49,7 +63,7 @@ const YOUR_DETAILS = new RegExp(
 const PHOTO_OF_YOU = /\b(?:send|show|see|share|post|have|get|take)\b[^.!?]{0,20}\b(?:picture|photo|selfie|video)s? of (?:you|yourself)\b/;
 
 const MY_CHANNEL = new RegExp(
-  String.raw`\bmy\s+(?:(?:${CHANNELS})(?:\s+(?:is|name|handle|id|username|tag|number|account|page|channel|profile|group|server))?|(?:phone|cell|mobile|whatsapp|home) ?(?:number|#)|number(?: is|:)|cell|mobile|email|e-mail|handle|username|user name|gamertag|tag|(?:wechat|line|kik|discord|skype|steam|xbox) ?(?:id|name|tag)|id is|profile|account|page|channel|server|group ?chat|dms?|inbox|bio|socials?)\b|\b(?:i'm|i am|im)\s+(?:always\s+)?on\s+(?:${CHANNELS})\b|\blink in (?:my )?bio\b`,
+  String.raw`\bmy\s+(?:(?:${CHANNELS})(?:\s+(?:is|name|handle|id|username|tag|number|account|page|channel|profile|group|server))?|(?:phone|cell|mobile|whatsapp|home) ?(?:number|#)|number(?: is|:)|cell|mobile|email|e-mail|handle|username|user name|gamertag|tag|(?:wechat|line|kik|discord|skype|steam|xbox) ?(?:id|name|tag)|id is|profile|account|page|channel|server|group ?chat|dms?|inbox|bio|socials?|invite|invitation|(?:contact )?details|contact|(?:own|personal|private) (?:chat|page|account|number|line|site))\b|\b(?:i'm|i am|im)\s+(?:always\s+)?on\s+(?:${CHANNELS})\b|\blink in (?:my )?bio\b`,
 );
 
 // A communication verb, then within a few words a channel after a preposition ("chat on insta",
@@ -68,7 +82,6 @@ const PRIVACY = new RegExp(
     String.raw`\b(?:just |only )?between (?:you and me|us|the two of us)\b`,
     String.raw`\b(?:our|a little) secret\b`,
     String.raw`\bkeep (?:this|it) (?:a )?secret\b`,
-    String.raw`\bprivately\b`,
     String.raw`\b(?:a|our|in|open|start|use|have) (?:a )?private (?:\w+ )?(?:chat|conversation|message|call|room|dm|pm)\b`,
     String.raw`\bsecret from (?:your |the )?(?:teacher|teachers|parents?|mum|mom|dad|family|everyone)\b`,
     String.raw`\bprivate (?:message|msg|dm|pm) me\b`,
@@ -87,10 +100,28 @@ const PRIVACY = new RegExp(
     String.raw`\b(?:we can|we could|let's|let us|shall we|should we|can we) meet (?:up|in person|at|somewhere|after|outside|tonight|tomorrow|later|alone|on (?:\w+day|the weekend))\b`,
     String.raw`\bjust (?:you and me|me and you|us two)\b`,
     String.raw`\b(?:don't|dont|do not|never) let (?:your |the )?(?:teacher|teachers|parents?|mum|mom|dad|family|anyone|anybody) (?:see|know|read|find out|hear)\b`,
-    String.raw`\bkeep (?:this|it|our|these|them)(?: \w+)? (?:private|secret|hidden|quiet|between us)\b`,
+    // Said to the learner, not of a character ("why does he keep it private?").
+    String.raw`(?<!\b(?:he|she|they|it|who|character|narrator)\s)\bkeep (?:this|it|our|these|them)(?: \w+)? (?:private|secret|hidden|quiet|between us)\b`,
     String.raw`\b(?:talk|chat|meet|message|text|call|see)\b[^.!?]{0,30}\boutside (?:of )?(?:school|class|lessons?|this chat|here)\b`,
   ].join('|'),
 );
+
+// Continuing elsewhere: the speaker (me, us, I, we, let's, my) offering to go on with the learner
+// anywhere but this teacher-visible conversation, by any words: a manner or place that is private,
+// one-to-one, off the platform or out of the teacher's sight ("one-to-one later tonight", "a
+// private session with me", "somewhere we can talk more freely", "talk to me on the side", "over
+// video", "without the class seeing", "come straight to me instead"). Judged per sentence, with a
+// verb of carrying on or getting in touch, so "match them one-to-one" (a counting strategy) is not.
+const ELSEWHERE = String.raw`(?:(?<!(?:match|pair|correspond|map|count)\w*[^.!?]{0,30})one[- ](?:to|on)[- ]one(?![- ]?(?:correspondence|match))|\b1 ?(?::|on|to) ?1\b|privately|in private|(?:me|us|you|it|this|the rest) in person|in person with (?:me|us)|face[- ]to[- ]face|(?:me|us) on the side|on the side with (?:me|us)|(?:me|us|you) alone|alone with (?:me|us|you)|just (?:the two of us|you and me|me and you|us two|us)\b|(?:to|with|contact|reach|message|ask|write to|find) (?:me|us) directly|(?:you|with you) personally|outside (?:of )?(?:the |this |our )?(?:lesson|lessons|chat|app|platform|site|conversation|class hours|school hours)|somewhere (?:else|quieter|private|more private|we can|more freely)|elsewhere|another (?:chat|app|platform|site|room)|(?:my|our)(?: own| little| private| personal| secret)* (?:chat|chat room|room|session|sessions|conversation|thread|channel|inbox|page|profile|account|space)|(?:a|an|our|my) (?:(?:own|little|separate|direct|side|personal|private|secret) )+(?:chat|chat room|room|session|sessions|conversation|thread|channel|messages?|inbox|line|lessons?|tutoring)|(?:a|my|our) (?:private|personal|secret) (?:note|page|account|profile)|private (?:tutoring|lessons?|sessions?|help)|(?:via|by|over|on) (?:the )?(?:phone|video|voice|e-?mail|video call|voice call)|(?:video|voice|phone) (?:call|chat)|without (?:the class|anyone|anybody|others|the others|your (?:teacher|classmates|class|group)|the teacher|everyone)(?: else)? (?:seeing|knowing|watching|reading|noticing|finding out)|more freely|away from (?:the |your )?(?:class|teacher|group|others|class chat|chat)|instead of (?:the class|your teacher|the teacher|the class chat|the class page)|(?:skip|bypass|go around) (?:the class|your teacher|the teacher)|(?:straight|right|directly) to (?:me|us)|not in front of (?:everyone|the class|others)|where (?:no one|nobody|others|the class|your teacher) (?:can|will)(?:'t| not)? see|(?:i'm|i am|i'll be|i will be)\s+(?:\w+\s+)?(?:around|online|free|available)\s+(?:\w+\s+){0,2}?(?:tonight|after (?:school|class)|in the evenings?|at night|on (?:the )?weekends?|later))`;
+const CARRY_ON = String.raw`(?:continue|continuing|carry on|carrying on|keep (?:going|working|helping|talking|chatting|this going|it going|practi[cs]ing)|keep this|pick (?:this|it) (?:up|back up)|catch up|talk|talking|chat|chatting|help|helping|tutor|tutoring|explain|go (?:through|over)|work (?:on|through)|working|meet|find|reach|write|message|ask|send|start|open|switch|move|take|come|swing by|drop by|stop by|around|available|online|free|session|sessions|lessons?|study|answer|hear from)`;
+const SPEAKER = String.raw`(?:\b(?:me|us|i|i'm|i'll|i'd|we|we'll|we're|let's|lets|my|our)\b)`;
+const CONTINUE_ELSEWHERE = [new RegExp(SPEAKER), new RegExp(String.raw`\b${CARRY_ON}\b`), new RegExp(String.raw`\b${ELSEWHERE}`)];
+/** The speaker available on a channel: "I'm always around on WhatsApp", "I'm on Teams most evenings" (the word channels as capitalized). */
+const SPEAKER_AVAILABLE = String.raw`\b(?:i'm|i am|i'll be|i will be|i can be|I'm|I am|I'll be|I will be|I can be)\s+(?:\w+\s+){0,2}?(?:on|at|around on|available on|online on|reachable on)\s+`;
+const SPEAKER_ON_CHANNEL = new RegExp(String.raw`${SPEAKER_AVAILABLE}(?:${CHANNELS})\b`);
+const SPEAKER_ON_WORD_CHANNEL = new RegExp(String.raw`${SPEAKER_AVAILABLE}(?:${WORD_CHANNELS})\b`);
+/** A school adult as the other party: "your teacher can go over this with you privately" is not the speaker going elsewhere. */
+const SCHOOL_ADULT = /\b(?:your|the|a|a trusted|another)(?: school| class| form| homeroom)? (?:teacher|teachers|counsell?or|school nurse|nurse|teaching assistant|librarian|principal|head teacher|headteacher|trusted adult|adult you trust|parent|parents|carer|guardian|tutor at school)\b/;
 
 const EMAIL = /[\p{L}\p{N}._%+-]+@([\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+)/u;
 const HANDLE = /(?:^|[\s(:,"'])@[\p{L}\p{N}_.]{2,}|\b[\p{L}\p{N}_.]{2,}#\d{4}\b/u;
@@ -163,6 +194,15 @@ export function findContactRequest(text: string): ContactFinding | null {
   }
   if (MY_CHANNEL.test(folded)) return 'own-channel';
   if (PRIVACY.test(folded)) return 'privacy';
+  for (const sentence of folded.split(/(?<=[.!?])\s+|\n+/)) {
+    // "Privately" and the other manners of going elsewhere: said of the speaker, not of the teacher
+    // or another school adult the learner is sent to.
+    const withAdult = SCHOOL_ADULT.test(sentence) && !new RegExp(SPEAKER).test(sentence.replace(/\b(?:you|your)\b/g, ''));
+    if (withAdult) continue;
+    if (/\bprivately\b/.test(sentence)) return 'privacy';
+    if (CONTINUE_ELSEWHERE.every((p) => p.test(sentence)) || SPEAKER_ON_CHANNEL.test(sentence)) return 'continue-elsewhere';
+  }
+  for (const sentence of text.normalize('NFKC').split(/(?<=[.!?])\s+|\n+/)) if (SPEAKER_ON_WORD_CHANNEL.test(sentence)) return 'continue-elsewhere';
   // A channel proposed for talking: "let's chat on insta", "we can talk more on WhatsApp".
   for (const sentence of text.normalize('NFKC').split(/(?<=[.!?])\s+|\n+/)) {
     const f = untext(foldText(sentence));
