@@ -56,6 +56,12 @@ describe('the learner-record detector', () => {
     '60% of the class scored above the benchmark; 3/4 of the groups finished.',
     'Grade 5, Chapter 12: 45 minutes, pages 12 to 30.',
     'Most learners can add fractions with like denominators; few can with unlike ones.',
+    // issue 49: a share of the class, whatever it says about reading level, scores or support needs
+    'most of the class reads below grade level',
+    'A third of the group reads at level C or below.',
+    'Half my class failed the last reading check.',
+    'Several students have IEPs for reading.',
+    'This book reads at a grade 3 level.',
   ])('lets an aggregate description pass: %s', (text) => {
     expect(learnerRecordRule(text)).toBeNull();
   });
@@ -86,6 +92,15 @@ describe('the learner-record detector', () => {
     ['Priya did not pass the unit test', 'person-score'],
     ["Tom's result was a fail", 'person-score'],
     ['Ms. Rivera sits near the front', 'name'],
+    // issue 49: one learner's reading level whatever the form of the name
+    ['maya k reads two grade levels below where she should be', 'person-score'],
+    ['lily reads at level B', 'person-score'],
+    ['T.J. is reading at a kindergarten level', 'person-score'],
+    ['jo r. — guided reading level E', 'name'],
+    ['jayden2 is on level C books', 'person-score'],
+    ['Student A reads 40 words per minute', 'person-score'],
+    ['Two students have IEPs.', 'accommodation'],
+    ['Several students have ADHD, including one who sits by the door.', 'diagnosis'],
   ])('refuses "%s" as %s', (text, category) => {
     expect(learnerRecordRule(text)?.category).toBe(category);
   });

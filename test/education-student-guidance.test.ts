@@ -43,6 +43,20 @@ describe('guidance that passes every check', () => {
     expect(provider.calls[0]!.body).toMatchObject({ max_completion_tokens: 214, response_format: { type: 'json_schema', json_schema: { name: 'student_guidance', strict: true } } });
   });
 
+  // issue 49: sending the learner to the teacher, a classmate or the class's own teacher-run
+  // channel is not an invitation to continue elsewhere (docs/education-context.md says why).
+  it.each([
+    'Compare your strips once more. If you are still stuck, ask your teacher.',
+    'Talk it over with your classmate: which strip folds at the same place?',
+    'Message your group in the class chat your teacher set up and compare your strips.',
+    'Your teacher can go over the strips with you privately if you would rather not ask in front of the class.',
+  ])('passes: %s', async (text) => {
+    provider.script(answer(text));
+    const res = await post(body());
+    expect(res.statusCode, res.body).toBe(200);
+    expect((res.data as { data: { text: string; safety: { passed: boolean } } }).data).toMatchObject({ text, safety: { passed: true } });
+  });
+
   it('a translation needs and answers the explicit locale', async () => {
     provider.script(answer('¿Qué fracción es igual a 2/4? Usa tus tiras.', 'translation', 'es-MX'));
     const res = await post(body({ supportPreferences: { mode: 'translation', locale: 'es-MX' } }));
@@ -57,6 +71,8 @@ describe('guidance that breaks the policy is withheld, not repaired, and still p
     ['a link', 'Watch the video at www.fractions-example.com first.', 'no-links'],
     ['a request to message', 'If you are stuck, message me and I will help.', 'no-contact-request'],
     ['an e-mail address', 'Write to helper@example.org for the steps.', 'no-contact-request'],
+    // issue 49: an invitation to carry on privately, with no address, number, link or "contact"
+    ['an invitation to carry on privately', 'Good start! We can keep working on the strips later, somewhere quieter than the class chat.', 'no-contact-request'],
   ])('%s: 422 student_guidance_refused with the failed check; the text is never shown', async (_name, text, check) => {
     provider.script(answer(text));
     const before = await orgLedger(ctx.db.pool, metered.chain.organizationId);

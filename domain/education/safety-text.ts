@@ -206,7 +206,7 @@ function numberPhrase(tokens: string[], i: number, previous: string | undefined,
 export function numberWords(folded: string): string {
   // Words joined by hyphens are split when they are number words ("seventy-five", "three-fourths").
   const s = folded.replace(/\b([A-Za-z]+)-(?=[A-Za-z])/g, (m, w: string) => (isNumberToken(w.toLowerCase()) ? `${w} ` : m));
-  const tokens = [...s.matchAll(/[A-Za-z]+(?:'[a-z]+)?|\d+(?:\.\d+)?/g)].map((m) => ({ t: m[0].toLowerCase(), start: m.index, end: m.index + m[0].length }));
+  const tokens = [...s.matchAll(/[A-Za-z]+(?:'[a-z]+)?|\d+(?:\.\d+)?/g)].map((m) => ({ t: m[0].toLowerCase(), raw: m[0], start: m.index, end: m.index + m[0].length }));
   const adjacent = (a: number, b: number) => /^ ?$/.test(s.slice(tokens[a]!.end, tokens[b]!.start));
   let out = '';
   let cursor = 0;
@@ -231,7 +231,7 @@ export function numberWords(folded: string): string {
       if (parsed && parsed.next > k) {
         rendered.push(parsed.text);
         k = parsed.next;
-      } else rendered.push(run[k++]!);
+      } else rendered.push(tokens[i + k++]!.raw); // a word that is not a number keeps its case ("Student A", "an A")
     }
     out += s.slice(cursor, tokens[i]!.start) + rendered.join(' ');
     cursor = tokens[end]!.end;
