@@ -1,8 +1,9 @@
 // Migration 0030 (decision 114) on a database holding notes and substring entries from before it:
 // going down restores the word index on notes; coming up again gives every entry at its note's
 // revision that note's vector, leaves an entry of another revision (its note is queued) empty until
-// the indexer rewrites it, and drops the index on notes. Real Postgres, node-pg-migrate as the
-// platform runs it.
+// the indexer rewrites it, and drops the index on notes. Migration 0031 (decision 122), taken down
+// and up with it, moves the word index to the vault and the word together. Real Postgres,
+// node-pg-migrate as the platform runs it.
 import { randomUUID } from 'node:crypto';
 import { runner } from 'node-pg-migrate';
 import { sql } from 'slonik';
@@ -19,12 +20,12 @@ import { useTestDatabase } from './support/harness.ts';
 const db = useTestDatabase();
 
 const indexesOn = (table: string) =>
-  db.pool.anyFirst(sql.type(z.object({ name: z.string() }))`SELECT indexname AS name FROM pg_indexes WHERE tablename = ${table} AND indexdef LIKE '%(search)%' ORDER BY 1`);
+  db.pool.anyFirst(sql.type(z.object({ name: z.string() }))`SELECT indexname AS name FROM pg_indexes WHERE tablename = ${table} AND indexdef LIKE '%search)%' ORDER BY 1`);
 
 describe('migration 0030: the word index after the write', () => {
   it('down restores the index on notes; up copies each current entry its vector, leaves a stale one to the indexer, and moves the index', async () => {
-    const [applied] = await runner({ databaseUrl: db.url, dir: migrationsDir, direction: 'down', count: 1, migrationsTable: 'schema_migrations', singleTransaction: true, log: () => {} });
-    expect(applied?.name).toBe('0030_word_index_after_commit');
+    const applied = await runner({ databaseUrl: db.url, dir: migrationsDir, direction: 'down', count: 2, migrationsTable: 'schema_migrations', singleTransaction: true, log: () => {} });
+    expect(applied.map((m) => m.name)).toEqual(['0031_word_index_by_vault', '0030_word_index_after_commit']);
     expect(await indexesOn('notes')).toEqual(['notes_search_idx']);
 
     // As 0029 leaves a vault: two notes indexed at their revisions, one since changed (queued again).
@@ -40,8 +41,8 @@ describe('migration 0030: the word index after the write', () => {
              CASE WHEN path = 'Changed.md' THEN 'A swallow before' ELSE content END FROM notes WHERE vault_id = ${vaultId}`);
     await db.pool.query(sql.type(emptyRow)`DELETE FROM note_substring_pending WHERE vault_id = ${vaultId} AND path = 'Kept.md'`);
 
-    expect(await migrate(db.url)).toEqual(['0030_word_index_after_commit']);
-    expect([await indexesOn('notes'), await indexesOn('note_substring_docs')]).toEqual([[], ['note_substring_docs_search_idx']]);
+    expect(await migrate(db.url)).toEqual(['0030_word_index_after_commit', '0031_word_index_by_vault']);
+    expect([await indexesOn('notes'), await indexesOn('note_substring_docs')]).toEqual([[], ['note_substring_docs_vault_search_idx']]);
     const vectors = () =>
       db.pool.any(sql.type(z.object({ path: z.string(), current: z.boolean(), empty: z.boolean() }))`
         SELECT d.path, d.search = n.search AS current, d.search = ''::tsvector AS empty

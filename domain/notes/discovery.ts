@@ -42,6 +42,17 @@ export type SearchHit = Omit<z.infer<typeof hitSchema>, 'bounded'>;
 export type SearchRanking = 'complete' | 'bounded';
 export type SearchResult = { query: string; results: SearchHit[]; truncated: boolean; limit: number; ranking: SearchRanking };
 
+export type SearchInput = { query: string; pathPrefix?: string | undefined; limit?: number | undefined };
+export type SearchRankingOptions = { rankAllUpTo?: number; boundedCandidates?: number };
+/** One node of an `EXPLAIN (FORMAT JSON)` plan: its type, the relation and index it reads, its children. */
+export type SearchPlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; Plans?: SearchPlanNode[]; [key: string]: unknown };
+const planNodeSchema: z.ZodType<SearchPlanNode> = z.looseObject({
+  'Node Type': z.string(),
+  'Relation Name': z.string().optional(),
+  'Index Name': z.string().optional(),
+  Plans: z.array(z.lazy(() => planNodeSchema)).optional(),
+});
+
 /**
  * Ranked word search (tsvector, `websearch` syntax) plus path and substring matches (trigram
  * indexes; queries shorter than 3 characters match words only). Score: word rank, +1 for a path
@@ -60,13 +71,53 @@ export type SearchResult = { query: string; results: SearchHit[]; truncated: boo
  * The tsquery is written inline, not read from a CTE, so the planner sees it (the driver's unnamed
  * statements are planned with their values) and picks an index walk or a bitmap scan by its
  * statistics of the word.
+ *
+ * No plan hinges on the statistics of this vault (decision 122, issue 50): a vault that arrived by
+ * a bulk import after the last ANALYZE is estimated at about one row, and plans built on that walked
+ * every note of it (a rare word 0.6-1 s on 5,000 prose notes). The words part finds its notes
+ * through the one index that holds the vault and the word together (migration 0031), by a condition
+ * nothing else can answer; every other part names the vault through a parameter the planner cannot
+ * look up (`vault` below), so it plans for the table's average vault, not for this one's estimate.
  */
-export async function searchNotes(
-  db: DatabasePool,
-  vaultId: string,
-  input: { query: string; pathPrefix?: string | undefined; limit?: number | undefined },
-  ranking: { rankAllUpTo?: number; boundedCandidates?: number } = {},
-): Promise<SearchResult> {
+export async function searchNotes(db: DatabasePool, vaultId: string, input: SearchInput, ranking: SearchRankingOptions = {}): Promise<SearchResult> {
+  const statement = searchStatement(vaultId, input, ranking);
+  return db.transaction(async (tx) => {
+    await configureSearch(tx);
+    const rows = await tx.any(sql.type(hitSchema)`${statement.sql}`);
+    // No hit at all: nothing was common enough to bound.
+    const bounded = rows[0]?.bounded ?? false;
+    const results = rows.slice(0, statement.limit).map(({ bounded: _, ...hit }) => hit);
+    return { query: statement.query, results, truncated: rows.length > statement.limit, limit: statement.limit, ranking: bounded ? 'bounded' : 'complete' };
+  });
+}
+
+/**
+ * The plan Postgres chooses for a search, as `EXPLAIN (FORMAT JSON)` gives it (not run): what
+ * test/search-plans.test.ts checks enters through the indexes whatever the statistics say.
+ */
+export async function explainSearch(db: DatabasePool, vaultId: string, input: SearchInput, options: { analyze?: boolean } = {}): Promise<SearchPlanNode> {
+  const statement = searchStatement(vaultId, input, {});
+  const explain = options.analyze ? sql.fragment`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)` : sql.fragment`EXPLAIN (FORMAT JSON)`;
+  return db.transaction(async (tx) => {
+    await configureSearch(tx);
+    const [plan] = await tx.oneFirst(sql.type(z.object({ 'QUERY PLAN': z.array(z.object({ Plan: planNodeSchema })) }))`${explain} ${statement.sql}`);
+    return plan!.Plan;
+  });
+}
+
+async function configureSearch(tx: CommonQueryMethods): Promise<void> {
+  // A scan that stops at a limit starts at the table's first block, not wherever a concurrent scan
+  // of the table is (a synchronized scan could begin among other vaults' notes). No parallel
+  // workers: a search is one caller's few milliseconds, and a Gather starts its workers even for a
+  // branch its one-time filter skips (~7 ms for a rare word here, decision 114). No scan of a whole
+  // table: every part reads one vault, and a scan of every tenant's notes, however cheap the
+  // planner thinks a stop at a LIMIT, costs what the other tenants hold (decision 122).
+  await tx.query(sql.type(emptyRow)`
+    SELECT set_config('statement_timeout', ${String(searchLimits.timeoutMs)}, true), set_config('synchronize_seqscans', 'off', true),
+           set_config('max_parallel_workers_per_gather', '0', true), set_config('enable_seqscan', 'off', true)`);
+}
+
+function searchStatement(vaultId: string, input: SearchInput, ranking: SearchRankingOptions) {
   const query = input.query.trim();
   const limit = Math.min(input.limit ?? searchLimits.defaultResults, searchLimits.maxResults);
   const like = `%${escapeLike(query)}%`;
@@ -77,93 +128,88 @@ export async function searchNotes(
   const countUpTo = Number.isFinite(rankAllUpTo) ? rankAllUpTo + 1 : null;
   // Each source yields at least the words part's own limit.
   const candidates = Math.max(ranking.boundedCandidates ?? searchLimits.boundedCandidates, limit + 1);
+  // The vault as an InitPlan's value, unknown when the statement is planned: its rows are estimated
+  // as the table's average vault, never as a new vault's "one row" (decision 122).
+  const vault = sql.fragment`(SELECT ${vaultId}::uuid)`;
   const tsq = sql.fragment`websearch_to_tsquery('simple', ${query})`;
   // A note's live words match: its vector as its write computed it (no index on notes: decision 114).
-  const matches = sql.fragment`n.vault_id = ${vaultId} AND n.search @@ ${tsq} AND n.path LIKE ${prefix}`;
-  return db.transaction(async (tx) => {
-    // A scan that stops at a limit starts at the table's first block, not wherever a concurrent scan
-    // of the table is (a synchronized scan could begin among other vaults' notes). No parallel
-    // workers: a search is one caller's few milliseconds, and a Gather starts its workers even for a
-    // branch its one-time filter skips (~7 ms for a rare word here, decision 114).
-    await tx.query(sql.type(emptyRow)`
-      SELECT set_config('statement_timeout', ${String(searchLimits.timeoutMs)}, true), set_config('synchronize_seqscans', 'off', true),
-             set_config('max_parallel_workers_per_gather', '0', true)`);
-    const rows = await tx.any(sql.type(hitSchema)`
-      WITH q AS (SELECT ${tsq} AS tsq),
-      -- The notes the words match (decision 114): from the word index's table for every note not
-      -- queued (its entry then holds the note's live vector: every change queues the note, in the
-      -- write's transaction), and from the live vector of each queued note. In one snapshot a
-      -- note is in exactly one part. Read as far as a consumer pulls (the count stops at its limit).
-      word_matches AS (
-        SELECT d.path FROM note_substring_docs d
-         WHERE d.vault_id = ${vaultId} AND d.search @@ ${tsq} AND d.path LIKE ${prefix}
-           AND NOT EXISTS (SELECT 1 FROM note_substring_pending q WHERE q.vault_id = d.vault_id AND q.path = d.path)
-        UNION ALL
-        SELECT n.path FROM note_substring_pending q JOIN notes n ON n.vault_id = q.vault_id AND n.path = q.path
-         WHERE q.vault_id = ${vaultId} AND ${matches}
-      ),
-      common AS (
-        SELECT ${countUpTo}::int IS NOT NULL AND count(*) >= ${countUpTo}::int AS bounded
-          FROM (SELECT 1 FROM word_matches WHERE ${countUpTo}::int IS NOT NULL LIMIT ${countUpTo}::int) m
-      ),
-      paths AS (
-        -- ILIKE as it is computed on this C-collated column, in the form the path trigram index
-        -- has (migration 0027: an index on the bare column would answer path equality too).
-        SELECT n.path FROM notes n
-         WHERE ${substrings} AND n.vault_id = ${vaultId} AND lower(n.path) LIKE lower(${like} COLLATE "C") AND n.path LIKE ${prefix}
-         ORDER BY length(n.path), n.path LIMIT ${limit + 1}
-      ),
-      -- Substring matches (decision 106): from the trigram index's table for every note not queued
-      -- (its entry is then the note's live content: every change queues the note, in the write's
-      -- transaction), and from the live content of the vault's queued notes. Each part in path order
-      -- with its own limit, so the planner may walk the table's key and stop early (a substring in
-      -- most notes) or use the trigram index (a rare one).
-      queued AS (SELECT ARRAY(SELECT q.path FROM note_substring_pending q WHERE ${substrings} AND q.vault_id = ${vaultId}) AS paths),
-      substrings AS (
-        SELECT path FROM (
-          (SELECT d.path FROM note_substring_docs d, queued
-            WHERE ${substrings} AND d.vault_id = ${vaultId} AND d.content ILIKE ${like} AND d.path LIKE ${prefix} AND d.path <> ALL (queued.paths)
-            ORDER BY d.path LIMIT ${limit + 1})
-          UNION
-          (SELECT n.path FROM notes n, queued
-            WHERE ${substrings} AND n.vault_id = ${vaultId} AND n.path = ANY (queued.paths) AND n.path LIKE ${prefix} AND n.content ILIKE ${like}
-            ORDER BY n.path LIMIT ${limit + 1})
-        ) matched ORDER BY path LIMIT ${limit + 1}
-      ),
-      candidates AS (
-        SELECT n.path, n.size_bytes, n.search FROM word_matches w JOIN notes n ON n.vault_id = ${vaultId} AND n.path = w.path
-         WHERE NOT (SELECT bounded FROM common) AND ${matches}
-        UNION (SELECT n.path, n.size_bytes, n.search FROM notes n WHERE (SELECT bounded FROM common) AND ${matches}
-                AND to_tsvector('simple', n.title) @@ ${tsq} LIMIT ${candidates})
-        UNION (SELECT n.path, n.size_bytes, n.search FROM notes n WHERE (SELECT bounded FROM common) AND ${matches}
-                ORDER BY n.size_bytes DESC, n.path LIMIT ${candidates})
-      ),
-      words AS (
-        SELECT c.path, ts_rank_cd(c.search, q.tsq) AS rank FROM candidates c, q
-         ORDER BY rank DESC, c.size_bytes DESC, c.path LIMIT ${limit + 1}
-      ),
-      hits AS (
-        SELECT path, sum(rank) AS score, array_agg(DISTINCT kind ORDER BY kind) AS kinds FROM (
-          SELECT path, rank, 'words' AS kind FROM words
-          UNION ALL SELECT path, 1.0, 'path' FROM paths
-          UNION ALL SELECT path, 0.5, 'substring' FROM substrings
-        ) all_hits GROUP BY path
-        ORDER BY score DESC, path LIMIT ${limit + 1}
-      )
-      SELECT n.path, n.title, n.revision, h.score::float8 AS score, h.kinds AS "matchedBy",
-             CASE WHEN 'words' = ANY (h.kinds)
-                  THEN ts_headline('simple', n.content, q.tsq, 'MaxFragments=1, MaxWords=30, MinWords=10, StartSel=**, StopSel=**')
-                  WHEN strpos(lower(n.content), lower(${query})) > 0
-                  THEN substr(n.content, greatest(1, strpos(lower(n.content), lower(${query})) - 80), length(${query}) + 160)
-                  ELSE n.title END AS snippet,
-             (SELECT bounded FROM common) AS bounded
-        FROM hits h JOIN notes n ON n.vault_id = ${vaultId} AND n.path = h.path, q
-       ORDER BY h.score DESC, n.path`);
-    // No hit at all: nothing was common enough to bound.
-    const bounded = rows[0]?.bounded ?? false;
-    const results = rows.slice(0, limit).map(({ bounded: _, ...hit }) => hit);
-    return { query, results, truncated: rows.length > limit, limit, ranking: bounded ? 'bounded' : 'complete' };
-  });
+  const matches = sql.fragment`n.vault_id = ${vault} AND n.search @@ ${tsq} AND n.path LIKE ${prefix}`;
+  const statement = sql.fragment`
+    WITH q AS (SELECT ${tsq} AS tsq),
+    -- The notes the words match (decision 114): from the word index's table for every note not
+    -- queued (its entry then holds the note's live vector: every change queues the note, in the
+    -- write's transaction), and from the live vector of each queued note. In one snapshot a
+    -- note is in exactly one part. Read as far as a consumer pulls (the count stops at its limit).
+    -- The vault as text: only the index of the vault and the word together answers it (migration
+    -- 0031), never the primary key's walk over the vault nor a scan of the table.
+    word_matches AS (
+      SELECT d.path FROM note_substring_docs d
+       WHERE d.vault_id::text = ${vaultId}::uuid::text AND d.search @@ ${tsq} AND d.path LIKE ${prefix}
+         AND NOT EXISTS (SELECT 1 FROM note_substring_pending q WHERE q.vault_id = d.vault_id AND q.path = d.path)
+      UNION ALL
+      SELECT n.path FROM note_substring_pending q JOIN notes n ON n.vault_id = q.vault_id AND n.path = q.path
+       WHERE q.vault_id = ${vault} AND ${matches}
+    ),
+    common AS (
+      SELECT ${countUpTo}::int IS NOT NULL AND count(*) >= ${countUpTo}::int AS bounded
+        FROM (SELECT 1 FROM word_matches WHERE ${countUpTo}::int IS NOT NULL LIMIT ${countUpTo}::int) m
+    ),
+    paths AS (
+      -- ILIKE as it is computed on this C-collated column, in the form the path trigram index
+      -- has (migration 0027: an index on the bare column would answer path equality too).
+      SELECT n.path FROM notes n
+       WHERE ${substrings} AND n.vault_id = ${vault} AND lower(n.path) LIKE lower(${like} COLLATE "C") AND n.path LIKE ${prefix}
+       ORDER BY length(n.path), n.path LIMIT ${limit + 1}
+    ),
+    -- Substring matches (decision 106): from the trigram index's table for every note not queued
+    -- (its entry is then the note's live content: every change queues the note, in the write's
+    -- transaction), and from the live content of the vault's queued notes. Each part in path order
+    -- with its own limit, so the planner may walk the table's key and stop early (a substring in
+    -- most notes) or use the trigram index (a rare one).
+    queued AS (SELECT ARRAY(SELECT q.path FROM note_substring_pending q WHERE ${substrings} AND q.vault_id = ${vault}) AS paths),
+    substrings AS (
+      SELECT path FROM (
+        (SELECT d.path FROM note_substring_docs d, queued
+          WHERE ${substrings} AND d.vault_id = ${vault} AND d.content ILIKE ${like} AND d.path LIKE ${prefix} AND d.path <> ALL (queued.paths)
+          ORDER BY d.path LIMIT ${limit + 1})
+        UNION
+        (SELECT n.path FROM notes n, queued
+          WHERE ${substrings} AND n.vault_id = ${vault} AND n.path = ANY (queued.paths) AND n.path LIKE ${prefix} AND n.content ILIKE ${like}
+          ORDER BY n.path LIMIT ${limit + 1})
+      ) matched ORDER BY path LIMIT ${limit + 1}
+    ),
+    -- A candidate by its key and length: the union compares no vectors, and each candidate's vector
+    -- is read once more, to rank it.
+    candidates AS (
+      SELECT n.path, n.size_bytes FROM word_matches w JOIN notes n ON n.vault_id = ${vault} AND n.path = w.path
+       WHERE NOT (SELECT bounded FROM common) AND ${matches}
+      UNION (SELECT n.path, n.size_bytes FROM notes n WHERE (SELECT bounded FROM common) AND ${matches}
+              AND to_tsvector('simple', n.title) @@ ${tsq} LIMIT ${candidates})
+      UNION (SELECT n.path, n.size_bytes FROM notes n WHERE (SELECT bounded FROM common) AND ${matches}
+              ORDER BY n.size_bytes DESC, n.path LIMIT ${candidates})
+    ),
+    words AS (
+      SELECT c.path, ts_rank_cd(n.search, q.tsq) AS rank FROM candidates c JOIN notes n ON n.vault_id = ${vault} AND n.path = c.path, q
+       ORDER BY rank DESC, c.size_bytes DESC, c.path LIMIT ${limit + 1}
+    ),
+    hits AS (
+      SELECT path, sum(rank) AS score, array_agg(DISTINCT kind ORDER BY kind) AS kinds FROM (
+        SELECT path, rank, 'words' AS kind FROM words
+        UNION ALL SELECT path, 1.0, 'path' FROM paths
+        UNION ALL SELECT path, 0.5, 'substring' FROM substrings
+      ) all_hits GROUP BY path
+      ORDER BY score DESC, path LIMIT ${limit + 1}
+    )
+    SELECT n.path, n.title, n.revision, h.score::float8 AS score, h.kinds AS "matchedBy",
+           CASE WHEN 'words' = ANY (h.kinds)
+                THEN ts_headline('simple', n.content, q.tsq, 'MaxFragments=1, MaxWords=30, MinWords=10, StartSel=**, StopSel=**')
+                WHEN strpos(lower(n.content), lower(${query})) > 0
+                THEN substr(n.content, greatest(1, strpos(lower(n.content), lower(${query})) - 80), length(${query}) + 160)
+                ELSE n.title END AS snippet,
+           (SELECT bounded FROM common) AS bounded
+      FROM hits h JOIN notes n ON n.vault_id = ${vault} AND n.path = h.path, q
+     ORDER BY h.score DESC, n.path`;
+return { sql: statement, query, limit };
 }
 
 const keySchema = z.object({

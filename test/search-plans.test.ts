@@ -1,0 +1,117 @@
+// A vault's search plan does not hinge on the statistics of the moment (issue 50, decision 122): a
+// vault imported into a database whose statistics predate it (the planner's last ANALYZE saw other
+// tenants only; autovacuum is off for these tables, as no automatic analyze comes for an import
+// under a tenth of a large table) is searched through the word and trigram indexes for a rare word,
+// not by walking every note of the vault. Before migration 0031 and the vault as a parameter, the
+// same plan walked the vault's primary key and read each note (0.6-1 s on 5,000 prose notes). No
+// timing here: the plan is what is checked; bench/mcp.ts measures the latency.
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { sql } from 'slonik';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { emptyRow } from '../db/row-schemas.ts';
+import { createAccount } from '../domain/identity/accounts.ts';
+import { createMapping, createVault } from '../domain/identity/vaults.ts';
+import { explainSearch, searchNotes } from '../domain/notes/discovery.ts';
+import type { SearchPlanNode } from '../domain/notes/discovery.ts';
+import { indexAllQueuedNotes, queuedNoteCount } from '../domain/notes/substring-index.ts';
+import { importVault } from '../domain/notes/vault-transfer.ts';
+import { useTestDatabase } from './support/harness.ts';
+
+const db = useTestDatabase();
+const TENANTS = 8;
+const TENANT_NOTES = 500;
+const IMPORTED = 600;
+let folder: string;
+let vaultId: string;
+
+/** Every node of a plan, each with the relationship to its parent (`Inner` for a nested loop's look-up). */
+function nodes(plan: SearchPlanNode): SearchPlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+/** Prose-like notes: a reference each, "zygomorphic" in two of them, "project" in every one. */
+function importedNote(n: number): string {
+  const words = Array.from({ length: 120 }, (_, i) => `word${(n * 31 + i * 7) % 900}`).join(' ');
+  return `# Imported ${n}\n\nReference REF-${n} for the project. ${n % 300 === 17 ? 'A zygomorphic flower. ' : ''}${words}\n`;
+}
+
+beforeAll(async () => {
+  const account = await createAccount(db.pool, { email: `plans-${randomUUID()}@example.test`, displayName: 'Plans', plan: 'premium' });
+  // Other tenants' notes, indexed and analyzed: the statistics the import will find. Some of them
+  // have the rare word too, so the word index holds it for other vaults.
+  for (let t = 0; t < TENANTS; t++) {
+    const tenant = await createVault(db.pool, { name: `Tenant ${t}`, ownerAccountId: account.id });
+    await db.pool.query(sql.type(emptyRow)`
+      INSERT INTO notes (vault_id, path, path_key, title, content, revision, size_bytes)
+      SELECT ${tenant.id}, p, lower(p), 'Note ' || i, c, 'sha256:' || encode(sha256(convert_to(c, 'UTF8')), 'hex'), octet_length(c)
+        FROM generate_series(0, ${TENANT_NOTES - 1}) i,
+             LATERAL (SELECT 'Notes/Note ' || i || '.md' AS p,
+                             '# Note ' || i || E'\n\nA project note, reference REF-' || i || CASE WHEN i % 100 = 7 THEN ', zygomorphic' ELSE '' END || E'.\n' AS c) x`);
+  }
+  await indexAllQueuedNotes(db.pool);
+  await db.pool.query(sql.type(emptyRow)`ALTER TABLE notes SET (autovacuum_enabled = false)`);
+  await db.pool.query(sql.type(emptyRow)`ALTER TABLE note_substring_docs SET (autovacuum_enabled = false)`);
+  await db.pool.query(sql.type(emptyRow)`ALTER TABLE note_substring_pending SET (autovacuum_enabled = false)`);
+  await db.pool.query(sql.type(emptyRow)`ANALYZE notes, note_substring_docs, note_substring_pending`);
+
+  // The vault arrives by a bulk import, and the indexer catches up; nothing analyzes it.
+  const vault = await createVault(db.pool, { name: 'Imported', ownerAccountId: account.id });
+  vaultId = vault.id;
+  const { mappingId } = await createMapping(db.pool, { vaultId });
+  folder = await mkdtemp(join(tmpdir(), 'hnp-search-plans-'));
+  for (let n = 0; n < IMPORTED; n++) {
+    const file = join(folder, `Area ${n % 6}`, `Note ${n}.md`);
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, importedNote(n));
+  }
+  const report = await importVault(db.pool, { folder, mappingId, accountId: account.id });
+  expect(report.notes.created).toBe(IMPORTED);
+  await indexAllQueuedNotes(db.pool);
+  expect(await queuedNoteCount(db.pool, vaultId)).toBe(0);
+}, 120_000);
+
+afterAll(async () => {
+  if (folder) await rm(folder, { recursive: true, force: true });
+});
+
+describe('search right after a bulk import, with statistics that predate the vault', () => {
+  it('the statistics do predate it: the import and the indexer wrote rows no ANALYZE has seen', async () => {
+    const unanalyzed = await db.pool.any(sql.type(z.object({ table: z.string(), modified: z.number() }))`
+      SELECT relname AS table, n_mod_since_analyze::int AS modified FROM pg_stat_user_tables
+       WHERE relname IN ('notes', 'note_substring_docs') ORDER BY relname`);
+    expect(unanalyzed.map((t) => [t.table, t.modified >= IMPORTED])).toEqual([
+      ['note_substring_docs', true],
+      ['notes', true],
+    ]);
+  });
+
+  it('a rare word enters through the word and trigram indexes, and looks notes up by key only', async () => {
+    const plan = nodes(await explainSearch(db.pool, vaultId, { query: 'zygomorphic' }));
+    const indexes = new Set(plan.filter((n) => n['Node Type'] === 'Bitmap Index Scan').map((n) => n['Index Name']));
+    // The words part: the vault and the word in one index (migration 0031).
+    expect(indexes).toContain('note_substring_docs_vault_search_idx');
+    // The substring part: the trigram index.
+    expect(indexes).toContain('note_substring_docs_trgm_idx');
+    // No scan of a whole table, and a primary key is read only to look up a note found otherwise
+    // (the inner side of a nested loop), never walked to filter the vault's notes one by one.
+    expect(plan.filter((n) => n['Node Type'] === 'Seq Scan').map((n) => n['Relation Name'])).toEqual([]);
+    const walks = plan.filter((n) => ['Index Scan', 'Index Only Scan'].includes(n['Node Type']) && ['notes_pkey', 'note_substring_docs_pkey'].includes(n['Index Name'] ?? '') && n['Parent Relationship'] !== 'Inner');
+    expect(walks.map((n) => `${n['Node Type']} on ${n['Index Name']}`)).toEqual([]);
+    // And it finds what it should.
+    const found = await searchNotes(db.pool, vaultId, { query: 'zygomorphic' });
+    expect(found.results.map((r) => r.path).sort()).toEqual(['Area 5/Note 317.md', 'Area 5/Note 17.md'].sort());
+  });
+
+  it('a rare substring enters through the trigram index', async () => {
+    const plan = nodes(await explainSearch(db.pool, vaultId, { query: 'EF-423' }));
+    const docsScans = plan.filter((n) => n['Relation Name'] === 'note_substring_docs' || n['Index Name']?.startsWith('note_substring_docs'));
+    expect(docsScans.map((n) => n['Index Name'] ?? n['Node Type'])).toContain('note_substring_docs_trgm_idx');
+    expect(docsScans.filter((n) => n['Node Type'] === 'Index Scan' && n['Index Name'] === 'note_substring_docs_pkey' && n['Parent Relationship'] !== 'Inner')).toEqual([]);
+    const found = await searchNotes(db.pool, vaultId, { query: 'EF-423' });
+    expect(found.results.filter((r) => r.matchedBy.includes('substring')).map((r) => r.path)).toEqual(['Area 3/Note 423.md']);
+  });
+});
