@@ -17,19 +17,31 @@
 // sentence. The subject is a name (a capitalized word that is neither a common English word at
 // the start of a sentence, ./safety-words.ts, nor a school, calendar or subject word; a name in
 // capitals counts: "JAYDEN"), a singular pronoun (he, she, his, her), or a singular learner noun
-// ("one boy", "my weakest student", "the new kid", "Student 4"). The predicates:
+// ("one boy", "my weakest student", "the new kid", "Student 4"). Since issue 49 a name is a name
+// whatever its form: lower case where a clause opens or after "for X:" ("one of my boys, ethan,
+// is…"), initials ("T.J.", "k.l.", "e."), a word and an initial ("grace o.", "maya k"), a name with
+// a number ("jayden2", "student14"), a labelled learner ("Student A", "learner 7"). And a
+// reading-level verb ("reads at a first-grade level", "is on level C books") makes its subject one
+// learner unless that subject is a group, a share, the speaker or a thing ("most of the class",
+// "a few of the boys", "we", "this book"): the form of the name is then not needed at all. The predicates:
 // - person-score: a score or result with or without a verb ("Maria: 45%", "JAYDEN – 3/10",
 //   "Score for Sam 62", "Dara (D+)", "got a 39", "quiz score was 6"), a failing result as a sentence
 //   ("did not pass", "a fail", "failed", "below the benchmark", "held back", "at risk of failing");
 // - name-before-learner-verb: the learner's work, difficulty, behaviour, attendance, discipline,
 //   home, language or health ("struggles", "still can't", "reading is behind", "refuses to write",
 //   "was suspended", "absent eleven days", "his mum says", "speaks no English", "takes medication").
+// - reading-level: a reading level, age, band or fluency ("reading level F", "54 wpm", "running
+//   record", "a non-reader", "can only read three-letter words", "reads like a first grader").
 // How a learner is told from a famous person without a list of names: the predicates are about
 // school records (scores on tests, passing, behaviour, attendance, plans), which famous people's
 // sentences rarely have; and a name in a sentence framed as history or fiction (a year before 2000,
 // "century", BC/AD, "in the novel/story", "the character", or a life-achievement verb: wrote,
 // invented, discovered, won, published, painted, founded, ruled…) is not taken for a learner.
-// Aggregates are not persons: "60% of the class", "most students", "the class average".
+// Aggregates are not persons: "60% of the class", "most students", "the class average". A diagnosis
+// or a plan said of a share of the class ("several students have IEPs", "most have ADHD
+// diagnoses") is an aggregate support need and passes; of a count under five ("two students have
+// IEPs": the schema's groups are at least five for the same reason) or with one singled out
+// ("including one who…") it is refused.
 import type { z } from 'zod';
 import type { educationContextSchema } from '@hosted-notes/runtime-sdk';
 import { AppError } from '../errors.ts';
