@@ -4,7 +4,7 @@
 // cursors are computed by the same functions the API uses, so they are what the API would answer.
 // .ci/run lints the generated documents with redocly, which checks every example against its schema.
 import { adapters, templates } from '../domain/automation/catalog.ts';
-import { EVENT_CONTRACT, EVENT_CONTRACT_VERSION } from '../domain/automation/events.ts';
+import { EVENT_CONTRACT, EVENT_CONTRACT_VERSION } from '../domain/automation/event-contract.ts';
 import { actionKinds } from '../domain/automation/catalog.ts';
 import { proposalStates } from '../domain/automation/proposal-states.ts';
 import { encodeCursor } from '../domain/cursor.ts';

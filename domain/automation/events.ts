@@ -17,11 +17,15 @@ import { recordStartIntents } from '../workflow-intents.ts';
 import type { StartIntent } from '../workflow-intents.ts';
 import type { Proposal } from './proposals.ts';
 import { emptyRow, idRow, isoTimestamp } from '../../db/row-schemas.ts';
+import { EVENT_CONTRACT, eventSchema } from './event-contract.ts';
+import type { AutomationEvent } from './event-contract.ts';
 
 type Db = CommonQueryMethods;
 
-export const EVENT_CONTRACT = 'hnp.automation-event';
-export const EVENT_CONTRACT_VERSION = 1;
+// The contract's shape lives in event-contract.ts, which webhooks.ts (the deliveries this module
+// starts) reads too; re-exported here, where the routes read the rest of the events' rules.
+export { EVENT_CONTRACT, EVENT_CONTRACT_VERSION, eventSchema } from './event-contract.ts';
+export type { AutomationEvent } from './event-contract.ts';
 /** Bytes of an event's data (as JSON). */
 export const MAX_EVENT_DATA_BYTES = 256 * 1024;
 
@@ -40,18 +44,6 @@ export const occurredAtSchema = z.iso
   .refine((value) => Date.parse(value) <= Date.now() + OCCURRED_AT_MAX_AHEAD_MS, { message: 'must not be more than 24 hours after the event is received' })
   .describe(`When the event happened (RFC 3339 with an offset), from ${OCCURRED_AT_EARLIEST} to 24 hours after receipt; default: when it is received.`);
 
-export const eventSchema = z.object({
-  contract: z.literal(EVENT_CONTRACT),
-  version: z.number().int(),
-  id: z.uuid(),
-  workspaceId: z.uuid(),
-  type: z.string(),
-  source: z.string(),
-  occurredAt: isoTimestamp,
-  receivedAt: isoTimestamp,
-  data: z.record(z.string(), z.unknown()),
-});
-export type AutomationEvent = z.infer<typeof eventSchema>;
 
 const eventColumns = sql.fragment`${EVENT_CONTRACT}::text AS contract, e.contract_version AS version, e.id, e.workspace_id AS "workspaceId", e.type, e.source,
   e.occurred_at AS "occurredAt", e.received_at AS "receivedAt", e.data`;

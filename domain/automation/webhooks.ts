@@ -8,7 +8,7 @@ import type { CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { AppError } from '../errors.ts';
 import type { SecretBox } from '../secret-box.ts';
-import type { AutomationEvent } from './events.ts';
+import type { AutomationEvent } from './event-contract.ts';
 import { checkWebhookUrl, postJson } from './network.ts';
 import type { EgressPolicy } from './network.ts';
 import { emptyRow, idRow, isoTimestamp } from '../../db/row-schemas.ts';

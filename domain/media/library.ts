@@ -40,22 +40,19 @@ import { DatabaseUnavailableError } from '../../db/availability.ts';
 import { emptyRow, isoTimestamp } from '../../db/row-schemas.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { AppError } from '../errors.ts';
-import { DEFAULT_MEDIA_STORAGE_BYTES } from '../product-runtime/entities.ts';
 import { inspectAudio } from './audio-inspection.ts';
 import { checkDuration } from './upload-rules.ts';
 import { BlobStoreError } from './blob-store.ts';
-import type { BlobOperationOptions, BlobRange, BlobStore, SameDatabasePut } from './blob-store.ts';
+import type { BlobOperationOptions, BlobRange, BlobStore } from './blob-store.ts';
 import type { UploadClaims } from './upload-claims.ts';
+import { storageLimit } from './upload-input.ts';
+import type { AudioUploadRequest, ClaimInput, MediaCaller } from './upload-input.ts';
 
-/** Who acts: the admitted runtime caller. */
-export type MediaCaller = { organizationId: string; installationId: string; servicePrincipalId: string; requestId: string };
+// The terms one upload and a statement of many (upload-claims.ts) share live in upload-input.ts;
+// the caller and the request are re-exported here, with the functions that take them.
+export type { AudioUploadRequest, MediaCaller } from './upload-input.ts';
 
-export type AudioUploadRequest = {
-  idempotencyKey: string;
-  reference: string;
-  declaredDurationMs: number;
-  bytes: Uint8Array;
-};
+
 
 export type MediaStorage = { limitBytes: number; usedBytes: number; availableBytes: number };
 
@@ -128,10 +125,6 @@ function toRecord(row: MediaRow): AudioMediaRecord {
 
 const sha256Hex = (bytes: Uint8Array | string) => createHash('sha256').update(bytes).digest('hex');
 
-/** The organization's `mediaStorageBytes` (default 500 MiB), read where it is enforced. */
-export const storageLimit = (organizationId: string) => sql.fragment`
-  (SELECT coalesce((o.settings #>> '{productRuntime,mediaStorageBytes}')::bigint, ${DEFAULT_MEDIA_STORAGE_BYTES}::bigint)
-     FROM organizations o WHERE o.id = ${organizationId})`;
 
 export async function getMediaStorage(db: CommonQueryMethods, organizationId: string): Promise<MediaStorage> {
   const row = await db.one(sql.type(storageRow)`
@@ -240,17 +233,6 @@ export async function uploadAudio(
   return { media: toRecord(row), replayed: false, storage: { limitBytes, usedBytes, availableBytes: Math.max(0, limitBytes - usedBytes) } };
 }
 
-export type ClaimInput = {
-  keyHash: string;
-  fingerprint: string;
-  sha256: string;
-  size: number;
-  inspection: Awaited<ReturnType<typeof inspectAudio>>;
-  containerMs: number | null;
-  backend: BlobStore['kind'];
-  /** The store's put, when it runs in this database: the claim's statement writes the bytes too. */
-  put: SameDatabasePut | undefined;
-};
 
 const claimRow = existingRow.extend({
   claimed: z.boolean(),
