@@ -37,8 +37,10 @@ import { mcpGateway } from './routes/mcp/index.ts';
 import { automationGateway } from './routes/automation/index.ts';
 import { productRuntime } from './routes/product/index.ts';
 import { GroupCommit } from '../domain/notes/group-commit.ts';
-import { RUNTIME_MOUNT } from './routes/product/kit.ts';
+import { RUNTIME_MOUNT, runtimeMountHeaders } from './routes/product/kit.ts';
 import { reviewerConsole } from './routes/console/index.ts';
+import { mcpDocumentation } from './routes/mcp/openapi-docs.ts';
+import { productDocumentation } from './routes/product/openapi-docs.ts';
 import { defaultLiveOptions, LiveStreams } from './routes/console/live.ts';
 import { NotificationListener } from '../db/notification-listener.ts';
 import { ProposalWaits } from '../domain/automation/proposal-waits.ts';
@@ -103,6 +105,9 @@ export type AppDeps = {
 
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** Where the MCP gateway is mounted; its part of the OpenAPI document is described there. */
+const MCP_MOUNT = '/api/mcp';
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: loggerOptions(deps.logLevel ?? 'info', 'api') }),
@@ -117,7 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
-    frameworkErrors,
+    frameworkErrors: frameworkErrors(runtimeMountHeaders),
     clientErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
 
@@ -151,8 +156,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.tracing) await registerTracing(app);
   if (deps.metrics) registerHttpMetrics(app, deps.metrics);
 
-  // The OpenAPI document: frame, per-route transform and completion pass in api/openapi.ts.
-  await app.register(swagger, swaggerOptions({ publicBaseUrl: deps.publicBaseUrl }));
+  // The OpenAPI document: frame, per-route transform and completion pass in api/openapi.ts, which
+  // knows no interface: what an interface adds beyond its routes' schemas is handed in here.
+  await app.register(swagger, swaggerOptions({ publicBaseUrl: deps.publicBaseUrl, contributions: [mcpDocumentation(MCP_MOUNT), productDocumentation] }));
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await app.register(openapiRoutes);
 
@@ -208,7 +214,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const runtimeAdmissions = new AdmissionCache<ChainAdmission>();
   if (deps.metrics) registerAdmissionCacheMetrics(deps.metrics, { personal_access_token: admissions, service_principal: runtimeAdmissions });
   await app.register(devApi, { prefix: '/api/dev', db: deps.db, leases, admissions, notes });
-  await app.register(mcpGateway, { prefix: '/api/mcp', db: deps.db, leases, admissions, notes });
+  await app.register(mcpGateway, { prefix: MCP_MOUNT, db: deps.db, leases, admissions, notes });
   await app.register(automationGateway, {
     prefix: '/api/dev/automation',
     db: deps.db,

@@ -14,7 +14,6 @@ import FindMyWay from 'find-my-way';
 import { AppError, errorCatalog } from '../domain/errors.ts';
 import type { ErrorCode, ErrorPointer } from '../domain/errors.ts';
 import { PROBLEM_CONTENT_TYPE } from './problems.ts';
-import { runtimeMountHeaders } from './routes/product/kit.ts';
 
 /** Deepest nesting of objects/arrays a JSON body may have. Real payloads stay far below it. */
 export const MAX_JSON_DEPTH = 64;
@@ -204,20 +203,29 @@ export const MAX_PARAM_LENGTH = 1_024;
 /** 414 for a path segment longer than the router's parameter limit. */
 export const uriTooLong = () => new AppError('uri_too_long', `A path segment is longer than ${MAX_PARAM_LENGTH} characters.`);
 
-/** Fastify's `frameworkErrors`: an over-long parameter (414) or an undecodable URL (400). */
-export function frameworkErrors(error: Error & { code?: string }, _request: FastifyRequest, reply: FastifyReply): void {
-  const appError =
-    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-      ? uriTooLong()
-      : new AppError('invalid_request', 'The URL is not valid (a path segment does not decode).');
-  void reply.code(appError.status).type(PROBLEM_CONTENT_TYPE).header('x-request-id', reply.request.id).headers(runtimeMountHeaders(reply.request.url)).send({
-    type: `/problems/${appError.code}`,
-    title: errorCatalog[appError.code].title,
-    status: appError.status,
-    detail: appError.detail,
-    code: appError.code,
-    requestId: reply.request.id,
-  });
+/**
+ * The headers an interface adds to every answer under its mount, even one Fastify gives before any
+ * route or hook runs (the Product Runtime's version: api/routes/product/kit.ts runtimeMountHeaders).
+ * The composition root (api/app.ts) passes them in: the edge knows no interface.
+ */
+export type MountHeaders = (url: string) => Record<string, string>;
+
+/** Fastify's `frameworkErrors`: an over-long parameter (414) or an undecodable URL (400), with `mountHeaders` of the URL. */
+export function frameworkErrors(mountHeaders: MountHeaders) {
+  return (error: Error & { code?: string }, _request: FastifyRequest, reply: FastifyReply): void => {
+    const appError =
+      error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? uriTooLong()
+        : new AppError('invalid_request', 'The URL is not valid (a path segment does not decode).');
+    void reply.code(appError.status).type(PROBLEM_CONTENT_TYPE).header('x-request-id', reply.request.id).headers(mountHeaders(reply.request.url)).send({
+      type: `/problems/${appError.code}`,
+      title: errorCatalog[appError.code].title,
+      status: appError.status,
+      detail: appError.detail,
+      code: appError.code,
+      requestId: reply.request.id,
+    });
+  };
 }
 
 /**

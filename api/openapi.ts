@@ -11,7 +11,9 @@
 //   codes, with one example per code; the codes every operation shares are added here
 //   (automaticProblems), so a route lists only its own;
 // - success descriptions and realistic examples (api/openapi-examples.ts);
-// - the MCP endpoint's JSON-RPC request and responses (its route validates the raw body itself);
+// - what an interface adds beyond its routes' schemas (DocumentContribution: the MCP endpoint's
+//   JSON-RPC request, responses and headers, examples kept beside an interface), handed in by the
+//   composition root (api/app.ts): this module imports no interface (eslint.config.js);
 // - component schemas nothing refers to are dropped.
 // documentationGaps() names any operation without an operationId or an entry below; the export
 // script (.ci/run) and test/openapi-document.test.ts fail on any, so no route is published
@@ -24,9 +26,6 @@ import { z } from 'zod';
 import { RUNTIME_MOUNT } from '@hosted-notes/runtime-sdk';
 import { errorCatalog } from '../domain/errors.ts';
 import type { ErrorCode } from '../domain/errors.ts';
-import { LEGACY_VERSION, MODERN_VERSION, PROTOCOL_VERSION_META_KEY } from './routes/mcp/protocol.ts';
-import { toolsByName } from './routes/mcp/tools.ts';
-import { bindingDecisionExamples } from './routes/product/openapi-docs.ts';
 import { operationExamples, parameterExamples, planRevision, problemExample } from './openapi-examples.ts';
 import type { ExampleSet, OperationExamples } from './openapi-examples.ts';
 
@@ -46,7 +45,6 @@ declare module 'fastify' {
 
 const AUTOMATION_PREFIX = '/api/dev/automation';
 const RUNTIME_PREFIX = RUNTIME_MOUNT;
-const MCP_URL = '/api/mcp';
 
 // ---- headers ---------------------------------------------------------------------------------
 
@@ -129,12 +127,24 @@ const requestHeaders = {
     schema: { type: 'string', format: 'uuid' },
     example: parameterExamples['mappingId'],
   },
+  // The Product Runtime's key, by the operation table's rule (api/routes/product/operation-route.ts
+  // runtimeKeyHeader): required on every request, or only to apply.
   RuntimeIdempotencyKey: {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: true,
+    description:
+      'Required: a request without it is 400 idempotency_key_required. 1–255 visible ASCII characters, scoped to the installation, the operation and its target. ' +
+      'The same key and body within 24 h replay the first answer; another body is 422 idempotency_key_reused; while the first request runs it is 409 idempotency_in_flight.',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+    example: 'lesson-studio-generate-7f3a',
+  },
+  RuntimeIdempotencyKeyToApply: {
     name: 'Idempotency-Key',
     in: 'header',
     required: false,
     description:
-      'Required to apply (mode apply, and for every Product Runtime operation that creates something); previews ignore it. 1–255 visible ASCII characters, scoped to ' +
+      'Required to apply (mode apply: without it 400 idempotency_key_required); previews ignore it. 1–255 visible ASCII characters, scoped to ' +
       'the installation, the operation and its target. The same key and body within 24 h replay the first answer; another body is 422 idempotency_key_reused.',
     schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
     example: 'lesson-studio-publish-7f3a',
@@ -199,33 +209,15 @@ const requestHeaders = {
     schema: { type: 'string' },
     example: '"9f2c6b1e4d7a8c3b5e0f1a2d4c6b8e0a1c3e5f7a9b1d3f5e7a9c1b3d5f7e9a1c"',
   },
-  McpProtocolVersion: {
-    name: 'MCP-Protocol-Version',
-    in: 'header',
-    required: false,
-    description: `Required on ${MODERN_VERSION} requests and equal to params._meta["${PROTOCOL_VERSION_META_KEY}"] (else -32020); legacy (${LEGACY_VERSION}) clients may omit it.`,
-    schema: { type: 'string', enum: [MODERN_VERSION, LEGACY_VERSION] },
-    example: MODERN_VERSION,
-  },
-  McpMethod: {
-    name: 'Mcp-Method',
-    in: 'header',
-    required: false,
-    description: `Required on ${MODERN_VERSION} requests and equal to the body's method (else -32020). Values of the form =?base64?…?= are decoded as UTF-8.`,
-    schema: { type: 'string' },
-    example: 'tools/call',
-  },
-  McpName: {
-    name: 'Mcp-Name',
-    in: 'header',
-    required: false,
-    description: `Required on ${MODERN_VERSION} tools/call requests and equal to params.name (else -32020).`,
-    schema: { type: 'string' },
-    example: 'search_notes',
-  },
-} as const;
+} as const satisfies Record<string, RequestHeaderParameter>;
 
-type RequestHeader = keyof typeof requestHeaders;
+/** A request header as components/parameters publishes it. */
+export type RequestHeaderParameter = { name: string; in: 'header'; required: boolean; description: string; schema: Record<string, unknown>; example: unknown };
+/** A response header as components/headers publishes it, with the HTTP name it is listed under. */
+export type ResponseHeaderComponent = { name: string; description: string; schema: Record<string, unknown>; example: unknown };
+
+/** The request headers every interface may name; a contribution adds its own. */
+export type RequestHeader = keyof typeof requestHeaders;
 
 /** Response headers, published as components/headers. */
 const responseHeaders = {
@@ -311,29 +303,28 @@ const responseHeaders = {
     schema: { type: 'string', enum: ['1'] },
     example: '1',
   },
-  McpProtocolVersion: {
-    description: 'The protocol revision this server speaks natively; on every MCP response.',
-    schema: { type: 'string', enum: [MODERN_VERSION] },
-    example: MODERN_VERSION,
-  },
 } as const;
 
-type ResponseHeader = keyof typeof responseHeaders;
+/** The response headers every interface may name; a contribution adds its own. */
+export type ResponseHeader = keyof typeof responseHeaders;
 
 // ---- operations ------------------------------------------------------------------------------
 
-type ResponseDoc = {
+type ResponseDoc<R extends string = never> = {
   description: string;
-  headers?: readonly ResponseHeader[];
+  headers?: readonly (ResponseHeader | R)[];
   /** A body that is not JSON (media bytes): its content map, replacing what the route schema gave. */
   content?: Record<string, unknown>;
 };
 
-export type OperationDoc = {
+/** `H` and `R`: request and response headers a contribution declares, which it may name beside the shared ones. */
+export type OperationDoc<H extends string = never, R extends string = never> = {
   /** Request headers, in the order they are listed. */
-  headers?: readonly RequestHeader[];
+  headers?: readonly (RequestHeader | H)[];
+  /** Response headers on every answer of the operation, refusals included (MCP's protocol version). */
+  everyResponseHeaders?: readonly (ResponseHeader | R)[];
   /** Every success (or 304) status the operation answers with. */
-  responses: Record<string, ResponseDoc>;
+  responses: Record<string, ResponseDoc<R>>;
   /** Answered in JSON-RPC (MCP): its error responses are listed in `responses` too, not as problems. */
   jsonRpc?: true;
   /** A request body that is not JSON (raw media bytes): the requestBody to publish. */
@@ -386,27 +377,6 @@ const operations: Record<string, OperationDoc> = {
     responses: { 200: { description: 'A preview, or the applied restore. ETag (the restored revision) on applies.', headers: ['ETag', 'IdempotentReplayed'] } },
   },
   listEvents: { responses: { 200: { description: 'A page of provenance events, oldest first; nextCursor is always set.' } } },
-  // MCP
-  callMcp: {
-    jsonRpc: true,
-    headers: ['McpProtocolVersion', 'McpMethod', 'McpName'],
-    responses: {
-      200: {
-        description:
-          'A JSON-RPC result, or a JSON-RPC error: -32601 unknown method, -32602 unknown tool or arguments not an object. A tool failure is a result with isError: true. ' +
-          'A recognized operation counts against the MCP allowance and carries the RateLimit fields.',
-        headers: ['RateLimit', 'RateLimitPolicy'],
-      },
-      202: { description: 'A notification (no id): accepted, no body.' },
-      400: { description: 'JSON-RPC error: -32700 not JSON, -32600 not a JSON-RPC 2.0 request, -32020 a header missing or disagreeing with the body, -32022 unsupported protocol version.' },
-      401: { description: 'JSON-RPC error -32001 (data.code authentication_required or invalid_token).', headers: ['WWWAuthenticate'] },
-      403: { description: 'JSON-RPC error -32003 (data.code account_inactive or entitlement_required).' },
-      413: { description: 'JSON-RPC error (data.code payload_too_large): the body is over 16 MiB.' },
-      415: { description: 'JSON-RPC error (data.code unsupported_media_type): MCP requests are application/json.' },
-      429: { description: 'JSON-RPC error -32029 (data.code rate_limited or monthly_limit_exceeded): the MCP allowance.', headers: ['RetryAfter', 'RateLimit', 'RateLimitPolicy'] },
-      500: { description: 'JSON-RPC error -32603 (data.code internal_error).' },
-    },
-  },
   // automation gateway
   readAutomationCatalog: { responses: { 200: { description: 'The catalog, version 1.' } } },
   readAdapter: { responses: { 200: { description: 'The adapter.' } } },
@@ -443,10 +413,11 @@ const operations: Record<string, OperationDoc> = {
   approveProposal: { responses: { 200: { description: 'Approved; the Forge execution starts.' } } },
   rejectProposal: { responses: { 200: { description: 'Rejected.' } } },
   undoProposal: { responses: { 202: { description: 'The undo has started.' } } },
-  // Product Runtime operations carry their docs and examples beside their routes (schema.docs, schema.examples).
+  // Product Runtime operations carry their docs and examples beside their routes (schema.docs, schema.examples);
+  // MCP's endpoint its own in its contribution (api/routes/mcp/openapi-docs.ts).
 };
 
-/** Operation ids the document publishes outside the Product Runtime, whose operations the SDK's table names (for tests and the export script). */
+/** Operation ids this module describes: every one outside the Product Runtime and the contributions (for tests and the export script). */
 export const documentedOperationIds = Object.keys(operations);
 
 // ---- problems shared by operations -----------------------------------------------------------
@@ -499,7 +470,7 @@ function automaticProblems(operation: Operation, path: string): ErrorCode[] {
 
 const codeOrder = Object.keys(errorCatalog) as ErrorCode[];
 
-function problemResponses(operation: Operation, path: string, instance: string): Record<string, Record<string, unknown>> {
+function problemResponses(operation: Operation, path: string, instance: string, parts: Parts): Record<string, Record<string, unknown>> {
   const codes = new Set([...automaticProblems(operation, path), ...(operation['x-problems'] ?? [])]);
   const runtime = path.startsWith(RUNTIME_PREFIX);
   const byStatus = new Map<number, ErrorCode[]>();
@@ -516,7 +487,7 @@ function problemResponses(operation: Operation, path: string, instance: string):
     if (list.includes('idempotency_in_flight') || status === 503) headers.push('RetryAfter');
     responses[String(status)] = {
       description: `Problem${list.length > 1 ? ' codes' : ' code'}:\n${list.map((code) => `- \`${code}\`: ${errorCatalog[code].title}`).join('\n')}`,
-      headers: headerRefs(headers),
+      headers: headerRefs(headers, parts),
       content: {
         'application/problem+json': {
           schema: { $ref: '#/components/schemas/Problem' },
@@ -528,7 +499,16 @@ function problemResponses(operation: Operation, path: string, instance: string):
   return responses;
 }
 
-const headerRefs = (names: readonly ResponseHeader[]) => Object.fromEntries([...new Set(names)].map((name) => [headerName(name), { $ref: `#/components/headers/${name}` }]));
+/** Response header references by HTTP name; a name no component declares fails the build of the document. */
+function headerRefs(names: readonly string[], parts: Parts) {
+  return Object.fromEntries(
+    [...new Set(names)].map((name) => {
+      const http = parts.headerNames[name];
+      if (http === undefined) throw new Error(`The response header ${name} is named by an operation but declared by no component (api/openapi.ts or a contribution).`);
+      return [http, { $ref: `#/components/headers/${name}` }];
+    }),
+  );
+}
 
 const headerNames: Record<ResponseHeader, string> = {
   XRequestId: 'X-Request-Id',
@@ -546,10 +526,8 @@ const headerNames: Record<ResponseHeader, string> = {
   AcceptRanges: 'Accept-Ranges',
   ContentRange: 'Content-Range',
   MediaLocation: 'Location',
-  McpProtocolVersion: 'MCP-Protocol-Version',
   XServiceRuntimeVersion: 'X-Service-Runtime-Version',
 };
-const headerName = (name: ResponseHeader) => headerNames[name];
 
 function applyExamples(target: Record<string, unknown>, set: ExampleSet | undefined): void {
   if (!set) return;
@@ -563,63 +541,6 @@ function exampleInstance(path: string, operationId: string): string {
   return path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(String(params[name] ?? parameterExamples[name] ?? name)));
 }
 
-// ---- the MCP endpoint ------------------------------------------------------------------------
-
-const toolNames = [...toolsByName.keys()] as [string, ...string[]];
-const jsonRpcId = z.union([z.string(), z.number().int()]);
-
-const jsonRpcRequestSchema = z
-  .object({
-    jsonrpc: z.literal('2.0'),
-    id: jsonRpcId.optional().describe('A string or an integer, never null. Without an id the message is a notification (202, no body).'),
-    method: z
-      .string()
-      .min(1)
-      .describe('initialize, ping, server/discover, tools/list, tools/call; notifications such as notifications/initialized. Anything else is -32601.'),
-    params: z
-      .looseObject({
-        _meta: z.record(z.string(), z.unknown()).optional().describe(`${MODERN_VERSION} requests carry {"${PROTOCOL_VERSION_META_KEY}": "${MODERN_VERSION}"}.`),
-        name: z.enum(toolNames).optional().describe('tools/call: the tool.'),
-        arguments: z.record(z.string(), z.unknown()).optional().describe("tools/call: the tool's arguments (tools/list gives each tool's input schema)."),
-        protocolVersion: z.string().optional().describe('initialize: the version the client asks for.'),
-      })
-      .optional(),
-  })
-  .describe('One JSON-RPC 2.0 request or notification (batches are refused).')
-  .meta({ id: 'JsonRpcRequest' });
-
-const jsonRpcErrorSchema = z
-  .object({
-    jsonrpc: z.literal('2.0'),
-    id: jsonRpcId.nullable(),
-    error: z.object({
-      code: z.number().int().describe('JSON-RPC error code (docs/mcp.md).'),
-      message: z.string(),
-      data: z.record(z.string(), z.unknown()).optional().describe('For refusals of the HTTP edge: the REST problem code, status and requestId.'),
-    }),
-  })
-  .meta({ id: 'JsonRpcError' });
-
-const jsonRpcResultSchema = z
-  .object({ jsonrpc: z.literal('2.0'), id: jsonRpcId, result: z.record(z.string(), z.unknown()) })
-  .meta({ id: 'JsonRpcResult' });
-
-/** The MCP route validates its raw body itself (z.unknown()); the document shows the protocol. */
-const mcpSchema = {
-  body: jsonRpcRequestSchema,
-  response: {
-    200: z.union([jsonRpcResultSchema, jsonRpcErrorSchema]),
-    202: z.null(),
-    400: jsonRpcErrorSchema,
-    401: jsonRpcErrorSchema,
-    403: jsonRpcErrorSchema,
-    413: jsonRpcErrorSchema,
-    415: jsonRpcErrorSchema,
-    429: jsonRpcErrorSchema,
-    500: jsonRpcErrorSchema,
-  },
-  operationId: 'callMcp',
-};
 
 // ---- the document ----------------------------------------------------------------------------
 
@@ -645,10 +566,10 @@ const tags = [
   { name: 'documentation', description: 'This description, generated from the schemas the routes validate with.' },
 ];
 
-/** What an operation's route schema carries into the document, besides what @fastify/swagger reads. */
-function transform(input: Parameters<NonNullable<FastifyDynamicSwaggerOptions['transform']>>[0]) {
-  const isMcp = input.url === MCP_URL && input.route.method === 'POST';
-  const schema = isMcp ? { ...input.schema, ...mcpSchema } : input.schema;
+/** What an operation's route schema (and a contribution's members for it) carries into the document, besides what @fastify/swagger reads. */
+function transform(parts: Parts, input: Parameters<NonNullable<FastifyDynamicSwaggerOptions['transform']>>[0]) {
+  const contributed = parts.routes.get(`${String(input.route.method)} ${input.url}`);
+  const schema = contributed ? { ...input.schema, ...contributed } : input.schema;
   const result = jsonSchemaTransform({ ...input, schema } as Parameters<typeof jsonSchemaTransform>[0]);
   const transformed = result.schema as Record<string, unknown> | undefined;
   if (!transformed || transformed['hide']) return result;
@@ -674,19 +595,19 @@ function transform(input: Parameters<NonNullable<FastifyDynamicSwaggerOptions['t
  */
 const undocumented: OperationDoc = { responses: {} };
 
-function completeOperation(path: string, operation: Operation): void {
+function completeOperation(path: string, operation: Operation, parts: Parts): void {
   const id = operation.operationId ?? '';
   const routeDoc = operation['x-doc'] as OperationDoc | undefined;
   const doc = routeDoc ?? operations[id] ?? undocumented;
   if (doc === undocumented) operation['x-undocumented'] = true;
-  const examples = (operation['x-examples'] as OperationExamples | undefined) ?? operationExamples[id] ?? bindingDecisionExamples[id] ?? {};
+  const examples = (operation['x-examples'] as OperationExamples | undefined) ?? operationExamples[id] ?? parts.examples[id] ?? {};
 
   for (const parameter of operation.parameters ?? []) {
     const name = String(parameter['name']);
     const example = examples.parameters?.[name] ?? parameterExamples[name];
     if (example !== undefined && parameter['example'] === undefined) parameter['example'] = example;
   }
-  const problems = doc.jsonRpc ? {} : problemResponses(operation, path, exampleInstance(path, id));
+  const problems = doc.jsonRpc ? {} : problemResponses(operation, path, exampleInstance(path, id), parts);
   delete operation['x-problems'];
   delete operation['x-runtime-scope'];
   delete operation['x-doc'];
@@ -694,7 +615,10 @@ function completeOperation(path: string, operation: Operation): void {
   const undescribed = Object.keys(operation.responses).filter((status) => Number(status) < 400 && !doc.responses[status]);
   if (undescribed.length > 0) operation['x-undescribed'] = undescribed;
   const runtime = path.startsWith(RUNTIME_PREFIX);
-  const headerParams: RequestHeader[] = [...(runtime ? (['XServiceRuntimeVersion'] as const) : []), ...(doc.headers ?? [])];
+  const headerParams: string[] = [...(runtime ? (['XServiceRuntimeVersion'] as const) : []), ...(doc.headers ?? [])];
+  for (const header of headerParams) {
+    if (!(header in parts.parameters)) throw new Error(`${id} names the request header ${header}, which no component declares (api/openapi.ts or a contribution).`);
+  }
   if (headerParams.length) operation.parameters = [...(operation.parameters ?? []), ...headerParams.map((h) => ({ $ref: `#/components/parameters/${h}` }))];
 
   if (doc.requestBody) operation.requestBody = doc.requestBody;
@@ -707,9 +631,9 @@ function completeOperation(path: string, operation: Operation): void {
   for (const status of statuses) {
     const described = doc.responses[status];
     const response: Record<string, unknown> = { ...operation.responses[status], ...(described ? { description: described.description } : {}) };
-    const common: ResponseHeader[] = doc.jsonRpc ? ['XRequestId', 'McpProtocolVersion'] : runtime ? ['XRequestId', 'XServiceRuntimeVersion'] : ['XRequestId'];
+    const common: string[] = [...(runtime ? ['XRequestId', 'XServiceRuntimeVersion'] : ['XRequestId']), ...(doc.everyResponseHeaders ?? [])];
     const chargedHeaders: ResponseHeader[] = charged && Number(status) < 400 ? ['RateLimit', 'RateLimitPolicy'] : [];
-    response['headers'] = headerRefs([...common, ...chargedHeaders, ...(described?.headers ?? [])]);
+    response['headers'] = headerRefs([...common, ...chargedHeaders, ...(described?.headers ?? [])], parts);
     const content = response['content'] as Record<string, Record<string, unknown>> | undefined;
     const json = content?.['application/json'];
     if (json) applyExamples(json, examples.responses?.[status]);
@@ -819,15 +743,15 @@ function dropSafeIntegerBounds(value: unknown): void {
   Object.values(schema).forEach(dropSafeIntegerBounds);
 }
 
-function completeDocument(document: Document): Document {
+function completeDocument(document: Document, parts: Parts): Document {
   document.tags = tags;
   document.components = {
     ...document.components,
-    parameters: { ...requestHeaders },
-    headers: { ...responseHeaders },
+    parameters: { ...parts.parameters },
+    headers: { ...parts.headers },
   };
   for (const [path, item] of Object.entries(document.paths)) {
-    for (const operation of Object.values(item)) completeOperation(path, operation);
+    for (const operation of Object.values(item)) completeOperation(path, operation, parts);
   }
   pruneComponents(document);
   dropLoneInputSuffix(document);
@@ -835,8 +759,58 @@ function completeDocument(document: Document): Document {
   return document;
 }
 
-/** @fastify/swagger options: the document's frame, the per-route transform and the completion pass. */
-export function swaggerOptions(options: { publicBaseUrl?: string | undefined }): Swagger {
+/**
+ * What an interface adds to the document beyond its routes' own schemas, handed to swaggerOptions by
+ * the composition root (api/app.ts), so this module knows no interface. `H` and `R`: the request and
+ * response headers it declares, which its route schemas' docs may name beside the shared ones.
+ */
+export type DocumentContribution<H extends string = never, R extends string = never> = {
+  /** Request headers it declares (components/parameters). */
+  requestHeaders?: Record<H, RequestHeaderParameter>;
+  /** Response headers it declares (components/headers), each with its HTTP name. */
+  responseHeaders?: Record<R, ResponseHeaderComponent>;
+  /** Schema members merged over a route's own, by method and URL (the MCP endpoint validates its raw body itself; the document shows the protocol). */
+  routes?: ReadonlyArray<{ method: string; url: string; schema: Omit<FastifySchema, 'docs'> & { docs?: OperationDoc<H, R> } }>;
+  /** Examples of operations whose routes carry none, by operationId. */
+  examples?: Record<string, OperationExamples>;
+};
+
+/** This module's own parts and every contribution's, merged once. */
+type Parts = {
+  parameters: Record<string, RequestHeaderParameter>;
+  headers: Record<string, Omit<ResponseHeaderComponent, 'name'>>;
+  headerNames: Record<string, string>;
+  routes: Map<string, Omit<FastifySchema, 'docs'> & { docs?: OperationDoc<string, string> }>;
+  examples: Record<string, OperationExamples>;
+};
+
+function mergeParts(contributions: ReadonlyArray<DocumentContribution<string, string>>): Parts {
+  const parts: Parts = { parameters: { ...requestHeaders }, headers: { ...responseHeaders }, headerNames: { ...headerNames }, routes: new Map(), examples: {} };
+  const once = (where: Record<string, unknown>, key: string, what: string) => {
+    if (key in where) throw new Error(`Two parts of the OpenAPI document declare the ${what} ${key}.`);
+  };
+  for (const contribution of contributions) {
+    for (const [key, parameter] of Object.entries(contribution.requestHeaders ?? {})) {
+      once(parts.parameters, key, 'request header');
+      parts.parameters[key] = parameter;
+    }
+    for (const [key, { name, ...header }] of Object.entries(contribution.responseHeaders ?? {})) {
+      once(parts.headers, key, 'response header');
+      parts.headers[key] = header;
+      parts.headerNames[key] = name;
+    }
+    for (const route of contribution.routes ?? []) parts.routes.set(`${route.method} ${route.url}`, route.schema);
+    for (const [id, examples] of Object.entries(contribution.examples ?? {})) {
+      once(parts.examples, id, 'examples of');
+      parts.examples[id] = examples;
+    }
+  }
+  return parts;
+}
+
+/** @fastify/swagger options: the document's frame, the per-route transform and the completion pass, with what the interfaces contribute. */
+export function swaggerOptions(options: { publicBaseUrl?: string | undefined; contributions?: ReadonlyArray<DocumentContribution<string, string>> }): Swagger {
+  const parts = mergeParts(options.contributions ?? []);
   return {
     openapi: {
       openapi: '3.1.0',
@@ -860,8 +834,8 @@ export function swaggerOptions(options: { publicBaseUrl?: string | undefined }):
         },
       },
     },
-    transform,
-    transformObject: (input) => completeDocument(jsonSchemaTransformObject(input) as unknown as Document) as never,
+    transform: (input) => transform(parts, input),
+    transformObject: (input) => completeDocument(jsonSchemaTransformObject(input) as unknown as Document, parts) as never,
   };
 }
 

@@ -89,7 +89,7 @@ export { RUNTIME_MOUNT };
 
 /**
  * The headers an answer under the mount carries even when Fastify answers before any route or hook
- * (api/edge.ts frameworkErrors: 414, an undecodable URL): the version that answered.
+ * (api/edge.ts frameworkErrors, handed this by api/app.ts: 414, an undecodable URL): the version that answered.
  */
 export function runtimeMountHeaders(url: string): Record<string, string> {
   return url === RUNTIME_MOUNT || url.startsWith(`${RUNTIME_MOUNT}/`) || url.startsWith(`${RUNTIME_MOUNT}?`) ? { [RUNTIME_VERSION_HEADER]: RUNTIME_VERSION } : {};

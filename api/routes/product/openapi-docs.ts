@@ -4,6 +4,7 @@
 // envelope helpers and checked against the schemas by redocly in .ci/run, so they are what the
 // runtime answers.
 import { envelope, unavailable } from '@hosted-notes/runtime-sdk';
+import type { DocumentContribution } from '../../openapi.ts';
 import type { OperationExamples } from '../../openapi-examples.ts';
 
 const ids = {
@@ -355,3 +356,10 @@ export const createSharedMemoryCandidateExamples: OperationExamples = {
     ),
   },
 };
+
+/**
+ * The Product Runtime's contribution to the OpenAPI document beyond its routes' own schemas, handed
+ * to api/openapi.ts by api/app.ts: the binding decisions' examples (the Developer REST routes that
+ * answer them carry none of their own).
+ */
+export const productDocumentation: DocumentContribution = { examples: bindingDecisionExamples };

@@ -13,7 +13,7 @@
 // table, so the route, the OpenAPI document, the SDK and the pack's composition cannot disagree.
 import type { FastifyRequest, RouteOptions } from 'fastify';
 import { dtoSchemas, operationFacts, operationIdOf } from '@hosted-notes/runtime-sdk';
-import type { RuntimeByteOperationName, RuntimeKind, RuntimeOperationName } from '@hosted-notes/runtime-sdk';
+import type { IdempotencyRule, RuntimeByteOperationName, RuntimeKind, RuntimeOperationName } from '@hosted-notes/runtime-sdk';
 import { AppError } from '../../../domain/errors.ts';
 import type { ErrorCode } from '../../../domain/errors.ts';
 import { requireIdempotencyKey } from '../../../domain/idempotency.ts';
@@ -42,6 +42,19 @@ export const meteredProblems = [
   'intelligence_interrupted',
   'intelligence_output_invalid',
 ] as const satisfies readonly ErrorCode[];
+
+/**
+ * Whether every request to an operation with this rule is refused without an Idempotency-Key
+ * (`required`, `caller`), or only some (`apply`: to apply) or none. The one reading of the table's
+ * rule: operationKey enforces it, and the document publishes the header `required: true` by it.
+ */
+export const keyAlwaysRequired = (rule: IdempotencyRule): boolean => rule === 'required' || rule === 'caller';
+
+/** The Idempotency-Key parameter (api/openapi.ts) of an operation with this rule, if it takes one. */
+export function runtimeKeyHeader(rule: IdempotencyRule): 'RuntimeIdempotencyKey' | 'RuntimeIdempotencyKeyToApply' | undefined {
+  if (rule === 'none') return undefined;
+  return keyAlwaysRequired(rule) ? 'RuntimeIdempotencyKey' : 'RuntimeIdempotencyKeyToApply';
+}
 
 /** What an operation taking an Idempotency-Key may be refused with for it. */
 const keyedProblems = ['idempotency_key_required', 'invalid_idempotency_key', 'idempotency_key_reused', 'idempotency_in_flight'] as const satisfies readonly ErrorCode[];
@@ -76,10 +89,14 @@ export function completeOperationRoute(route: RouteOptions, mount: string): void
   const operationId = operationIdOf(name);
   if (schema.operationId !== undefined && schema.operationId !== operationId) throw new Error(`${where} names operationId ${String(schema.operationId)}; the table says ${operationId}.`);
   if (schema.summary !== undefined) throw new Error(`${where} states its own summary; the table's is used.`);
-  const keyed = op.idempotency !== 'none';
+  const keyHeader = runtimeKeyHeader(op.idempotency);
+  const keyed = keyHeader !== undefined;
   const docs: OperationDoc | undefined = schema.docs && {
     ...schema.docs,
-    headers: [...(keyed ? (['RuntimeIdempotencyKey'] as const) : []), ...(schema.docs.headers ?? []).filter((header) => header !== 'RuntimeIdempotencyKey')],
+    headers: [
+      ...(keyHeader ? [keyHeader] : []),
+      ...(schema.docs.headers ?? []).filter((header) => header !== 'RuntimeIdempotencyKey' && header !== 'RuntimeIdempotencyKeyToApply'),
+    ],
   };
   const problems = new Set<ErrorCode>([...(schema.problems ?? []), ...(op.metered !== false ? meteredProblems : []), ...(keyed ? keyedProblems : [])]);
   const kind = op.kind as RuntimeKind | undefined;
@@ -104,6 +121,6 @@ export function completeOperationRoute(route: RouteOptions, mount: string): void
 export function operationKey(request: FastifyRequest): string {
   const name = request.routeOptions.config.operation;
   const rule = name === undefined ? undefined : operationFacts(name).idempotency;
-  if (rule !== 'required' && rule !== 'caller') throw new AppError('internal_error', `The operation table declares no required Idempotency-Key for ${String(name)}.`);
+  if (rule === undefined || !keyAlwaysRequired(rule)) throw new AppError('internal_error', `The operation table declares no required Idempotency-Key for ${String(name)}.`);
   return requireIdempotencyKey(idempotencyKeyHeader(request));
 }
