@@ -301,9 +301,11 @@ describe('failures', () => {
 describe('a frozen store', () => {
   const TIMEOUT_MS = 500;
   const bytes = randomBytes(50_000);
-  const timed = async (promise: Promise<unknown>) => {
+  // The clock starts before the operation does: the store arms its deadline as the call begins, so
+  // a promise made before `started` was read lets the deadline look early by the call's own setup.
+  const timed = async (start: () => Promise<unknown>) => {
     const started = performance.now();
-    const failure = await failureOf(promise);
+    const failure = await failureOf(start());
     return { failure, ms: performance.now() - started };
   };
 
@@ -314,7 +316,7 @@ describe('a frozen store', () => {
   ] as const)('%s fails at the deadline, after one attempt', async (operation, run) => {
     const store = storeWith({ requestTimeoutMs: TIMEOUT_MS });
     s3.freeze();
-    const { failure, ms } = await timed(run(store));
+    const { failure, ms } = await timed(() => run(store));
     expect(failure).toMatchObject({ operation, reason: 'TimeoutError ETIMEDOUT', notSent: false });
     expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
     expect(ms).toBeLessThan(3 * TIMEOUT_MS);
@@ -324,7 +326,7 @@ describe('a frozen store', () => {
   it('a caller\'s shorter signal ends the operation first', async () => {
     const store = storeWith({ requestTimeoutMs: 10_000 });
     s3.freeze();
-    const { failure, ms } = await timed(store.delete('frozen', { signal: AbortSignal.timeout(200) }));
+    const { failure, ms } = await timed(() => store.delete('frozen', { signal: AbortSignal.timeout(200) }));
     expect(failure).toMatchObject({ operation: 'delete', reason: 'TimeoutError ETIMEDOUT' });
     expect(ms).toBeLessThan(3 * 200);
   });
@@ -333,7 +335,7 @@ describe('a frozen store', () => {
     const store = storeWith({ requestTimeoutMs: TIMEOUT_MS });
     await store.put('warm', bytes, meta(bytes));
     s3.freeze();
-    const { failure, ms } = await timed(store.read('warm'));
+    const { failure, ms } = await timed(() => store.read('warm'));
     expect(failure.reason).toBe('TimeoutError ETIMEDOUT');
     expect(ms).toBeLessThan(3 * TIMEOUT_MS);
     s3.thaw();
