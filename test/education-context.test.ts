@@ -62,6 +62,10 @@ describe('the learner-record detector', () => {
     'Half my class failed the last reading check.',
     'Several students have IEPs for reading.',
     'This book reads at a grade 3 level.',
+    // a class or group with a name of its own is still a group
+    'Most of Oak Class reads below grade level.',
+    'Most of the Bluebirds read at level C.',
+    'Over half of Maple class is below benchmark in reading.',
   ])('lets an aggregate description pass: %s', (text) => {
     expect(learnerRecordRule(text)).toBeNull();
   });
@@ -101,6 +105,8 @@ describe('the learner-record detector', () => {
     ['Student A reads 40 words per minute', 'person-score'],
     ['Two students have IEPs.', 'accommodation'],
     ['Several students have ADHD, including one who sits by the door.', 'diagnosis'],
+    ['One of the Bluebirds failed the test.', 'person-score'],
+    ['Oak Class: Sam 45%', 'person-score'],
   ])('refuses "%s" as %s', (text, category) => {
     expect(learnerRecordRule(text)?.category).toBe(category);
   });

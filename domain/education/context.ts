@@ -234,6 +234,9 @@ function notAName(word: string): boolean {
   return notNames.has(lower) || notNames.has(lower.replace(/e?s$/, '')) || functionWords.has(lower) || nameNoise.has(lower);
 }
 
+const groupAfter = /^\s+(?:\p{Lu}[\p{L}-]*\s+)?(?:class|classes|group|groups|set|form|team|house|table|stream|cohort|room|tutor group|homeroom)\b/iu;
+const shareOf = /\b(?:most|many|half|all|some|several|none|few|lots|majority|minority|rest|thirds?|quarters?|fifths?|\d+\s?%|\d+\/\d+)\s+of\s+(?:the\s+|my\s+|our\s+)?(?:[\p{L}'’-]+\s+){0,2}$/iu;
+
 /** Name candidates of a sentence (see the module comment). */
 function names(sentence: string): string[] {
   const out: string[] = [];
@@ -246,7 +249,11 @@ function names(sentence: string): string[] {
     if (previous && honorific.test(previous.replace(/\.$/, ''))) return;
     if (previous && /^by$/i.test(previous)) return;
     // "Team Alpha", "Group Blue", "House Phoenix": a group named, not a person.
-    if (previous && /^(?:Team|Group|House|Class|Room|Table|Set|Unit|Chapter|Lesson|Section|Part|Level|Grade|Year|Period|Week|Module|Round|Task)$/.test(previous)) return;
+    const adjacent = i > 0 && /^\s+$/.test(sentence.slice(tokens[i - 1]!.index + tokens[i - 1]![0].length, m.index));
+    if (previous && adjacent && /^(?:Team|Group|House|Class|Room|Table|Set|Unit|Chapter|Lesson|Section|Part|Level|Grade|Year|Period|Week|Module|Round|Task)$/.test(previous)) return;
+    // A class or group with a name of its own, not a person: a group word after it ("Oak Class",
+    // "the Dolphins group"), or after a share of it ("most of Hawthorn", "half of the Bluebirds").
+    if (!/['’]s?$/u.test(m[0]) && (groupAfter.test(sentence.slice(m.index + m[0].length)) || shareOf.test(sentence.slice(0, m.index)))) return;
     if (notNames.has(lower) || notNames.has(lower.replace(/s$/, '')) || honorific.test(raw)) return;
     // An acronym's plural ("IEPs", "ELLs") is not a name.
     if (/^\p{Lu}{2,}s$/u.test(raw) && acronyms.has(raw.slice(0, -1))) return;
