@@ -42,7 +42,7 @@ describe('MCP allowance', () => {
 
     await mcp.post({ jsonrpc: '2.0', method: 'notifications/initialized' }); // a notification
     await mcp.post('{not json'); // -32700
-    await mcp.legacy('resources/list'); // unknown method
+    await mcp.legacy('prompts/list'); // unknown method
     await mcp.modern('tools/call', { name: 'no_such_tool', arguments: {} }); // unknown tool
     await mcp.modern('tools/list', {}, { 'mcp-method': 'ping' }); // header mismatch
     await app.inject({ method: 'POST', url: '/api/mcp', headers: { 'content-type': 'application/json' }, payload: '{}' }); // no token

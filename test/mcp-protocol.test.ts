@@ -117,7 +117,7 @@ describe('JSON-RPC failures', () => {
     expect((await mcp.post([{ jsonrpc: '2.0', id: 1, method: 'ping' }])).data.error.code).toBe(-32600);
     expect((await mcp.post({ jsonrpc: '2.0', id: 1 })).data.error.code).toBe(-32600);
     expect((await mcp.post({ jsonrpc: '2.0', id: null, method: 'ping' })).data.error.code).toBe(-32600);
-    const unknownMethod = await mcp.legacy('resources/list');
+    const unknownMethod = await mcp.legacy('prompts/list');
     expect(unknownMethod.data.error.code).toBe(-32601);
     const unknownTool = await mcp.modern('tools/call', { name: 'delete_everything', arguments: {} });
     expect(unknownTool.data.error.code).toBe(-32602);

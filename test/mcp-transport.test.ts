@@ -62,7 +62,7 @@ describe('methods of the 2026-07-28 path', () => {
 });
 
 describe('tools/list cursor', () => {
-  it('refuses any cursor (none is ever handed out) with -32602 in every era, consuming nothing; no cursor lists the page', async () => {
+  it('refuses any cursor (none is ever handed out) with -32602 in every era, as one operation like any recognized one; no cursor lists the page', async () => {
     const { accountId, mcp } = await freshCaller();
     for (const cursor of ['bogus', '', 'eyJwYWdlIjogMn0=']) {
       const modern = await mcp.modern('tools/list', { cursor });
@@ -70,11 +70,11 @@ describe('tools/list cursor', () => {
       const legacy = await mcp.legacy('tools/list', { cursor }, { 'mcp-protocol-version': '2025-11-25' });
       expect({ cursor, code: legacy.data.error?.code }).toEqual({ cursor, code: -32602 });
     }
-    expect(await used(accountId)).toBe(0);
+    expect(await used(accountId)).toBe(6);
     const page = await mcp.modern('tools/list');
     expect(page.data.result.tools).toHaveLength(8);
     expect(page.data.result.nextCursor).toBeUndefined();
-    expect(await used(accountId)).toBe(1);
+    expect(await used(accountId)).toBe(7);
   });
 });
 

@@ -41,17 +41,20 @@ import {
 } from './protocol.ts';
 import type { Classified, Era, JsonRpcRequest, Revision, RpcId } from './protocol.ts';
 import { allowedOriginsFromEnvironment, originAllowed } from './origins.ts';
+import { listNoteResources, noteLink, noteTemplate, readNoteResource } from './resources.ts';
 import { listedTools, toolsByName } from './tools.ts';
+import type { ToolDefinition } from './tools.ts';
 
-const capabilities = { tools: { listChanged: false } };
+const capabilities = { tools: { listChanged: false }, resources: { listChanged: false } };
 
 /**
  * The methods of each era that count as one MCP operation once recognized. 2026-07-28 has no
  * handshake and no ping (removed in that revision): there they are unknown methods.
  */
+const resourceMethods = ['resources/templates/list', 'resources/list', 'resources/read'];
 const recognizedMethods: Record<Era, ReadonlySet<string>> = {
-  modern: new Set(['server/discover', 'tools/list', 'tools/call']),
-  legacy: new Set(['initialize', 'ping', 'server/discover', 'tools/list', 'tools/call']),
+  modern: new Set(['server/discover', 'tools/list', 'tools/call', ...resourceMethods]),
+  legacy: new Set(['initialize', 'ping', 'server/discover', 'tools/list', 'tools/call', ...resourceMethods]),
 };
 
 function sendRpcError(reply: FastifyReply, id: RpcId, error: RpcError) {
@@ -203,10 +206,6 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
         const notFound = new RpcError(rpcCodes.methodNotFound, `Method not found: ${message.method}`, { httpStatus: era === 'modern' ? 404 : 200 });
         return unchargedAnswer(id, () => sendRpcError(reply, id, notFound));
       }
-      // tools/list has one page: no cursor was ever handed out, so any cursor is invalid (-32602).
-      if (message.method === 'tools/list' && message.params?.['cursor'] !== undefined) {
-        return unchargedAnswer(id, () => sendRpcError(reply, id, new RpcError(rpcCodes.invalidParams, 'Invalid cursor: tools/list has a single page and hands out no cursor.')));
-      }
       const respond = (result: Record<string, unknown>) =>
         reply.code(200).type('application/json').send({ jsonrpc: '2.0', id, result: era === 'modern' ? { ...result, resultType: 'complete' } : result });
 
@@ -233,7 +232,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
             return refuse(id, error);
           }
           acceptCharged(request, reply, outcome.principal, outcome.usage);
-          return respond(isAppError(outcome.data) ? toolErrorResult(outcome.data, request.id) : toolResult(outcome.data));
+          return respond(isAppError(outcome.data) ? toolErrorResult(outcome.data, request.id) : toolResult(tool, outcome.data, classified.revision));
         }
       }
 
@@ -244,13 +243,16 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
         result = await run(message, classified, request, argumentRefusal);
       } catch (error) {
         if (error instanceof DatabaseUnavailableError) return refuse(id, error);
+        // A recognized method's refusal of its params (a bad URI or cursor, a note not found): after
+        // the charge, as a tool call with invalid arguments is charged.
+        if (error instanceof RpcError) return sendRpcError(reply, id, error);
         throw error;
       }
       return respond(result);
     },
   );
 
-  async function run(message: JsonRpcRequest, { era }: Classified, request: FastifyRequest, argumentRefusal: AppError | undefined): Promise<Record<string, unknown>> {
+  async function run(message: JsonRpcRequest, { era, revision }: Classified, request: FastifyRequest, argumentRefusal: AppError | undefined): Promise<Record<string, unknown>> {
     const serverInfoMeta = { [SERVER_INFO_META_KEY]: serverInfoFor(MODERN_VERSION) };
     switch (message.method) {
       case 'initialize': {
@@ -274,17 +276,28 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
           _meta: serverInfoMeta,
         };
       case 'tools/list':
+        // One page: no cursor was ever handed out, so any cursor is invalid (a recognized operation, charged).
+        if (message.params?.['cursor'] !== undefined) throw new RpcError(rpcCodes.invalidParams, 'Invalid cursor: tools/list has a single page and hands out no cursor.', { data: { cursor: message.params['cursor'] } });
         return era === 'modern' ? { tools: listedTools(), ttlMs: CACHE_TTL_MS, cacheScope: 'public' } : { tools: listedTools() };
       case 'tools/call':
         // An argument the edge refused (U+0000) is an invalid argument like any other: the tool never sees it.
         if (argumentRefusal) return toolErrorResult(argumentRefusal, request.id);
-        return callTool(String(message.params?.['name']), (message.params?.['arguments'] as Record<string, unknown> | undefined) ?? {}, request);
+        return callTool(String(message.params?.['name']), (message.params?.['arguments'] as Record<string, unknown> | undefined) ?? {}, request, revision);
+      case 'resources/templates/list':
+        return era === 'modern' ? { resourceTemplates: [noteTemplate], ttlMs: CACHE_TTL_MS, cacheScope: 'public' } : { resourceTemplates: [noteTemplate] };
+      case 'resources/list':
+      case 'resources/read': {
+        const call = { db, caller: mcpCaller(request, message.method), revision };
+        const result = message.method === 'resources/list' ? await listNoteResources(call, message.params?.['cursor']) : await readNoteResource(call, message.params?.['uri']);
+        // A vault's notes change at any time and are the caller's own: fresh on every read, never shared.
+        return era === 'modern' ? { ...result, ttlMs: 0, cacheScope: 'private' } : result;
+      }
       default:
         throw new RpcError(rpcCodes.methodNotFound, `Method not found: ${message.method}`);
     }
   }
 
-  async function callTool(name: string, rawArgs: Record<string, unknown>, request: FastifyRequest): Promise<Record<string, unknown>> {
+  async function callTool(name: string, rawArgs: Record<string, unknown>, request: FastifyRequest, revision: Revision): Promise<Record<string, unknown>> {
     const tool = toolsByName.get(name)!;
     const parsed = tool.input.safeParse(rawArgs);
     try {
@@ -296,7 +309,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
         }));
         throw new AppError('invalid_request', `${errors[0]!.pointer}: ${errors[0]!.message}`, { extensions: { errors } });
       }
-      return toolResult(await tool.run({ db, notes, principal: principalOf(request), requestId: request.id }, parsed.data as never));
+      return toolResult(tool, await tool.run({ db, notes, principal: principalOf(request), requestId: request.id }, parsed.data as never), revision);
     } catch (error) {
       if (isAppError(error)) return toolErrorResult(error, request.id);
       throw error;
@@ -309,8 +322,18 @@ function serverInfoFor(revision: Revision) {
   return featuresOf(revision).implementationDescription ? { ...SERVER_INFO, description: SERVER_DESCRIPTION } : SERVER_INFO;
 }
 
-function toolResult(data: unknown) {
-  return { content: [{ type: 'text', text: JSON.stringify(data) }], structuredContent: data };
+/** The caller of a resource method, shaped as a tool's (resource methods only read: the source names no event). */
+function mcpCaller(request: FastifyRequest, method: string) {
+  return { accountId: principalOf(request).account.id, requestId: request.id, source: `mcp:${method}` as const };
+}
+
+/**
+ * A successful tool result: the data as JSON text and as structuredContent, then a resource link
+ * for each note it names, for revisions that have resource links (2025-06-18 on).
+ */
+function toolResult(tool: ToolDefinition, data: unknown, revision: Revision) {
+  const links = tool.names && featuresOf(revision).resourceLinks ? tool.names(data as never).map((note) => noteLink(note.mappingId, note)) : [];
+  return { content: [{ type: 'text', text: JSON.stringify(data) }, ...links], structuredContent: data };
 }
 
 const instructionsText =

@@ -65,6 +65,8 @@ export const rpcCodes = {
   methodNotFound: -32601,
   invalidParams: -32602,
   internalError: -32603,
+  /** Resource not found before 2026-07-28 (which uses -32602). */
+  resourceNotFound: -32002,
   headerMismatch: -32020,
   unsupportedProtocolVersion: -32022,
   // Server-defined (-32000..-32099): the HTTP edge's own refusals, with the REST `code` in data.

@@ -51,6 +51,9 @@ export type FusedRunInput = { db: DatabasePool; rawToken: string; leases: Allowa
 
 type Annotations = { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
 
+/** A note a result names, to be linked as a resource (resources.ts). */
+export type NamedNote = { mappingId: string; path: string; title?: string };
+
 export type ToolDefinition = {
   name: string;
   title: string;
@@ -61,6 +64,8 @@ export type ToolDefinition = {
   annotations: Annotations;
   run: (ctx: ToolContext, args: never) => Promise<unknown>;
   fused?: FusedTool;
+  /** The notes a successful result names (linked as resources where the revision has resource links). */
+  names?: (data: never) => NamedNote[];
 };
 
 function tool<S extends z.ZodObject, O extends z.ZodType>(definition: {
@@ -75,6 +80,7 @@ function tool<S extends z.ZodObject, O extends z.ZodType>(definition: {
     canFuse: (args: z.infer<S>) => boolean;
     run: (input: FusedRunInput, args: z.infer<S>) => Promise<{ principal: Principal; usage: UsageSnapshot; data: z.input<O> | AppError }>;
   };
+  names?: (data: z.input<O>) => NamedNote[];
 }): ToolDefinition {
   const { run } = definition;
   // Every call knows its caller; the tool's events' source and idempotency route are both `mcp:<tool>`.
@@ -110,6 +116,7 @@ export const tools: ToolDefinition[] = [
       const t = await resolveTarget(ctx.db, ctx.caller, args.mappingId, 'read');
       return { mappingId: t.mappingId, ...(await searchNotes(ctx.db, t.vaultId, args)) };
     },
+    names: (data) => data.results.map((hit) => ({ mappingId: data.mappingId, path: hit.path, title: hit.title })),
   }),
   tool({
     name: 'get_note_content',
@@ -135,6 +142,7 @@ export const tools: ToolDefinition[] = [
         return { principal, usage: read.usage, data: { mappingId: read.mapping.mappingId, ...read.note } };
       },
     },
+    names: (data) => [{ mappingId: data.mappingId, path: data.path, title: data.title }],
   }),
   tool({
     name: 'create_or_append_note',
@@ -177,6 +185,8 @@ export const tools: ToolDefinition[] = [
       const result = await ctx.notes.applyWrite(t, input, provenance, idempotency);
       return { mode: args.mode, ...result.body, replayed: result.replayed };
     },
+    // An applied write names the note it wrote; a preview names a note that may not exist.
+    names: (data) => (data.applied ? [{ mappingId: data.mappingId, path: data.path, title: data.title }] : []),
   }),
   tool({
     name: 'query_graph_relations',
@@ -191,6 +201,10 @@ export const tools: ToolDefinition[] = [
     run: async (ctx, args) => {
       const t = await resolveTarget(ctx.db, ctx.caller, args.mappingId, 'read');
       return { mappingId: t.mappingId, ...(await queryGraphRelations(ctx.db, t.vaultId, validateNotePath(args.path))) };
+    },
+    names: (data) => {
+      const linked = [...data.outgoing.flatMap((link) => (link.path === null ? [] : [link.path])), ...data.incoming.map((link) => link.sourcePath)];
+      return [...new Set([data.path, ...linked])].map((path) => ({ mappingId: data.mappingId, path }));
     },
   }),
   tool({
@@ -247,6 +261,7 @@ export const tools: ToolDefinition[] = [
       const result = await applyTransaction(ctx.db, t, actions, provenance, idempotency);
       return { ...result.body, replayed: result.replayed };
     },
+    names: (data) => (data.applied ? data.results.map((action) => ({ mappingId: data.mappingId, path: action.path, title: action.title })) : []),
   }),
   tool({
     name: 'get_knowledge_events',
