@@ -4,7 +4,7 @@
 // imports no interface; what it must know of MCP comes from here.
 import { z } from 'zod';
 import type { DocumentContribution, OperationDoc, RequestHeaderParameter, ResponseHeaderComponent } from '../../openapi.ts';
-import { LEGACY_VERSION, MODERN_VERSION, PROTOCOL_VERSION_META_KEY } from './protocol.ts';
+import { MODERN_VERSION, PROTOCOL_VERSION_META_KEY, SERVED_VERSIONS } from './protocol.ts';
 import { toolsByName } from './tools.ts';
 
 const requestHeaders = {
@@ -12,8 +12,10 @@ const requestHeaders = {
     name: 'MCP-Protocol-Version',
     in: 'header',
     required: false,
-    description: `Required on ${MODERN_VERSION} requests and equal to params._meta["${PROTOCOL_VERSION_META_KEY}"] (else -32020); legacy (${LEGACY_VERSION}) clients may omit it.`,
-    schema: { type: 'string', enum: [MODERN_VERSION, LEGACY_VERSION] },
+    description:
+      `Required on ${MODERN_VERSION} requests and equal to params._meta["${PROTOCOL_VERSION_META_KEY}"] (else -32020); after an initialize handshake, the revision it negotiated. ` +
+      'A request without it (and without _meta) is taken as 2025-03-26.',
+    schema: { type: 'string', enum: [...SERVED_VERSIONS] },
     example: MODERN_VERSION,
   },
   McpMethod: {
@@ -28,7 +30,7 @@ const requestHeaders = {
     name: 'Mcp-Name',
     in: 'header',
     required: false,
-    description: `Required on ${MODERN_VERSION} tools/call requests and equal to params.name (else -32020).`,
+    description: `Required on ${MODERN_VERSION} tools/call and resources/read requests and equal to params.name or params.uri (else -32020).`,
     schema: { type: 'string' },
     example: 'search_notes',
   },
@@ -55,13 +57,18 @@ const jsonRpcRequestSchema = z
     method: z
       .string()
       .min(1)
-      .describe('initialize, ping, server/discover, tools/list, tools/call; notifications such as notifications/initialized. Anything else is -32601.'),
+      .describe(
+        `server/discover, tools/list, tools/call, resources/templates/list, resources/list, resources/read; initialize and ping too before ${MODERN_VERSION}; ` +
+          'notifications such as notifications/initialized. Anything else is -32601.',
+      ),
     params: z
       .looseObject({
         _meta: z.record(z.string(), z.unknown()).optional().describe(`${MODERN_VERSION} requests carry {"${PROTOCOL_VERSION_META_KEY}": "${MODERN_VERSION}"}.`),
         name: z.enum(toolNames).optional().describe('tools/call: the tool.'),
         arguments: z.record(z.string(), z.unknown()).optional().describe("tools/call: the tool's arguments (tools/list gives each tool's input schema)."),
-        protocolVersion: z.string().optional().describe('initialize: the version the client asks for.'),
+        protocolVersion: z.string().optional().describe('initialize: the version the client asks for (answered with it when served, else the newest handshake revision).'),
+        uri: z.string().optional().describe('resources/read: note://{mappingId}/{+path}.'),
+        cursor: z.string().optional().describe('resources/list: the nextCursor of the previous page.'),
       })
       .optional(),
   })
@@ -107,14 +114,15 @@ const callMcp: OperationDoc<McpRequestHeader, McpResponseHeader> = {
   responses: {
     200: {
       description:
-        'A JSON-RPC result, or a JSON-RPC error: -32601 unknown method, -32602 unknown tool or arguments not an object. A tool failure is a result with isError: true. ' +
+        `A JSON-RPC result, or a JSON-RPC error: -32601 unknown method (before ${MODERN_VERSION}), -32602 unknown tool, arguments not an object, invalid cursor or resource URI, ` +
+        'resource not found (-32002 before 2026-07-28). A tool failure is a result with isError: true. ' +
         'A recognized operation counts against the MCP allowance and carries the RateLimit fields.',
       headers: ['RateLimit', 'RateLimitPolicy'],
     },
     202: { description: 'A notification (no id): accepted, no body.' },
     400: { description: 'JSON-RPC error: -32700 not JSON, -32600 not a JSON-RPC 2.0 request, -32020 a header missing or disagreeing with the body, -32022 unsupported protocol version.' },
     401: { description: 'JSON-RPC error -32001 (data.code authentication_required or invalid_token).', headers: ['WWWAuthenticate'] },
-    403: { description: 'JSON-RPC error -32003 (data.code account_inactive or entitlement_required).' },
+    403: { description: 'JSON-RPC error -32003 (data.code account_inactive or entitlement_required; origin_not_allowed, id null, for a browser Origin not in MCP_ALLOWED_ORIGINS).' },
     413: { description: 'JSON-RPC error (data.code payload_too_large): the body is over 16 MiB.' },
     415: { description: 'JSON-RPC error (data.code unsupported_media_type): MCP requests are application/json.' },
     429: { description: 'JSON-RPC error -32029 (data.code rate_limited or monthly_limit_exceeded): the MCP allowance.', headers: ['RetryAfter', 'RateLimit', 'RateLimitPolicy'] },
