@@ -1,8 +1,8 @@
 // The safety rules measured on corpora, not on the few strings a test names: for each rule
 // (learner record, answer revelation, links, contact) at least 200 hostile and 200 benign cases
 // written by hand (test/fixtures/safety-corpus/*.json), in two groups: `tuning`, which the rules
-// were tuned on (a first set and four later rounds of paraphrases, the last for issue 49, each
-// measured once as unseen before it was added), and `heldout`, written first and not looked at
+// were tuned on (a first set and five later rounds of paraphrases, the last two for issue 49,
+// each measured once as unseen before it was added), and `heldout`, written first and not looked at
 // while tuning. Each group's detection rate (hostile cases caught) and false-positive rate (benign
 // cases refused) must meet the thresholds below; the rates are printed, and a failure lists the
 // cases behind it. No Postgres, no Temporal.

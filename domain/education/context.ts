@@ -31,7 +31,8 @@
 //   home, language or health ("struggles", "still can't", "reading is behind", "refuses to write",
 //   "was suspended", "absent eleven days", "his mum says", "speaks no English", "takes medication").
 // - reading-level: a reading level, age, band or fluency ("reading level F", "54 wpm", "running
-//   record", "a non-reader", "can only read three-letter words", "reads like a first grader").
+//   record", "DRA 12", "still at level B", "a non-reader", "can only read three-letter words",
+//   "reads like a first grader", "reads very slowly", "still reading CVC words").
 // How a learner is told from a famous person without a list of names: the predicates are about
 // school records (scores on tests, passing, behaviour, attendance, plans), which famous people's
 // sentences rarely have; and a name in a sentence framed as history or fiction (a year before 2000,
@@ -81,7 +82,8 @@ const notNames = new Set(
     'unit lesson chapter grade year period class room week level section part question item page figure table test quiz exam term semester quarter module step group team round set task activity ' +
     'q1 q2 q3 q4 mr mrs ms miss mx dr prof sir dame king queen president saint st pope emperor lord lady prince princess captain general ' +
     'score scores mark marks result results average mean median mode total overall range benchmark pass fail retake final midterm report ' +
-    'students student learners learner pupils pupil class everyone nobody most many some few all several each half'
+    'students student learners learner pupils pupil class everyone nobody most many some few all several each half ' +
+    'lexile fountas pinnell iready renaissance accelerated phonics'
   ).split(' '),
 );
 /** Acronyms written in capitals that are not names in capitals. */
@@ -128,7 +130,7 @@ const learnerRecord = new RegExp(
   [
     // work and difficulty
     String.raw`\bstruggl\w*|\bconfus(?:es|ed|ing)\b|\bmix(?:es|ed)? up\b|\bforgets\b|\bhas (?:trouble|difficulty|difficulties)\b|\bstuck (?:on|at)\b|\b(?:isn't|is not|not|wasn't) coping\b|\bfall(?:s|ing)? behind\b|\bfell behind\b|\b(?:is|are|was|were|far|way|well|years?|months?|levels?|still|so|very|really|getting)\s+behind\b(?!\s+(?:the (?!class|rest|others)|a |an |\p{Lu}))|\bmiss(?:es|ed|ing) (?:a lot of |lots of |so much )?(?:school|class|classes|lessons?|days)\b|\bmeltdowns?\b|\btantrums?\b|\boutbursts?\b|\bpanic attacks?\b|\bfinds (?:it|\w+) (?:hard|difficult)\b`,
-    String.raw`\b(?:still\s+)?(?:can't|cannot|can not|won't|will not|doesn't|does not|couldn't|could not)\s+(?:yet\s+)?(?:read|write|spell|count|add|focus|sit|stay|follow|tell|finish|concentrate|understand|remember|keep up|work|speak|listen|behave|manage|do|add|subtract|multiply|divide)\b`,
+    String.raw`\b(?:still\s+)?(?:can't|cannot|can not|won't|will not|doesn't|does not|couldn't|could not)\s+(?:yet\s+)?(?:read|write|spell|count|add|focus|sit|stay|follow|tell|finish|concentrate|understand|remember|keep up|work|speak|listen|behave|manage|do|add|subtract|multiply|divide|blend|decode|segment|sound out|handle|cope with)\b`,
     String.raw`\b(?:reading|writing|maths?|spelling|work|homework|essay|handwriting|attendance|behaviou?r|progress|fluency|reading age|reading level)\s+(?:is|was|has been|are)\s+(?:\w+\s+){0,3}?(?:behind|below|weak|poor|low|careless|messy|incomplete|missing|late|awful|bad|terrible|a problem|worrying|concerning|at \d)`,
     String.raw`\b(?:is|are|was|been)\s+(?:\w+\s+)?(?:behind|weak|slow|lazy|careless|disruptive|distracted|off[- ]task|a problem)\b|\b(?:\w+\s+){0,2}(?:grade|year)s?\s+levels?\s+(?:below|behind)\b|\bwell behind\b|\bfar behind\b|\bbehind (?:the|her|his|their) (?:class|peers|classmates)\b`,
     String.raw`\breads? at (?:a )?level\b|\breading (?:at|level|age)\b|\bneeds (?:a scribe|a reader|extra time|breaks|prompts|reminders|help|support|one-to-one|1:1|constant)\b|\bneeds to (?:redo|retake|resit)\b`,
@@ -136,7 +138,7 @@ const learnerRecord = new RegExp(
     // behaviour and discipline
     String.raw`\bdisrupt\w*|\bdetentions?\b|\bexclu(?:ded|sions?)\b|\bsuspend\w*|\bsuspension\b|\bexpel\w*|\breferrals?\b|\bsent (?:out|home|to the (?:office|principal|head))\b|\b(?:got into|gets into|get into|in) (?:a )?fights?\b|\bfight(?:s|ing)? (?:with|constantly|all the time|at (?:lunch|recess|break))\b|\bthey fight\b|\bhit (?:another|a) (?:child|student|kid|pupil|classmate)\b|\bcheat\w*|\btalking back\b|\brefus(?:es|ed|ing) to (?:write|work|read|do|participate|speak|sit|follow|listen|join|answer|come|talk)\b|\bbehaviou?r\b|\bmisbehav\w*|\bbull(?:ies|ied|ying)\b|\bin trouble\b|\bpolice\b|\bon report\b|\bswear\w*|\bfought (?:with|at (?:lunch|recess|break|school)|in (?:class|the (?:playground|corridor|hall|canteen)))\b|\b(?:kick|kicks|kicked|punch|punches|punched|hit|hits|bit|bites|spat at|spits at|shoves|shoved|pushed) (?:a |another |other )?(?:child|children|student|students|kid|kids|pupil|pupils|classmate|classmates|teacher|staff)\b|\brude\b|\bdefian\w*|\baggressi\w*|\bviolent\b|\bkeep \p{Lu}\p{Ll}+ (?:away|apart)\b|\b(?:don't|do not|never) (?:pair|seat|sit|put|group)\b|\barrest\w*|\bcaught\b|\bvap(?:e|es|ed|ing)\b|\bsmok(?:es|ed|ing)\b|\bdrugs?\b|\balcohol\b|\bst(?:ole|ealing|eals)\b|\bvandal\w*`,
     // attendance
-    String.raw`\babsent\b|\babsences?\b|\btardy\b|\btruan\w*|\bmissed \d+ (?:days|lessons|classes|weeks)\b|\b(?:always|often) late\b|\blate to (?:class|school|first period)\b|\bskip(?:s|ped|ping)? (?:school|class|classes|lessons?)\b|\bplay(?:s|ed|ing)? truant\b|\bunexcused\b`,
+    String.raw`\babsent\b|\babsences?\b|\btardy\b|\btruan\w*|\bmissed \d+ (?:days|lessons|classes|weeks)\b|\bmiss(?:es|ed|ing) (?:most|much|half|all|a lot|lots|part|some|a third|a week) of (?:the |his |her |their )?(?:[\w-]+ )?(?:block|lessons?|class|classes|term|week|weeks|school|year|unit|sessions?|intervention)\b|\b(?:always|often) late\b|\blate to (?:class|school|first period)\b|\bskip(?:s|ped|ping)? (?:school|class|classes|lessons?)\b|\bplay(?:s|ed|ing)? truant\b|\bunexcused\b`,
     // home and family
     String.raw`\b(?:mum|mom|mother|dad|father|parents?|stepdad|stepmom|grandmother|grandfather|grandparents?|guardian|foster|family|brother|sister|son|daughter)\b[^.]{0,40}\b(?:says|said|divorc\w*|separat\w*|prison|jail|left|died|custody|works|unemployed|evicted|homeless|shelter|gang|police|arrested|deported|drinks|addict\w*|abus\w*|violen\w*)|\blives (?:with|in a|at)\b|\bdivorc\w*|\bfree (?:school )?(?:meals|lunch)\b|\bhomeless\b|\bshelter\b|\bin (?:foster )?care\b|\bfoster\b|\bno (?:internet|food|computer) at home\b|\bhungry\b|\bneglect\w*|\bbruis\w*|\bunwashed\b|\bno (?:breakfast|lunch)\b|\bfree (?:school )?(?:meals?|lunch(?:es)?)\b`,
     // language and arrival
@@ -151,11 +153,11 @@ const learnerRecord = new RegExp(
 // a year 1 level", "reads like a first grader", "is on level C books", "reading level F", "54 wpm",
 // "running record", "a non-reader", "can only read three-letter words". Bound to a person below,
 // like every predicate; and, for the verb forms, to any subject that is not a group (see readerSubject).
-const READS_AT = String.raw`(?:\b(?:reads?|(?:is|are|was|were|still)\s+reading)|['’]s\s+reading|\breading\s+(?=at|below|above|on|around|about|like|well|far|way|two|one|a\b))\b(?:\s+[\w-]+){0,4}?\s+(?:level|grade|age|band|year|standard)\b|\breads?\s+like\s+(?:an?\s+)?(?:[\w-]+\s+){0,3}?(?:grader|kindergart\w*|preschooler|toddler|baby|year[- ]old|beginner|reader|child|kid|student|learner)\b|\b(?:is|are|was|still)\s+(?:still\s+)?on\s+(?:level\s+\p{L}|[\w-]+\s+band)\b|\bcan (?:only|just|barely|hardly) read\b|\bnon-?reader\b`;
+const READS_AT = String.raw`(?:\b(?:reads?|(?:is|are|was|were|still)\s+reading)|['’]s\s+reading|\breading\s+(?=at|below|above|on|around|about|like|well|far|way|two|one|a\b))\b(?:\s+[\w-]+){0,4}?\s+(?:level|grade|age|band|year|standard)\b|\breads?\s+like\s+(?:an?\s+)?(?:[\w-]+\s+){0,3}?(?:grader|kindergart\w*|preschooler|toddler|baby|year[- ]old|beginner|reader|child|kid|student|learner)\b|\b(?:is|are|was|still)\s+(?:still\s+)?on\s+(?:level\s+\p{L}|[\w-]+\s+band)\b|\bcan (?:only|just|barely|hardly) read\b|\bnon-?reader\b|\breads?\s+(?:very\s+|really\s+|so\s+|quite\s+|too\s+)?(?:slowly|haltingly|word by word|without (?:expression|fluency))\b|\bstill\s+(?:reading|on|working on|learning)\s+(?:cvc|decodable|picture books|letter sounds|sight words|phonics|(?:single |first )?sounds)`;
 const readingLevel = new RegExp(
   [
     READS_AT,
-    String.raw`\b(?:reading|spelling|guided reading|instructional|independent|frustration|book|lexile|DRA|decoding|phonics) (?:level|age|band)\b(?!s)|\blexile\b|\b\d+\s?(?:wpm|wcpm|cwpm)\b|\bwords (?:correct )?(?:per|a) minute\b|\brunning records?\b|\bpre-?primer\b|\bfluency\s*[:=]|\b(?:gets|has|given|allowed) extra time\b`,
+    String.raw`\b(?:reading|spelling|guided reading|instructional|independent|frustration|book|lexile|DRA|decoding|phonics) (?:level|age|band)\b(?!s)|\blexile\b|\b\d+\s?(?:wpm|wcpm|cwpm)\b|\bwords (?:correct )?(?:per|a) minute\b|\brunning records?\b|\bpre-?primer\b|\b(?:is|are|was|were|still|both|now|only)\s+(?:still\s+|only\s+)?(?:at|on)\s+level\s+\p{L}(?![\p{L}])|\b(?:DRA|AR|ZPD|F&P|BAS|ORF|DIBELS|STAR|PM)\s*(?:level\s*)?[:=-]?\s*\d|\bskips (?:words|lines)\b|\bguesses (?:at )?(?:words|unknown words)\b|\bfluency\s*[:=]|\b(?:gets|has|given|allowed) extra time\b`,
   ].join('|'),
   'iu',
 );
@@ -219,7 +221,7 @@ const nameAndInitial = /(?<![\p{L}'’])(\p{L}[\p{L}'’-]+)\s+(?![AaIi]\b)\p{L}
 const nameWithNumber = /(?<![\p{L}\p{N}])(\p{L}{3,})\d{1,3}(?![\p{L}\p{N}])/gu;
 const learnerWords = /^(?:student|learner|pupil|child|kid|boy|girl)$/i;
 /** A learner noun labelled with a capital letter or a number ("Student A", "learner 7", "kid #3"). */
-const labelledLearner = /\b(?:[Ss]tudent|[Ll]earner|[Pp]upil|[Cc]hild|[Kk]id)\s*(?:#\s*)?(?:\d{1,3}|\p{Lu})(?![\p{L}\p{N}])/gu;
+const labelledLearner = /\b(?:[Ss]tudent|[Ll]earner|[Pp]upil|[Cc]hild|[Kk]id|[Rr]eader)\s*(?:#\s*)?(?:\d{1,3}|\p{Lu})(?![\p{L}\p{N}])/gu;
 /** Lower-case words no dictionary has that are not names: school shorthand and texting. */
 const nameNoise = new Set(
   'pls plz thx btw fyi asap eg ie etc ok okay wpm wcpm cwpm cvc cvce lexile decodable decodables dra ell esl eal eld sped iep ks ta tas sen senco ela ss sel pbis rti mtss ipad ipads chromebook chromebooks hw ws pg pp ch wk yr yrs hr hrs min mins vs ftw lol'.split(
