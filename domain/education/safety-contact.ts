@@ -25,11 +25,10 @@
 // - continuing elsewhere, whatever the words (issue 49): in one sentence, the speaker (me, us, I,
 //   we, let's, my), a verb of carrying on or getting in touch (continue, keep going, pick this up,
 //   talk, help, tutor, open, switch, come…) and a place or manner that is not this conversation:
-//   private, one-to-one, on the side, in person, by phone or video, a separate/direct/side/private
-//   chat or session, on a call, my chat/page/profile, somewhere else or quieter, taken offline,
-//   outside the lesson or the app,
-//   without the class seeing, instead of the class page, straight to me, "I'm on Teams / around
-//   tonight". The place is what the policy forbids, so no list of verbs or channels must be complete:
+//   private, one-to-one, on the side, in person, by phone or video, on a call, a separate, direct,
+//   side or private chat or session, my chat/page/profile, somewhere else or quieter, taken
+//   offline, outside the lesson or the app, without the class seeing, instead of the class page,
+//   straight to me, "I'm on Teams / around tonight". The place is what the policy forbids, so no list of verbs or channels must be complete:
 //   "carry on with you one-to-one later tonight" and "switch to a direct chat" are the same class.
 // Not a contact request (decided for issue 49, measured on the benign corpus): talking with the
 // teacher, a classmate or the group, in class or on the class's own teacher-run channel ("ask your
