@@ -109,6 +109,34 @@ describe('Origin', () => {
     expect(rebound.statusCode).toBe(403);
   });
 
+  it('lets a page of an allowed origin read the answers (CORS) and answers its preflight; no CORS for anyone else', async () => {
+    const preflight = await app.inject({
+      method: 'OPTIONS',
+      url: '/api/mcp',
+      headers: { origin: ALLOWED, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, mcp-protocol-version' },
+    });
+    expect(preflight.statusCode).toBe(204);
+    expect(preflight.headers).toMatchObject({ 'access-control-allow-origin': ALLOWED, 'access-control-allow-methods': 'POST', vary: 'Origin' });
+    expect(String(preflight.headers['access-control-allow-headers']).toLowerCase().split(', ')).toEqual(
+      expect.arrayContaining(['authorization', 'content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name']),
+    );
+    const { mcp } = await freshCaller();
+    const answered = await mcp.modern('tools/list', {}, { origin: ALLOWED });
+    expect(answered.headers['access-control-allow-origin']).toBe(ALLOWED);
+    expect(String(answered.headers['access-control-expose-headers'])).toContain('MCP-Protocol-Version');
+    // A browser client without a token can read the 401 and its WWW-Authenticate.
+    const anonymous = await app.inject({ method: 'POST', url: '/api/mcp', headers: { origin: ALLOWED, 'content-type': 'application/json' }, payload: { jsonrpc: '2.0', id: 1, method: 'ping' } });
+    expect([anonymous.statusCode, anonymous.headers['access-control-allow-origin']]).toEqual([401, ALLOWED]);
+    expect(String(anonymous.headers['access-control-expose-headers'])).toContain('WWW-Authenticate');
+    // No Origin: no CORS headers, and OPTIONS stays 405. A foreign origin's preflight is refused.
+    const plain = await mcp.modern('tools/list');
+    expect(plain.headers['access-control-allow-origin']).toBeUndefined();
+    expect((await app.inject({ method: 'OPTIONS', url: '/api/mcp' })).statusCode).toBe(405);
+    const foreign = await app.inject({ method: 'OPTIONS', url: '/api/mcp', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    expect(foreign.statusCode).toBe(403);
+    expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
   it('reads its allow-list from MCP_ALLOWED_ORIGINS and PUBLIC_BASE_URL, refusing entries that are not origins', () => {
     expect(allowedOriginsFromEnvironment({ PUBLIC_BASE_URL: 'https://notes.example.com/base/', MCP_ALLOWED_ORIGINS: 'https://A.example.com:443/, http://localhost:6274' })).toEqual([
       'https://notes.example.com',

@@ -40,7 +40,7 @@ import {
   toolErrorResult,
 } from './protocol.ts';
 import type { Classified, Era, JsonRpcRequest, Revision, RpcId } from './protocol.ts';
-import { allowedOriginsFromEnvironment, originAllowed } from './origins.ts';
+import { allowedOriginsFromEnvironment, corsHeaders, originAllowed } from './origins.ts';
 import { listNoteResources, noteLink, noteTemplate, readNoteResource } from './resources.ts';
 import { listedTools, toolsByName } from './tools.ts';
 import type { ToolDefinition } from './tools.ts';
@@ -90,8 +90,23 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
   });
   // A browser origin that is not allowed is refused before anything else, whatever the method, and
   // consumes nothing: 403, a JSON-RPC error without id (the transport spec's answer).
+  // An allowed one may read the answers (CORS), and its browser's preflight is answered.
   app.addHook('onRequest', async (request, reply) => {
-    if (originAllowed(request.headers.origin, allowedOrigins)) return;
+    const origin = request.headers.origin;
+    if (origin !== undefined) reply.header('vary', 'Origin');
+    if (originAllowed(origin, allowedOrigins)) {
+      if (origin === undefined) return;
+      reply.header('access-control-allow-origin', origin).header('access-control-expose-headers', corsHeaders.exposeHeaders);
+      if (request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined) {
+        return reply
+          .code(204)
+          .header('access-control-allow-methods', 'POST')
+          .header('access-control-allow-headers', corsHeaders.allowHeaders)
+          .header('access-control-max-age', String(corsHeaders.maxAgeSeconds))
+          .send();
+      }
+      return;
+    }
     request.log.info({ origin: request.headers.origin }, 'mcp request from a browser origin not allowed');
     return reply
       .code(403)

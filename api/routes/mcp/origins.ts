@@ -57,3 +57,11 @@ export function originAllowed(header: string | string[] | undefined, allowed: Re
   const origin = originOf(header);
   return origin !== undefined && origin === header && allowed.has(origin);
 }
+
+/** What a page of an allowed origin may send and read (CORS): the protocol's request headers, and the answers' headers it needs. */
+export const corsHeaders = {
+  allowHeaders: 'Authorization, Content-Type, MCP-Protocol-Version, Mcp-Method, Mcp-Name',
+  exposeHeaders: 'MCP-Protocol-Version, WWW-Authenticate, Retry-After, RateLimit, RateLimit-Policy',
+  /** How long a browser may keep a preflight's answer. */
+  maxAgeSeconds: 600,
+} as const;
