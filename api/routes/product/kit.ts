@@ -10,15 +10,13 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabasePool } from 'slonik';
-import type { z } from 'zod';
-import { envelopeSchema, RUNTIME_MOUNT, RUNTIME_VERSION, supportedRuntimeVersions } from '@hosted-notes/runtime-sdk';
+import { RUNTIME_MOUNT, RUNTIME_VERSION, supportedRuntimeVersions } from '@hosted-notes/runtime-sdk';
 import { AppError } from '../../../domain/errors.ts';
 import { admitServicePrincipal } from '../../../domain/principals/admission.ts';
 import type { AdmittedService } from '../../../domain/principals/admission.ts';
 import type { ChainAdmission, ChainFusion } from '../../../domain/product-runtime/chain.ts';
 import type { AdmissionCache } from '../../../domain/principals/admission-cache.ts';
 import type { OperationLeases, OperationsUsage } from '../../../domain/product-runtime/operation-leases.ts';
-import type { Scope } from '../../../domain/product-runtime/entities.ts';
 import { headerValue } from '../shared/headers.ts';
 import { answerNoRoute } from '../../problems.ts';
 import type { Intelligence } from '../../../domain/intelligence/setup.ts';
@@ -27,19 +25,12 @@ import type { SecretBox } from '../../../domain/secret-box.ts';
 import type { WorkflowStarter } from '../shared/workflow-starts.ts';
 import { completeOperationRoute } from './operation-route.ts';
 import type { RuntimeOperation } from './operation-route.ts';
+import type { RuntimeRouteConfig } from './route-shapes.ts';
 
-/** What a runtime route needs from its caller's chain. */
-export type RuntimeRouteConfig = {
-  /** The credential scope the operation needs; null for those that describe the credential itself. */
-  scope: Scope | null;
-  /** The route parameter naming the logical vault, and the grant the operation needs on it. */
-  vault?: { param: string; access: 'read' | 'write' };
-  /**
-   * The handler admits the request itself with `deps.admission.admit(…, fusion)`, its own work
-   * fused into the chain's statement (the hot readNote); the hook then checks only the version.
-   */
-  admitsInHandler?: boolean;
-};
+// What a route declares and how it is published live in route-shapes.ts (operation-route.ts reads
+// them too); re-exported here, beside the caller a handler reads.
+export { runtimeEnvelope, runtimeSecurity } from './route-shapes.ts';
+export type { RuntimeRouteConfig } from './route-shapes.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -201,15 +192,3 @@ export function runtimeCaller(request: FastifyRequest): RuntimeCaller {
   if (!request.runtime) throw new AppError('credential_invalid');
   return request.runtime;
 }
-
-/** The 200 schema of a runtime operation: the envelope of `kind` around `data`, named for OpenAPI. */
-export function runtimeEnvelope<K extends string, D extends z.ZodType>(kind: K, data: D) {
-  const name = kind
-    .split(/[.-]/)
-    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
-    .join('');
-  return envelopeSchema(kind, data).meta({ id: `${name}Envelope`, description: `The versioned envelope of a ${kind} answer.` });
-}
-
-/** The security requirement of runtime routes in OpenAPI. */
-export const runtimeSecurity = [{ serviceCredential: [] }];

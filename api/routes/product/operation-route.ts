@@ -9,7 +9,7 @@
 //     handler,
 //   });
 //
-// completeOperationRoute (the runtime plugin's onRoute hook, kit.ts) fills in the rest from the
+// completeOperationRoute (the runtime plugin's onRoute hook, registered by kit.ts) fills in the rest from the
 // table, so the route, the OpenAPI document, the SDK and the pack's composition cannot disagree.
 import type { FastifyRequest, RouteOptions } from 'fastify';
 import { dtoSchemas, operationFacts, operationIdOf } from '@hosted-notes/runtime-sdk';
@@ -19,8 +19,8 @@ import type { ErrorCode } from '../../../domain/errors.ts';
 import { requireIdempotencyKey } from '../../../domain/idempotency.ts';
 import { idempotencyKeyHeader } from '../shared/headers.ts';
 import type { OperationDoc } from '../../openapi.ts';
-import type { RuntimeRouteConfig } from './kit.ts';
-import { runtimeEnvelope, runtimeSecurity } from './kit.ts';
+import type { RuntimeRouteConfig } from './route-shapes.ts';
+import { runtimeEnvelope, runtimeSecurity } from './route-shapes.ts';
 
 export type RuntimeOperation = RuntimeOperationName | RuntimeByteOperationName;
 
