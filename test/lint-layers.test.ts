@@ -1,13 +1,15 @@
 // The layer rule (eslint.config.js, docs/architecture.md "Layers"): an upward import fails lint,
-// workflows take activities and domain modules by type only, and the real tree obeys it. Only
-// no-restricted-imports runs here, without type information, so this needs no database.
+// workflows take activities and domain modules by type only, and the real tree obeys it. So do the
+// import-graph rules (eslint-rules.js, issue 49): no import cycle, type imports included, and no
+// module the interfaces share imports an interface. Only these rules run here, without type
+// information, so this needs no database.
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../platform/project-root.ts';
 
 const eslint = new ESLint({
   cwd: projectRoot,
-  ruleFilter: ({ ruleId }) => ruleId === 'no-restricted-imports',
+  ruleFilter: ({ ruleId }) => ruleId === 'no-restricted-imports' || ruleId.startsWith('local/'),
   overrideConfig: { languageOptions: { parserOptions: { projectService: false } } },
 });
 
@@ -29,6 +31,65 @@ async function restrictions(filePath: string, code: string): Promise<string[]> {
   expect(fatal, 'the probe must parse').toEqual([]);
   return result!.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
 }
+
+/** The import-graph rules' messages for `code` as if it were the file at `filePath` (an existing one: the graph is read from disk). */
+async function graphFindings(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  expect(result!.messages.filter((m) => m.fatal), 'the probe must parse').toEqual([]);
+  return result!.messages.filter((m) => m.ruleId?.startsWith('local/')).map((m) => `${m.ruleId}: ${m.message}`);
+}
+
+describe('the import graph', () => {
+  it('has no cycle: an import that closes one fails lint, by value, by type and as a re-export', async () => {
+    for (const code of [
+      "import { buildApp } from './app.ts';\nexport const probe = buildApp;\n",
+      "import type { AppDeps } from './app.ts';\nexport type Probe = AppDeps;\n",
+      "export { buildApp } from './app.ts';\n",
+    ]) {
+      expect(await graphFindings('api/edge.ts', code), code).toEqual([expect.stringMatching(/^local\/no-import-cycle: Import cycle: api\/edge\.ts → api\/app\.ts → api\/edge\.ts\b/)]);
+    }
+    // The two domain pairs issue 49 found, were they tied again.
+    expect(await graphFindings('domain/automation/event-contract.ts', "import type { IngestResult } from './events.ts';\nexport type Probe = IngestResult;\n")).toEqual([
+      expect.stringContaining('Import cycle: domain/automation/event-contract.ts → domain/automation/events.ts → domain/automation/event-contract.ts'),
+    ]);
+    expect(await graphFindings('domain/media/upload-input.ts', "import type { UploadClaims } from './upload-claims.ts';\nexport type Probe = UploadClaims;\n")).toEqual([
+      expect.stringContaining('Import cycle: domain/media/upload-input.ts → domain/media/upload-claims.ts → domain/media/upload-input.ts'),
+    ]);
+    // A longer way round is named whole (this one also breaks the layers, which say so on their own).
+    const long = await graphFindings('domain/automation/event-contract.ts', "import type { AppDeps } from '../../api/app.ts';\nexport type Probe = AppDeps;\n");
+    expect(long).toEqual([expect.stringMatching(/^local\/no-import-cycle: Import cycle: domain\/automation\/event-contract\.ts → api\/app\.ts → .+ → domain\/automation\/event-contract\.ts\./)]);
+  });
+
+  it('lets an import that closes no cycle pass', async () => {
+    expect(await graphFindings('api/app.ts', "import { registerEdgeRules } from './edge.ts';\nexport const probe = registerEdgeRules;\n")).toEqual([]);
+    expect(await graphFindings('domain/automation/events.ts', "import type { AutomationEvent } from './event-contract.ts';\nexport type Probe = AutomationEvent;\n")).toEqual([]);
+  });
+
+  it('keeps the shared modules free of the interfaces, by value and by type', async () => {
+    const cases: Array<[string, string]> = [
+      ['api/edge.ts', "import { runtimeMountHeaders } from './routes/product/kit.ts';\nexport const probe = runtimeMountHeaders;\n"],
+      ['api/openapi.ts', "import type { Revision } from './routes/mcp/protocol.ts';\nexport type Probe = Revision;\n"],
+      ['api/problems.ts', "import { devApi } from './routes/dev/index.ts';\nexport const probe = devApi;\n"],
+      ['api/routes/shared/headers.ts', "import type { ConsoleSession } from '../console/session.ts';\nexport type Probe = ConsoleSession;\n"],
+      ['api/routes/shared/probe.ts', "import { automationGateway } from '../automation/index.ts';\nexport const probe = automationGateway;\n"],
+      ['api/auth.ts', "export { mcpGateway } from './routes/mcp/index.ts';\n"],
+    ];
+    for (const [filePath, code] of cases) {
+      const findings = (await graphFindings(filePath, code)).filter((m) => m.startsWith('local/shared-imports-no-interface'));
+      expect(findings, filePath).toEqual([expect.stringContaining(`${filePath} is shared by the interfaces and may not import`)]);
+    }
+  });
+
+  it('lets the interfaces import the shared modules, and the composition roots compose the interfaces', async () => {
+    const cases: Array<[string, string]> = [
+      ['api/routes/product/probe.ts', "import { headerValue } from '../shared/headers.ts';\nimport { answerNoRoute } from '../../problems.ts';\nexport const probe = [headerValue, answerNoRoute];\n"],
+      ['api/routes/mcp/probe.ts', "import { runtimeCaller } from '../product/kit.ts';\nexport const probe = runtimeCaller;\n"],
+      ['api/app.ts', "import { devApi } from './routes/dev/index.ts';\nexport const probe = devApi;\n"],
+      ['api/compose.ts', "import type { RuntimeCaller } from './routes/product/kit.ts';\nexport type Probe = RuntimeCaller;\n"],
+    ];
+    for (const [filePath, code] of cases) expect(await graphFindings(filePath, code), filePath).toEqual([]);
+  });
+});
 
 describe('an upward import fails lint', () => {
   it.each([
