@@ -10,7 +10,8 @@ import { z } from 'zod';
 import { noteUri } from '../api/routes/mcp/resources.ts';
 import type { TestDatabase } from './support/database.ts';
 import { useTestApp } from './support/harness.ts';
-import { accountWithToken, personalMapping } from './support/fixtures.ts';
+import { addMember, createRole } from '../domain/identity/workspaces.ts';
+import { accountWithToken, personalMapping, workspaceWithReviewer } from './support/fixtures.ts';
 import { mcpRaw } from './support/mcp.ts';
 import type { McpRaw } from './support/mcp.ts';
 
@@ -72,6 +73,29 @@ describe('resources/list', () => {
     expect(modern.data.result).toMatchObject({ resourceTemplates: [{ uriTemplate: 'note://{mappingId}/{+path}', name: 'note', mimeType: 'text/markdown' }], ttlMs: 300_000, cacheScope: 'public' });
     const legacy = await owner.mcp.legacy('resources/templates/list');
     expect(legacy.data.result.resourceTemplates).toHaveLength(1);
+  });
+});
+
+describe('workspace vaults', () => {
+  it('are listed and read by a member whose role has vault.read, and skipped (list) or refused (read) for one whose role lacks it', async () => {
+    const cast = await workspaceWithReviewer(db.pool, 'Resources workspace');
+    const written = await mcpRaw(app, cast.proposer.token).call('create_or_append_note', { mappingId: cast.mappingId, path: 'Team/Charter.md', content: '# Charter\n', dryRun: false, idempotencyKey: 'charter' });
+    expect(written.structuredContent.applied).toBe(true);
+    const uri = noteUri(cast.mappingId, 'Team/Charter.md');
+
+    const reviewer = mcpRaw(app, cast.reviewer.token);
+    const listed = await reviewer.modern('resources/list');
+    expect(listed.data.result.resources.map((r: { uri: string }) => r.uri)).toContain(uri);
+    expect((await reviewer.legacy('resources/read', { uri })).data.result.contents[0].text).toBe('# Charter\n');
+
+    await createRole(db.pool, { workspaceId: cast.workspaceId, name: 'automation-only', permissions: ['automation.view'] });
+    const outsider = await accountWithToken(db.pool, 'premium');
+    await addMember(db.pool, { workspaceId: cast.workspaceId, accountId: outsider.account.id, role: 'automation-only' });
+    const theirs = mcpRaw(app, outsider.token);
+    expect((await theirs.modern('resources/list')).data.result.resources).toEqual([]);
+    const refused = await theirs.legacy('resources/read', { uri });
+    expect(refused.data.error).toMatchObject({ code: -32602, data: { code: 'permission_denied', uri } });
+    expect(JSON.stringify(refused.data)).not.toContain('# Charter');
   });
 });
 
