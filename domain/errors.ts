@@ -65,6 +65,11 @@ export const errorCatalog = {
   education_context_learner_record: { status: 422, title: 'The education context contains learner-record language (a person, their record, diagnosis, scores or contact details); only aggregate class context is accepted.' },
   student_guidance_refused: { status: 422, title: 'The generated guidance failed the fail-closed policy (an answer, a link or a contact request); it is withheld, not repaired.' },
   usage_receipt_not_found: { status: 404, title: 'No usage receipt with this id is visible to the caller.' },
+  generation_not_found: { status: 404, title: 'No generation with this id is visible to the caller.' },
+  generation_expired: { status: 410, title: "This generation's events are past the retention window; its status and receipt are still at GET …/intelligence/generations/{generationId}." },
+  generation_position_invalid: { status: 400, title: 'after and Last-Event-ID must each be one non-negative integer (the seq of the last event seen), and agree when both are sent.' },
+  generation_events_not_acceptable: { status: 406, title: 'The events of a generation are served as application/x-ndjson or text/event-stream.' },
+  generation_cancelled: { status: 409, title: 'The generation was cancelled (POST …/generations/{generationId}/cancel); the text so far is kept in its events.' },
   // private audio media (docs/media.md)
   media_empty: { status: 400, title: 'The upload has no bytes; send the audio as the request body.' },
   media_reference_invalid: { status: 400, title: 'X-Media-Reference must be 1–200 visible ASCII characters (an opaque reference of the product).' },
