@@ -12,6 +12,8 @@
 //   npm run bench -- --suite observability [--duration 10] [--rounds 2] [--only read|generate]   (bench/observability.ts)
 //   npm run bench -- --suite capacity   (bench/capacity.ts; docs/capacity.md)
 //   npm run bench -- --suite scale [--duration 10] [--connections 32]   (bench/scale.ts; docs/topology.md)
+//   npm run bench -- --suite mcp [--mcp-notes 100000]   (bench/mcp.ts: a large vault, then a platform with an imported prose vault)
+//   npm run bench -- --suite search   (bench/mcp.ts: only the platform with an imported prose vault)
 //   npm run bench -- --suite rest [--only 'read:,runtime read,mcp read']   (only the REST table below; the three reads of one note)
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -20,7 +22,6 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { sql } from 'slonik';
-import { z } from 'zod';
 import { createDatabasePool } from '../db/pool.ts';
 import { emptyRow } from '../db/row-schemas.ts';
 import { migrate } from '../db/migrate.ts';
@@ -42,7 +43,7 @@ import { applyTransaction } from '../domain/notes/knowledge.ts';
 import { indexAllQueuedNotes } from '../domain/notes/substring-index.ts';
 import { createDatabase, dropDatabase, withDatabase } from '../platform/local-stack/databases.ts';
 import { findOrStartPostgres } from '../platform/local-stack/postgres-server.ts';
-import { measureLatency, mcpToolCall, mcpToolRequest, rankingOverlap, seedLargeVault } from './mcp.ts';
+import { mcpToolRequest, runMcpSuite } from './mcp.ts';
 import { automationSuite } from './automation.ts';
 import { drainTime, pileUp, requestPathCost, seedStartsWorkspace } from './durable-starts.ts';
 import { createServer } from 'node:http';
@@ -60,7 +61,6 @@ import { runScaleSuite } from './scale.ts';
 import { runCapacitySuite } from './capacity.ts';
 import { resolveTemporalCli } from '../platform/local-stack/temporal-cli.ts';
 import { startTemporalDevServer } from '../platform/local-stack/temporal-dev-server.ts';
-import type { LatencyStats } from './mcp.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -75,7 +75,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '2' },
   },
 });
-const suites = ['all', 'rest', 'import', 'capacity', 'education', 'media', 'console', 'intelligence', 'observability', 'automation', 'starts', 'mcp', 'scale'];
+const suites = ['all', 'rest', 'import', 'capacity', 'education', 'media', 'console', 'intelligence', 'observability', 'automation', 'starts', 'mcp', 'search', 'scale'];
 if (!suites.includes(args.suite)) {
   console.error(`--suite ${args.suite}: unknown; one of ${suites.join(', ')}`);
   process.exit(2);
@@ -171,98 +171,6 @@ function printTable(header: string[], rows: string[][]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
   console.log(['', line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n'));
-}
-
-/** MCP: search latency on a 100,000-note vault, and get_note_content against the REST read. */
-/**
- * The MCP suite on a database of its own, created and dropped here, and first in the all-suites run:
- * run last on the shared bench database (every earlier suite's rows in its tables and buffers, WAL
- * forcing checkpoints), one bounded common-word ranking took 38.6 ms instead of 7.5 ms.
- */
-async function mcpSuite(adminUrl: string) {
-  const dbName = `hnp_bench_mcp_${process.pid}`;
-  await createDatabase(adminUrl, dbName);
-  const databaseUrl = withDatabase(adminUrl, dbName);
-  try {
-    await migrate(databaseUrl);
-    const setup = await createDatabasePool(databaseUrl, { maxPoolSize: 1 });
-    const account = await createAccount(setup, { email: `bench-mcp-${process.pid}@example.test`, displayName: 'Bench', plan: 'team' });
-    const { token } = await issueAccessToken(setup, { accountId: account.id, name: 'bench' });
-    await setup.end();
-    await measureMcp({ databaseUrl, token, accountId: account.id });
-  } finally {
-    await dropDatabase(adminUrl, dbName);
-  }
-}
-
-async function measureMcp(input: { databaseUrl: string; token: string; accountId: string }) {
-  const count = Number(args['mcp-notes']);
-  const db = await createDatabasePool(input.databaseUrl, { maxPoolSize: 2, statementTimeoutMs: 600_000 });
-  const vault = await createVault(db, { name: 'Large vault', ownerAccountId: input.accountId });
-  const { mappingId } = await createMapping(db, { vaultId: vault.id });
-  const seeded = performance.now();
-  await seedLargeVault(db, vault.id, count);
-  console.log(`mcp: seeded ${count} notes in ${((performance.now() - seeded) / 1000).toFixed(1)} s`);
-  // What a bounded ranking gives up: its top 20 against every match ranked, per common-word query.
-  const overlap = await rankingOverlap(db, vault.id).finally(() => db.end());
-  printTable(
-    ['common-word query (bounded vs full ranking)', 'ranking', 'overlap of top 20', 'same order', 'bounded ms', 'full ms'],
-    overlap.map((o) => [o.query, o.ranking, `${(o.overlap * 100).toFixed(0)}%`, o.sameOrder ? 'yes' : 'no', o.boundedMs.toFixed(1), o.fullMs.toFixed(1)]),
-  );
-
-  const server = await startServer('app', serverEnv(input.databaseUrl));
-  const stats: LatencyStats[] = [];
-  try {
-    const base = server.url;
-    const search = (query: string) => mcpToolCall(base, input.token, 'search_notes', { mappingId, query });
-    // The REST single-note route takes two segments, so the comparison reads a two-segment note.
-    const comparePath = 'Compare/Reference note.md';
-    const restRead = () => fetch(`${base}/api/dev/notes/Compare/${encodeURIComponent('Reference note.md')}?mappingId=${mappingId}`, { headers: { authorization: `Bearer ${input.token}` } });
-    const scenarios: Array<[string, number, () => Promise<Response>]> = [
-      ['search_notes, rare word ("zygomorphic", 0.1% of notes)', 4, search('zygomorphic')],
-      ['search_notes, common word ("project", every note)', 4, search('project')],
-      ['search_notes, substring ("EF-4242")', 4, search('EF-4242')],
-      ['REST read GET /api/dev/notes/Compare/… (32 callers)', 32, restRead],
-      ['MCP get_note_content, same note (32 callers)', 32, mcpToolCall(base, input.token, 'get_note_content', { mappingId, path: comparePath })],
-    ];
-    // The physical floor of this design: the ranked full-text statement alone, on the word index
-    // search_notes' `words` part finds its candidates in (decision 114: the note's vector, copied),
-    // straight on a pool, the same vault and callers: what is left above it is the rest.
-    const floorDb = await createDatabasePool(input.databaseUrl, { maxPoolSize: 4 });
-    const fullText = (query: string) => async () => {
-      await floorDb.any(sql.type(z.object({ path: z.string(), rank: z.number() }))`
-        SELECT d.path, ts_rank_cd(d.search, q.tsq) AS rank FROM note_substring_docs d, (SELECT websearch_to_tsquery('simple', ${query}) AS tsq) q
-         WHERE d.vault_id = ${vault.id} AND d.search @@ q.tsq ORDER BY rank DESC, d.path LIMIT 21`);
-      return new Response('{}');
-    };
-    scenarios.splice(
-      3,
-      0,
-      ['Postgres full-text alone, rare word (floor)', 4, fullText('zygomorphic')],
-      ['Postgres full-text alone, common word (floor)', 4, fullText('project')],
-    );
-    try {
-      for (const [name, workers, call] of scenarios) {
-        await measureLatency(name, 2, workers, call); // warm-up
-        stats.push(await measureLatency(name, duration, workers, call));
-        console.log(`  measured ${name}`);
-      }
-    } finally {
-      await floorDb.end();
-    }
-  } finally {
-    await stopServer(server.child);
-  }
-  printTable(
-    ['MCP scenario', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms'],
-    stats.map((s) => [s.name, s.rps.toFixed(0), s.p50.toFixed(2), s.p95.toFixed(2), s.p99.toFixed(2)]),
-  );
-  const [rare, common, , rareFloor, commonFloor, rest, mcp] = stats as [LatencyStats, LatencyStats, LatencyStats, LatencyStats, LatencyStats, LatencyStats, LatencyStats];
-  console.log(
-    `search_notes vs full-text alone: rare word p95 ${(rare.p95 / rareFloor.p95).toFixed(2)}x, common word p95 ${(common.p95 / commonFloor.p95).toFixed(2)}x ` +
-      `(common-word target: p95 <= 50 ms, now ${common.p95.toFixed(0)} ms; the floor itself ${commonFloor.p95.toFixed(0)} ms)`,
-  );
-  console.log(`MCP read overhead vs REST: p50 ${(mcp.p50 / rest.p50).toFixed(2)}x, throughput ${(rest.rps / mcp.rps).toFixed(2)}x (target within 1.3x)`);
 }
 
 /** Automation: a real dev server, a worker process and the API process. */
@@ -380,8 +288,10 @@ async function main() {
     const db = await createDatabasePool(databaseUrl, { maxPoolSize: 4 });
     const account = await createAccount(db, { email: `bench-${process.pid}@example.test`, displayName: 'Bench', plan: 'team' });
     const { token } = await issueAccessToken(db, { accountId: account.id, name: 'bench' });
-    if (args.suite === 'all' || args.suite === 'mcp') await mcpSuite(adminUrl);
-    if (args.suite === 'mcp') {
+    if (args.suite === 'all' || args.suite === 'mcp' || args.suite === 'search') {
+      await runMcpSuite({ adminUrl, duration, notes: Number(args['mcp-notes']), parts: args.suite === 'search' ? 'platform' : 'all', startServer, stopServer, serverEnv, printTable });
+    }
+    if (args.suite === 'mcp' || args.suite === 'search') {
       await db.end();
       return;
     }

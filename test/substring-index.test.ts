@@ -62,8 +62,8 @@ describe('the substring index after the writes', () => {
     expect(await indexed()).toEqual([{ path: 'Refs/One.md', revision: await revisionOf('Refs/One.md') }]);
     // The entry holds the note's word vector as its write computed it.
     expect(await staleVectors()).toBe(0);
-    // The round merged its trigram and word entries into the indexes (none left pending: the merge finds no page).
-    for (const index of ['note_substring_docs_trgm_idx', 'note_substring_docs_vault_search_idx']) {
+    // The round merged its trigram and word entries into the index (none left pending: the merge finds no page).
+    for (const index of ['note_substring_docs_vault_idx']) {
       expect(await db.pool.oneFirst(sql.type(z.object({ pages: z.number() }))`SELECT gin_clean_pending_list(${index}::regclass)::int AS pages`)).toBe(0);
     }
     expect([await found('ZX-9041'), await foundByWords('ticket')]).toEqual([['Refs/One.md'], ['Refs/One.md']]);
