@@ -46,11 +46,30 @@ export class ResultShapeError extends Error {
   }
 }
 
+/** Schemas made by `rowsAsDeclared`: their rows are taken as they arrive. */
+const declaredSchemas = new WeakSet<object>();
+
+/**
+ * A row schema for `sql.type(…)` / `sql.prepared(…)` whose rows the pool does not parse: a type-only
+ * cast, for the hottest statements whose every column the database already constrains (a column's
+ * type and NOT NULL, JSON built in SQL from such columns, timestamps already in `isoTimestamp`'s
+ * form), so a parse could never fail nor change a value. The statement stays a typed `sql.type`
+ * template; the schema still types the row and documents it. Use it only where the answer is
+ * checked once more downstream or where the benchmark shows the parse matters (bench/README.md),
+ * and say so beside the statement. A copy is marked, never `schema` itself, which other statements
+ * may share and must still parse.
+ */
+export function rowsAsDeclared<S extends z.ZodType>(schema: S): S {
+  const copy = schema.clone();
+  declaredSchemas.add(copy);
+  return copy;
+}
+
 const resultParserInterceptor: Interceptor = {
   name: 'result-parser',
   transformRow: (context, query, row) => {
     const parser = context.resultParser;
-    if (!parser) return row;
+    if (!parser || declaredSchemas.has(parser)) return row;
     const result = parser['~standard'].validate(row);
     if (result instanceof Promise) throw new TypeError('result parsers must be synchronous');
     if (result.issues) throw new ResultShapeError(query.sql, result.issues);
