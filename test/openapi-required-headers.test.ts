@@ -131,6 +131,18 @@ function exampleBody(op: Json): { payload?: string | Buffer; contentType?: strin
   return { payload: audioFixture('tone-3s.m4a'), contentType: 'audio/mp4' };
 }
 
+describe('every operation that documents a refusal for a missing header', () => {
+  it('declares the header (required, or optional where only some requests need it)', () => {
+    const undeclared: string[] = [];
+    for (const { op } of operationsOf(doc)) {
+      const documented = new Set(Object.values(op['responses'] as Record<string, Json>).flatMap((r) => Object.keys(resolve(doc, r)['content']?.['application/problem+json']?.['examples'] ?? {})));
+      const declared = headerParameters(doc, op).map((p) => p['name'] as string);
+      for (const [header, code] of Object.entries(refusalOf)) if (documented.has(code) && !declared.includes(header)) undeclared.push(`${op['operationId']}: ${code} without ${header}`);
+    }
+    expect(undeclared).toEqual([]);
+  });
+});
+
 describe('every header a document requires is refused when it is missing', () => {
   // The automation document is a subset of the whole: its operations require what the whole says.
   const required = () => operationsOf(doc).flatMap(({ path, method, op }) => requiredHeaders(doc, op).map((header) => ({ d: doc, path, method, op, header })));
