@@ -150,6 +150,60 @@ describe('Origin', () => {
   });
 });
 
+describe('2025-03-26 batches', () => {
+  it('answers each message as if sent alone, in order, notifications adding nothing, each recognized one charged', async () => {
+    const { accountId, mcp } = await freshCaller();
+    for (const headers of [{}, { 'mcp-protocol-version': '2025-03-26' }] as Array<Record<string, string>>) {
+      const before = await used(accountId);
+      const res = await mcp.post(
+        [
+          { jsonrpc: '2.0', id: 'a', method: 'ping' },
+          { jsonrpc: '2.0', method: 'notifications/initialized' },
+          { jsonrpc: '2.0', id: 'b', method: 'tools/list' },
+          { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'translate_canvas', arguments: { canvas: { nodes: [] } } } },
+          { jsonrpc: '2.0', id: 'd', method: 'prompts/list' },
+          [{ jsonrpc: '2.0', id: 'nested', method: 'ping' }],
+        ],
+        headers,
+      );
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['ratelimit-policy']).toBeDefined();
+      const answers = res.data as Array<{ id: unknown; result?: Record<string, unknown>; error?: { code: number } }>;
+      expect(answers.map((a) => [a.id, a.error?.code ?? 'result'])).toEqual([
+        ['a', 'result'],
+        ['b', 'result'],
+        ['c', 'result'],
+        ['d', -32601],
+        [null, -32600],
+      ]);
+      expect(answers[1]!.result!['tools']).toHaveLength(8);
+      expect(answers[2]!.result!['structuredContent']).toMatchObject({ markdown: expect.any(String) });
+      expect(await used(accountId)).toBe(before + 3);
+    }
+  });
+
+  it('answers a batch of notifications with 202, refuses an empty or over-long one, and refuses batches in every other revision, consuming nothing', async () => {
+    const { accountId, mcp } = await freshCaller();
+    const notes = await mcp.post([{ jsonrpc: '2.0', method: 'notifications/initialized' }, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }]);
+    expect([notes.statusCode, notes.body]).toEqual([202, '']);
+    const empty = await mcp.post([]);
+    expect([empty.statusCode, empty.data.error.code]).toEqual([400, -32600]);
+    const long = await mcp.post(Array.from({ length: 51 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' })));
+    expect([long.statusCode, long.data.error.code, long.data.error.data.limit]).toEqual([400, -32600, 50]);
+    for (const version of ['2025-06-18', '2025-11-25', '2024-11-05', MODERN_VERSION]) {
+      const refused = await mcp.post([{ jsonrpc: '2.0', id: 1, method: 'ping' }], { 'mcp-protocol-version': version });
+      expect({ version, status: refused.statusCode, code: refused.data.error?.code }).toEqual({ version, status: 400, code: -32600 });
+    }
+    expect(await used(accountId)).toBe(0);
+  });
+
+  it('answers a batch with a bad token once, as one 401 error', async () => {
+    const res = await mcpRaw(app, `hnp_pat_${'Z'.repeat(43)}`).post([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'tools/list' }]);
+    expect(res.statusCode).toBe(401);
+    expect(res.data).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32001 } });
+  });
+});
+
 describe('revisions on later requests', () => {
   it('serves a request carrying any revision a handshake negotiated, in the header or _meta, and refuses an unknown one with -32022', async () => {
     const { mcp } = await freshCaller();

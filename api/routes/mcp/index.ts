@@ -20,12 +20,14 @@ import { acceptCharged, admitRequest, presentedToken, principalOf, withChallenge
 import { DatabaseUnavailableError } from '../../../db/availability.ts';
 import { logFailure, toAppError } from '../../problems.ts';
 import {
+  acceptsBatch,
   CACHE_TTL_MS,
   classify,
   DISCOVER_PROTOCOL_VERSIONS,
   featuresOf,
   HANDSHAKE_VERSIONS,
   isServedVersion,
+  MAX_BATCH_MESSAGES,
   messageHeaders,
   MODERN_VERSION,
   parseEnvelope,
@@ -198,6 +200,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
       const body = readBody(String(request.body ?? ''), request.id);
       if ('refusal' in body) return unchargedAnswer(body.id, () => sendRpcError(reply, body.id, body.refusal));
       const { value: parsed, argumentRefusal } = body;
+      if (Array.isArray(parsed) && acceptsBatch(messageHeaders(request))) return answerBatch(parsed, request, reply, admit);
       const idOf = (value: unknown): RpcId => {
         const id = (value as { id?: unknown } | null)?.id;
         return typeof id === 'string' || typeof id === 'number' ? id : null;
@@ -266,6 +269,36 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
       return respond(result);
     },
   );
+
+  /**
+   * A 2025-03-26 batch: each message is answered by this same route as a request of its own (the
+   * same admission, charge and answer as if sent alone, in order), and the answers are returned
+   * together; notifications add none, and a batch of notifications only is 202. The caller is
+   * admitted uncharged first, so a refused token is one error, not one per message. The batch is
+   * parsed whole: what the edge refuses anywhere in it (U+0000, depth) refuses it.
+   */
+  async function answerBatch(messages: unknown[], request: FastifyRequest, reply: FastifyReply, admit: (id: RpcId, charge: boolean) => Promise<boolean>) {
+    if (!(await admit(null, false))) return reply;
+    if (messages.length === 0 || messages.length > MAX_BATCH_MESSAGES) {
+      const why = messages.length === 0 ? 'An empty batch is not a JSON-RPC request.' : `A batch carries at most ${MAX_BATCH_MESSAGES} messages.`;
+      return sendRpcError(reply, null, new RpcError(rpcCodes.invalidRequest, why, { httpStatus: 400, data: { code: 'invalid_request', status: 400, limit: MAX_BATCH_MESSAGES, requestId: request.id } }));
+    }
+    const forwarded = Object.fromEntries(
+      ['authorization', 'content-type', 'mcp-protocol-version'].flatMap((name) => (typeof request.headers[name] === 'string' ? [[name, request.headers[name] as string]] : [])),
+    );
+    const answers: unknown[] = [];
+    for (const message of messages) {
+      // A batch inside a batch is not a message (and would nest the fan-out).
+      if (Array.isArray(message)) {
+        answers.push({ jsonrpc: '2.0', id: null, error: { code: rpcCodes.invalidRequest, message: 'A batch member must be a JSON-RPC message object.' } });
+        continue;
+      }
+      const answer = await app.inject({ method: 'POST', url: request.url, headers: forwarded, payload: JSON.stringify(message) });
+      if (answer.body !== '') answers.push(JSON.parse(answer.body));
+      for (const name of ['ratelimit', 'ratelimit-policy']) if (answer.headers[name] !== undefined) reply.header(name, answer.headers[name]);
+    }
+    return answers.length === 0 ? reply.code(202).send() : reply.code(200).type('application/json').send(answers);
+  }
 
   async function run(message: JsonRpcRequest, { era, revision }: Classified, request: FastifyRequest, argumentRefusal: AppError | undefined): Promise<Record<string, unknown>> {
     const serverInfoMeta = { [SERVER_INFO_META_KEY]: serverInfoFor(MODERN_VERSION) };

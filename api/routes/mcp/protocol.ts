@@ -91,9 +91,21 @@ export class RpcError extends Error {
 
 export type JsonRpcRequest = { jsonrpc: '2.0'; id?: RpcId; method: string; params?: Record<string, unknown> };
 
-/** Validates the JSON-RPC envelope (batches are not supported since MCP 2025-06-18). */
+/** Messages in one JSON-RPC batch, at most. */
+export const MAX_BATCH_MESSAGES = 50;
+
+/**
+ * Whether a body that is an array is a batch to answer: 2025-03-26 requires receiving batches, and a
+ * request naming no version is taken as 2025-03-26; 2025-06-18 removed them, and 2024-11-05 and
+ * 2026-07-28 have none. The routing headers of 2026-07-28 cannot describe several messages.
+ */
+export function acceptsBatch(headers: MessageHeaders): boolean {
+  return (headers.protocolVersion === undefined || headers.protocolVersion === UNNAMED_REQUEST_VERSION) && headers.method === undefined && headers.name === undefined;
+}
+
+/** Validates the JSON-RPC envelope of one message (a batch reaching here is refused: see acceptsBatch). */
 export function parseEnvelope(body: unknown): JsonRpcRequest {
-  if (Array.isArray(body)) throw new RpcError(rpcCodes.invalidRequest, 'JSON-RPC batches are not supported.', { httpStatus: 400 });
+  if (Array.isArray(body)) throw new RpcError(rpcCodes.invalidRequest, 'JSON-RPC batches are served only to 2025-03-26 requests (removed in 2025-06-18).', { httpStatus: 400 });
   if (!body || typeof body !== 'object') throw new RpcError(rpcCodes.invalidRequest, 'The body must be a JSON-RPC 2.0 object.', { httpStatus: 400 });
   const message = body as Record<string, unknown>;
   if (message['jsonrpc'] !== '2.0') throw new RpcError(rpcCodes.invalidRequest, 'jsonrpc must be "2.0".', { httpStatus: 400 });
