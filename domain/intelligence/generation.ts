@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { GENERATE_DEFAULT_OUTPUT_TOKENS, modelIdentitySchema, STRUCTURED_GENERATE_EXTRA_OUTPUT_TOKENS, structuredGenerationSchema } from '@hosted-notes/runtime-sdk';
 import type { GeneratedImage, Generation, GenerationStreamEvent, UsageReceipt } from '@hosted-notes/runtime-sdk';
 import { AppError } from '../errors.ts';
-import { receiptOf, storedResult } from './ledger.ts';
+import { getReceipt, receiptOf, storedResult } from './ledger.ts';
 import type { Reservation } from './ledger.ts';
 import { meter } from './metering.ts';
 import type { FailureCharge, HeldRequest, MeteredCaller, MeteringDeps } from './metering.ts';
@@ -19,6 +19,9 @@ import type { GenerateRequest, ImageGenerationRequest } from './prompts.ts';
 import { MAX_IMAGE_BYTES, ProviderInterruption, ProviderRejection } from './provider.ts';
 import type { AcceptedChat, ChatFinal, ChatRequest, ChatUsage } from './provider.ts';
 import type { Intelligence } from './setup.ts';
+import { GenerationLogWriter, sweepExpiredEvents } from './generation-log.ts';
+import type { FinishedStatus, GenerationRow } from './generation-log.ts';
+import type { DatabasePool } from 'slonik';
 
 export type GenerationDeps = MeteringDeps & { intelligence: Intelligence };
 
@@ -133,24 +136,72 @@ export async function generateJson(deps: GenerationDeps, held: HeldRequest, prep
 const line = (event: GenerationStreamEvent) => `${JSON.stringify(event)}\n`;
 
 /**
+ * The NDJSON answer of a held generate: its log opened (readers find it by the generation's id), the
+ * provider's acceptance (a refusal before it is still a problem, and the log ends failed), then the
+ * stream. Expired logs of others are swept as a new one opens (bounded, not awaited).
+ */
+export async function streamGenerate(deps: GenerationDeps, held: HeldRequest, prepared: PreparedGenerate, input: GenerateRequest, signal: AbortSignal): Promise<Readable> {
+  const { id: generationId, organizationId, installationId } = held.reservation;
+  const log = await GenerationLogWriter.open(deps.db, { generationId, organizationId, installationId, background: false }, deps.log);
+  void sweepExpiredEvents(deps.db).catch((error: unknown) => deps.log.warn({ err: error }, 'sweeping expired generation events failed'));
+  let accepted: AcceptedChat;
+  try {
+    accepted = await acceptGenerate(deps, held, prepared, signal);
+  } catch (error) {
+    await log.finish('failed');
+    throw error;
+  }
+  return generationStream(deps, held, input, accepted, log);
+}
+
+/**
  * The NDJSON answer of an accepted generate: `ready`, a `delta` per provider chunk, `done`. The
  * provider is read by a pump of its own, not by the response: when the client leaves, the pump
- * still records the end (its upstream request is aborted by the same signal).
+ * still records the end (its upstream request is aborted by the same signal). Every event also goes
+ * to the generation's log (generation-log.ts), under the seq the pump assigns, for readers of its
+ * events on any API; the response is written directly, never through the log, so the log costs the
+ * plain stream nothing on its way.
  */
-export function generationStream(deps: GenerationDeps, held: HeldRequest, input: GenerateRequest, accepted: AcceptedChat): Readable {
+export function generationStream(deps: GenerationDeps, held: HeldRequest, input: GenerateRequest, accepted: AcceptedChat, log: GenerationLogWriter): Readable {
   const out = new PassThrough();
-  const write = (event: GenerationStreamEvent) => {
+  const send = (event: GenerationStreamEvent) => {
     if (!out.destroyed && !out.writableEnded) out.write(line(event));
   };
-  write({ type: 'ready', generationId: held.reservation.id, reservedMicrodollars: held.reservation.reservedMicrodollars, replayed: false });
-  const pump = async () => {
+  log.running();
+  const ready: GenerationStreamEvent = { type: 'ready', generationId: held.reservation.id, reservedMicrodollars: held.reservation.reservedMicrodollars, replayed: false };
+  log.append(ready);
+  send(ready);
+  void pumpGeneration(deps, held, input, accepted, (delta) => {
+    log.append(delta);
+    send(delta);
+  }).then(({ status, done }) => {
+    if (done) send(done);
+    out.end();
+    return log.finish(status, done ?? undefined);
+  });
+  return out;
+}
+
+/**
+ * Reads an accepted chat to its end, handing each delta to `delta`, settles it, and answers how it
+ * finished and its `done` event. Never throws: the provider's and the lifecycle's failures end in a
+ * `done` with the error and the receipt (none when the report did not land).
+ */
+async function pumpGeneration(
+  deps: GenerationDeps,
+  held: HeldRequest,
+  input: GenerateRequest,
+  accepted: AcceptedChat,
+  delta: (event: GenerationStreamEvent) => void,
+): Promise<{ status: FinishedStatus; done: GenerationStreamEvent | null }> {
+  try {
+    const generation = await settleGeneration(deps, held, input, accepted, (text) => delta({ type: 'delta', text }));
+    return { status: 'completed', done: { type: 'done', generation, error: null, receipt: generation.receipt } };
+  } catch (error) {
+    let code: string = 'intelligence_interrupted';
+    let detail = 'The generation failed after the provider accepted it.';
+    let receipt: UsageReceipt | null = null;
     try {
-      const generation = await settleGeneration(deps, held, input, accepted, (text) => write({ type: 'delta', text }));
-      write({ type: 'done', generation, error: null, receipt: generation.receipt });
-    } catch (error) {
-      let code: string = 'intelligence_interrupted';
-      let detail = 'The generation failed after the provider accepted it.';
-      let receipt: UsageReceipt | null;
       if (error instanceof AppError) {
         // A billable failure the lifecycle recorded: its receipt and the provider's own outcome code.
         code = typeof error.extensions['outcomeCode'] === 'string' ? error.extensions['outcomeCode'] : error.code;
@@ -160,14 +211,47 @@ export function generationStream(deps: GenerationDeps, held: HeldRequest, input:
         deps.log.error({ err: error, workflowId: held.workflowId }, 'generation stream failed');
         receipt = await held.fail(new ProviderInterruption('intelligence_interrupted', detail), tokenCharge(deps.intelligence.text, null, null));
       }
-      // A done event needs a receipt; without one (the report did not land) the stream ends short, which the SDK reports.
-      if (receipt) write({ type: 'done', generation: null, error: { code, detail }, receipt });
-    } finally {
-      out.end();
+    } catch (reportError) {
+      deps.log.error({ err: reportError, workflowId: held.workflowId }, 'recording a failed generation failed; its workflow will');
     }
-  };
-  void pump();
-  return out;
+    // A done event needs a receipt; without one (the report did not land) the stream ends short, which the SDK reports.
+    const done: GenerationStreamEvent | null = receipt ? { type: 'done', generation: null, error: { code, detail }, receipt } : null;
+    return { status: code === 'generation_cancelled' ? 'cancelled' : 'failed', done };
+  }
+}
+
+/** What GET …/generations/{id} answers: the status, and once it ended the result (completed), the error and the receipt (when charged). */
+export type GenerationView = {
+  generationId: string;
+  operation: string;
+  status: GenerationRow['status'];
+  background: boolean;
+  createdAt: string;
+  finishedAt: string | null;
+  /** The seq of the last event in the log. */
+  lastSeq: number;
+  /** When the events stop being readable (410 generation_expired after); null while it runs. */
+  eventsExpireAt: string | null;
+  cancelRequestedAt: string | null;
+  result: Generation | null;
+  error: { code: string } | null;
+  receipt: UsageReceipt | null;
+};
+
+/** The view of an authorized generation: its log's status and, from the ledger, its receipt and result. */
+export async function generationView(db: DatabasePool, generation: GenerationRow): Promise<GenerationView> {
+  const { generationId, operation, status, background, createdAt, finishedAt, lastSeq, eventsExpireAt, cancelRequestedAt } = generation;
+  const finished = status !== 'queued' && status !== 'running';
+  const charged = generation.reservationState === 'settled' || generation.reservationState === 'billable_failure';
+  const receipt = finished && charged ? await getReceipt(db, generation.organizationId, generationId) : null;
+  let result: Generation | null = null;
+  if (receipt && status === 'completed' && operation === 'generate') {
+    const parsed = storedGenerationSchema.safeParse((await storedResult(db, generationId))?.result);
+    if (!parsed.success) throw new AppError('internal_error', 'The stored generation could not be read.');
+    result = { generationId, ...parsed.data, receipt, replayed: false };
+  }
+  const error = finished && status !== 'completed' ? { code: generation.outcomeCode ?? 'intelligence_interrupted' } : null;
+  return { generationId, operation, status, background, createdAt, finishedAt, lastSeq, eventsExpireAt, cancelRequestedAt, result, error, receipt };
 }
 
 /** A settled generation replayed as a stream: the same three kinds of event, the whole text in one delta. */

@@ -14,6 +14,9 @@ import { resolvePresentation } from '../../../domain/product-runtime/brands.ts';
 import { compositionRoutes } from './composition.ts';
 import { contextScopeRoutes } from './context-scopes.ts';
 import { intelligenceRoutes } from './intelligence.ts';
+import { generationRoutes } from './generations.ts';
+import { NotificationListener } from '../../../db/notification-listener.ts';
+import { GENERATION_CHANNEL, GenerationWakes } from '../../../domain/intelligence/generation-log.ts';
 import { educationRoutes } from './education/index.ts';
 import { mediaRoutes } from './media/index.ts';
 import { connectionRoutes } from './connections/index.ts';
@@ -61,6 +64,11 @@ export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (
   await app.register(vaultBindingRoutes, deps);
   await app.register(contextScopeRoutes, deps);
   await app.register(intelligenceRoutes, deps);
+  // One LISTEN connection per process for every reader of a generation's events (and every cancel of
+  // a generation this process pumps), made when the first one comes (domain/intelligence/generation-log.ts).
+  const generationChannel = new NotificationListener(() => options.db.configuration.connectionUri, GENERATION_CHANNEL, app.log);
+  app.addHook('onClose', () => generationChannel.stop());
+  await app.register(generationRoutes, { ...deps, wakes: new GenerationWakes(generationChannel) });
   await app.register(educationRoutes, deps);
   await app.register(mediaRoutes, { ...deps, mediaStore: options.mediaStore });
   await app.register(connectionRoutes, deps);

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { envelope, generateImageInputSchema, generateInputSchema, NDJSON_CONTENT_TYPE } from '@hosted-notes/runtime-sdk';
 import { checkEducationContext } from '../../../domain/education/context.ts';
 import { getBudget, getReceipt, listReceipts } from '../../../domain/intelligence/ledger.ts';
-import { acceptGenerate, generateImage, generateJson, generationStream, openGenerate, replayStream } from '../../../domain/intelligence/generation.ts';
+import { generateImage, generateJson, openGenerate, replayStream, streamGenerate } from '../../../domain/intelligence/generation.ts';
 import { intelligenceDocs, intelligenceExamples } from './intelligence-docs.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
 import { runtimeCaller } from './kit.ts';
@@ -60,8 +60,7 @@ export const intelligenceRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
       const { held, prepared } = opened;
       if (!stream) return envelope('service.generation', await generateJson(generation, held, prepared, request.body, signal));
       // Accepted before the status line goes out, so a provider refusal is still a proper problem.
-      const accepted = await acceptGenerate(generation, held, prepared, signal);
-      return ndjson(reply).send(generationStream(generation, held, request.body, accepted));
+      return ndjson(reply).send(await streamGenerate(generation, held, prepared, request.body, signal));
     },
   });
 

@@ -1,0 +1,142 @@
+// A generation's status and its events (issue 48, docs/intelligence.md "Long generations"): GET the
+// generation, GET its events from an offset (NDJSON, or SSE for a browser's EventSource) live until
+// its done. Authorized exactly like media: the caller's organization and installation; anything else
+// answers as missing. The rules live in domain/intelligence/generation-log.ts; this is the HTTP edge.
+//
+// Until these operations are in the SDK's operation table (packages/runtime-sdk/src/operations.ts,
+// being edited by another change), the routes are declared outside it: `publicRuntime` skips the
+// table's completion, and each handler admits its caller itself with the same admission and scope
+// (intelligence.execute) a table route gets; they are hidden from the OpenAPI document until then.
+import { PassThrough } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { envelope, NDJSON_CONTENT_TYPE } from '@hosted-notes/runtime-sdk';
+import { AppError } from '../../../domain/errors.ts';
+import { followGeneration, generationOf } from '../../../domain/intelligence/generation-log.ts';
+import type { GenerationWakes, LoggedEvent } from '../../../domain/intelligence/generation-log.ts';
+import { generationView } from '../../../domain/intelligence/generation.ts';
+import { RUNTIME_MOUNT } from './kit.ts';
+import type { RuntimeCaller, RuntimeRouteDeps } from './kit.ts';
+
+export type GenerationRouteDeps = RuntimeRouteDeps & { wakes: GenerationWakes };
+
+/** Where a generation and its events are read (Location of a 202, eventsUrl of ready). */
+export const generationUrl = (generationId: string) => `${RUNTIME_MOUNT}/intelligence/generations/${generationId}`;
+export const generationEventsUrl = (generationId: string) => `${generationUrl(generationId)}/events`;
+
+const SSE_CONTENT_TYPE = 'text/event-stream';
+/** A line that carries nothing, so proxies that close idle connections (60 s is common) see bytes. */
+const HEARTBEAT_MS = 15_000;
+/** The largest seq: Postgres `integer`. */
+const MAX_SEQ = 2_147_483_647;
+
+const params = z.strictObject({ generationId: z.string().min(1).max(100).describe('The generation id (the generationId of ready, the receipt id).') });
+
+/** The admitted caller, with the scope every intelligence operation needs. */
+function admit(deps: RuntimeRouteDeps, request: FastifyRequest, reply: FastifyReply): Promise<RuntimeCaller> {
+  return deps.admission.admit(request, reply, { scope: 'intelligence.execute' });
+}
+
+/** A seq as a client sends it: one non-negative integer, no sign, no leading zero, no spaces. */
+function positionOf(raw: unknown): number | null {
+  if (raw === undefined) return null;
+  if (typeof raw !== 'string' || !/^(0|[1-9][0-9]{0,9})$/.test(raw)) throw new AppError('generation_position_invalid');
+  const seq = Number(raw);
+  if (seq > MAX_SEQ) throw new AppError('generation_position_invalid');
+  return seq;
+}
+
+/** `?after=N` and `Last-Event-ID: N` (EventSource's reconnect): either, or both when they agree; none is 0. */
+function afterOf(request: FastifyRequest): number {
+  const query = request.query as Record<string, unknown>;
+  for (const name of Object.keys(query)) if (name !== 'after') throw new AppError('invalid_request', `Unknown query parameter ${name}.`);
+  const fromQuery = positionOf(query['after']);
+  const fromHeader = positionOf(request.headers['last-event-id']);
+  if (fromQuery !== null && fromHeader !== null && fromQuery !== fromHeader) throw new AppError('generation_position_invalid', 'after and Last-Event-ID name different events.');
+  return fromQuery ?? fromHeader ?? 0;
+}
+
+/** The format asked for: NDJSON (also for no Accept, any type, or any application type) or SSE; anything else is 406. */
+function formatOf(request: FastifyRequest): 'ndjson' | 'sse' {
+  const accept = request.headers.accept;
+  if (accept === undefined || accept.trim() === '') return 'ndjson';
+  for (const range of accept.split(',')) {
+    const [type, ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+    const q = parameters.find((p) => p.startsWith('q='));
+    if (q !== undefined && Number(q.slice(2)) === 0) continue;
+    if (type === NDJSON_CONTENT_TYPE || type === '*/*' || type === 'application/*') return 'ndjson';
+    if (type === SSE_CONTENT_TYPE || type === 'text/*') return 'sse';
+  }
+  throw new AppError('generation_events_not_acceptable');
+}
+
+/** An event as the wire carries it: its type, its seq, then the rest; ready names where the events are read. */
+function wireEvent(event: LoggedEvent, generationId: string): Record<string, unknown> {
+  const { type, seq, ...rest } = event;
+  return type === 'ready' ? { type, seq, ...rest, eventsUrl: generationEventsUrl(generationId) } : { type, seq, ...rest };
+}
+
+export const generationRoutes: FastifyPluginAsyncZod<GenerationRouteDeps> = async (app, deps) => {
+  const { db, wakes } = deps;
+
+  app.route({
+    method: 'GET',
+    url: '/intelligence/generations/:generationId',
+    config: { publicRuntime: true },
+    schema: { hide: true, params },
+    handler: async (request, reply) => {
+      const caller = await admit(deps, request, reply);
+      const generation = await generationOf(db, caller, request.params.generationId);
+      return envelope('service.intelligence-generation', { ...(await generationView(db, generation)), url: generationUrl(generation.generationId), eventsUrl: generationEventsUrl(generation.generationId) });
+    },
+  });
+
+  app.route({
+    method: 'GET',
+    url: '/intelligence/generations/:generationId/events',
+    config: { publicRuntime: true },
+    schema: { hide: true, params },
+    handler: async (request, reply) => {
+      // Who asks first (as for every runtime route), then the request's own faults (406, 400), then what they may see.
+      const caller = await admit(deps, request, reply);
+      const format = formatOf(request);
+      const after = afterOf(request);
+      const generation = await generationOf(db, caller, request.params.generationId);
+      if (generation.eventsExpired) throw new AppError('generation_expired');
+      const finished = generation.status !== 'queued' && generation.status !== 'running';
+      if (finished && after > generation.lastSeq) throw new AppError('generation_position_invalid', `This generation's last event is ${generation.lastSeq}.`);
+      // Nothing after the end: 204, which also tells an EventSource not to reconnect.
+      if (finished && after === generation.lastSeq) return reply.code(204).header('cache-control', 'no-store').send();
+
+      const closed = new AbortController();
+      reply.raw.once('close', () => closed.abort());
+      const out = new PassThrough();
+      const write = (text: string) => {
+        if (!out.destroyed && !out.writableEnded) out.write(text);
+      };
+      const heartbeat = setInterval(() => write(format === 'sse' ? ': keep-alive\n\n' : '\n'), HEARTBEAT_MS);
+      const send = (event: LoggedEvent) => {
+        const json = JSON.stringify(wireEvent(event, generation.generationId));
+        write(format === 'sse' ? `id: ${event.seq}\nevent: ${event.type}\ndata: ${json}\n\n` : `${json}\n`);
+      };
+      // The status line goes out now (a reader of a queued generation waits with its headers); expiry
+      // was checked above, so what can still go wrong mid-stream only ends it, and the reader resumes.
+      void (async () => {
+        try {
+          for await (const event of followGeneration(db, wakes, generation, after, closed.signal)) send(event);
+        } catch (error) {
+          request.log.warn({ err: error, generationId: generation.generationId }, 'reading a generation log failed mid-stream');
+        } finally {
+          clearInterval(heartbeat);
+          out.end();
+        }
+      })();
+      return reply
+        .header('content-type', `${format === 'sse' ? SSE_CONTENT_TYPE : NDJSON_CONTENT_TYPE}; charset=utf-8`)
+        .header('cache-control', 'no-store')
+        .header('x-accel-buffering', 'no')
+        .send(out);
+    },
+  });
+};
