@@ -1,4 +1,4 @@
-// A vault's search plan does not hinge on the statistics of the moment (issue 50, decision 122): a
+// A vault's search plan does not hinge on the statistics of the moment (issue 50, decision 123): a
 // vault imported into a database whose statistics predate it (the planner's last ANALYZE saw other
 // tenants only; autovacuum is off for these tables, as no automatic analyze comes for an import
 // under a tenth of a large table) is searched through the word and trigram indexes for a rare word,
@@ -102,15 +102,28 @@ describe('search right after a bulk import, with statistics that predate the vau
   it('a rare word, a rare substring, and words common in other vaults but absent here read a bounded number of rows', async () => {
     // Actual rows, not time: EXPLAIN ANALYZE counts what each scan returned. The vault has 600 notes;
     // a walk of all of them, or a check of each, returns hundreds. A substring's walk reads at most
-    // substringWalk notes before the index.
+    // substringProbe notes before the index.
     for (const query of ['zygomorphic', 'EF-423', 'a project note']) {
       const plan = nodes(await explainSearch(db.pool, vaultId, { query }, { analyze: true }));
       const scans = plan.filter((n) => /Scan$/.test(n['Node Type']) && ['notes', 'note_substring_docs'].includes(n['Relation Name'] ?? ''));
       const largest = Math.max(...scans.map((n) => Number(n['Actual Rows']) * Number(n['Actual Loops'])));
-      const over = scans.filter((n) => Number(n['Actual Rows']) * Number(n['Actual Loops']) > searchLimits.substringWalk);
-      expect({ query, largest: largest <= searchLimits.substringWalk, over: over.map((n) => `${n['Node Type']} ${n['Relation Name']} ${n['Index Name'] ?? ''}`) }).toEqual({ query, largest: true, over: [] });
+      const over = scans.filter((n) => Number(n['Actual Rows']) * Number(n['Actual Loops']) > searchLimits.substringProbe);
+      expect({ query, largest: largest <= searchLimits.substringProbe, over: over.map((n) => `${n['Node Type']} ${n['Relation Name']} ${n['Index Name'] ?? ''}`) }).toEqual({ query, largest: true, over: [] });
     }
     const found = await searchNotes(db.pool, vaultId, { query: 'EF-423' });
     expect(found.results.filter((r) => r.matchedBy.includes('substring')).map((r) => r.path)).toEqual(['Area 3/Note 423.md']);
+  });
+
+  it('a substring answers the first notes by path that hold it, whichever way it was found (probe, walk, index)', async () => {
+    // No word matches these (the notes' token is "REF-<n>"), so every hit is a substring hit, up to 51.
+    // EF-1: 19 in the probe's 100 notes, then the walk fills the page; EF-42: 3 in the probe, the
+    // walk reads to the vault's end; EF-423: none in the probe, the index; EF-: every note, the probe.
+    for (const query of ['EF-1', 'EF-42', 'EF-423', 'EF-']) {
+      const expected = await db.pool.anyFirst(sql.type(z.object({ path: z.string() }))`
+        SELECT path FROM notes WHERE vault_id = ${vaultId} AND content ILIKE ${`%${query}%`} ORDER BY path LIMIT 50`);
+      const found = await searchNotes(db.pool, vaultId, { query, limit: 50 });
+      expect({ query, paths: found.results.map((r) => r.path).sort() }).toEqual({ query, paths: [...expected].sort() });
+      expect(found.results.every((r) => r.matchedBy.join() === 'substring')).toBe(true);
+    }
   });
 });

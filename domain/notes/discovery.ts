@@ -15,8 +15,10 @@ export const searchLimits = {
   rankAllUpTo: 2_000,
   /** A bounded ranking's candidates from each source: the title matches, the longest notes. */
   boundedCandidates: 500,
-  /** Notes a substring search reads in path order before it turns to the trigram index (decision 123). */
-  substringWalk: 100,
+  /** Notes a substring search reads first, in path order; no match there, it turns to the trigram index (decision 124). */
+  substringProbe: 100,
+  /** Notes more it reads in path order when the probe found some matches but not a page (decision 124). */
+  substringWalk: 2_000,
 } as const;
 export const SCHEMA_SCAN_NOTES = 2_000;
 export const SCHEMA_MAX_KEYS = 500;
@@ -170,25 +172,57 @@ function searchStatement(vaultId: string, input: SearchInput, ranking: SearchRan
     -- transaction), and from the live content of the vault's queued notes, each part in path order
     -- with its own limit.
     queued AS (SELECT ARRAY(SELECT q.path FROM note_substring_pending q WHERE ${substrings} AND q.vault_id = ${vault}) AS paths),
-    -- The indexed part, decided by this vault's notes, not by an estimate (decision 123): a walk of
-    -- the vault's first notes by path (at most substringWalk of them) answers a substring common
-    -- here (the walk's matches are the first ones by path) or a vault that small; otherwise the
-    -- index of the vault with its trigrams (migration 0031, the vault as text: nothing else
-    -- answers it) finds every note that may hold it, each then checked. Before, the
-    -- planner chose between the two by the table's statistics of the text, and a phrase common
-    -- nowhere but estimated common read every note of the vault (0.4 s on 5,000 prose notes).
-    walk AS (
+    -- The indexed part, decided by this vault's notes, not by an estimate (decision 124). A probe
+    -- reads the vault's first notes by path (substringProbe of them): more than a page of matches
+    -- there, or a vault that small, is the answer (the first matches by path). Some matches: the
+    -- text is in about 1 % of the notes or more, so the walk goes on in path order, up to
+    -- substringWalk notes more, and stops at a page of matches; past those notes (if it did not
+    -- stop) the index takes over. No match: the index of the vault with its trigrams (migration
+    -- 0031, the vault as text: nothing else answers it) finds every note that may hold it, each then
+    -- checked. Before, the planner chose between a walk of the whole vault and the index by the
+    -- table's statistics of the text (other tenants'), and a phrase common nowhere but estimated
+    -- common read every note of the vault (0.4 s on 5,000 prose notes).
+    probe AS (
       SELECT w.path, w.content ILIKE ${like} AND w.path <> ALL (queued.paths) AS hit
         FROM (SELECT d.path, d.content FROM note_substring_docs d
-               WHERE ${substrings} AND d.vault_id = ${vault} AND d.path LIKE ${prefix} ORDER BY d.path LIMIT ${searchLimits.substringWalk}) w, queued
+               WHERE ${substrings} AND d.vault_id = ${vault} AND d.path LIKE ${prefix} ORDER BY d.path LIMIT ${searchLimits.substringProbe}) w, queued
     ),
-    walked AS (SELECT count(*) < ${searchLimits.substringWalk} OR count(*) FILTER (WHERE hit) > ${limit} AS enough FROM walk),
+    probed AS (
+      SELECT count(*) < ${searchLimits.substringProbe} OR count(*) FILTER (WHERE hit) > ${limit} AS enough,
+             count(*) FILTER (WHERE hit) > 0 AS found, coalesce(max(path), '') AS last
+        FROM probe
+    ),
+    -- The last note the walk may read: past it, the index (none: the walk reads to the vault's end).
+    -- (The probe's figures as InitPlan values: a one-time filter and a bound of the key's range.)
+    walk_end AS (
+      SELECT d.path FROM note_substring_docs d
+       WHERE ${substrings} AND NOT (SELECT enough FROM probed) AND (SELECT found FROM probed)
+         AND d.vault_id = ${vault} AND d.path LIKE ${prefix} AND d.path > (SELECT last FROM probed)
+       ORDER BY d.path OFFSET ${searchLimits.substringWalk - 1} LIMIT 1
+    ),
+    walk AS (
+      SELECT w.path FROM (SELECT d.path, d.content FROM note_substring_docs d
+                           WHERE ${substrings} AND NOT (SELECT enough FROM probed) AND (SELECT found FROM probed)
+                             AND d.vault_id = ${vault} AND d.path LIKE ${prefix} AND d.path > (SELECT last FROM probed)
+                           ORDER BY d.path LIMIT ${searchLimits.substringWalk}) w, queued
+       WHERE w.content ILIKE ${like} AND w.path <> ALL (queued.paths)
+       ORDER BY w.path LIMIT ${limit + 1}
+    ),
+    -- Where the index starts: every path when the probe found nothing, past the walk's end when the
+    -- walk did not fill a page, nowhere otherwise (NULL: the index part's one-time filter skips it).
+    indexed_from AS (
+      SELECT CASE WHEN NOT p.found THEN '' WHEN (SELECT count(*) FROM walk) <= ${limit} THEN (SELECT path FROM walk_end) END AS path
+        FROM probed p WHERE NOT p.enough
+    ),
     substrings AS (
       SELECT path FROM (
-        (SELECT path FROM walk WHERE hit AND (SELECT enough FROM walked) ORDER BY path LIMIT ${limit + 1})
+        (SELECT path FROM probe WHERE hit ORDER BY path LIMIT ${limit + 1})
+        UNION ALL
+        (SELECT path FROM walk)
         UNION ALL
         (SELECT d.path FROM note_substring_docs d, queued
-          WHERE ${substrings} AND NOT (SELECT enough FROM walked) AND d.vault_id::text = ${vaultId}::uuid::text
+          WHERE ${substrings} AND (SELECT path FROM indexed_from) IS NOT NULL
+            AND d.vault_id::text = ${vaultId}::uuid::text AND d.path > (SELECT path FROM indexed_from)
             AND d.content ILIKE ${like} AND d.path LIKE ${prefix} AND d.path <> ALL (queued.paths)
           ORDER BY d.path LIMIT ${limit + 1})
         UNION
