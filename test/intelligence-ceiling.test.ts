@@ -250,6 +250,52 @@ describe('the ledger property: for any sequence of reported usages, committed �
 
 // ---- a refusal says whether waiting helps --------------------------------------------------------
 
+describe('reserve: a new key is claimed and held in one statement (migration 0035), a known key in a transaction', () => {
+  const hex = (s: string) => createHash('sha256').update(s).digest('hex');
+  const request = (chain: RuntimeChain, key: string, cost: number) => ({
+    id: randomUUID(),
+    organizationId: chain.organizationId,
+    installationId: chain.installationId,
+    operation: 'generate',
+    keyHash: hex(key),
+    fingerprint: hex('one body'),
+    costMicrodollars: cost,
+    workflowId: `one-${randomUUID()}`,
+    ttlMs: 60_000,
+    reserveBy: Date.now() + 30_000,
+  });
+
+  it('a hold refused at any counter leaves no reservation and moves no counter; a released key is claimed again', async () => {
+    const pool = ctx.db.pool;
+    const chain = await buildRuntimeChain(pool);
+    await setBudget(pool, chain.organizationId, 10_000, 1);
+    await setSublimit(pool, chain.installationId, 5_000);
+    const state = async () => ({ org: await orgLedger(pool, chain.organizationId), installation: await installationCommitted(pool, chain.installationId), rows: (await reservations(pool, chain.installationId)).length });
+    const first = await reserve(pool, request(chain, 'first', 1_000));
+    expect(first.kind).toBe('reserved');
+    const held = await state();
+    expect(held).toEqual({ org: { committed: 1_000, inFlight: 1 }, installation: 1_000, rows: 1 });
+    // Refused at the organization's budget (the first counter), at the slot (the second: the budget and the
+    // installation would fit), and, with the slot free, at the sublimit (the third, after two moved).
+    await expect(reserve(pool, request(chain, 'over budget', 9_500))).rejects.toMatchObject({ code: 'intelligence_budget_exhausted' });
+    await expect(reserve(pool, request(chain, 'no slot', 1_000))).rejects.toMatchObject({ code: 'intelligence_concurrency_exhausted' });
+    expect(await state()).toEqual(held);
+    await completeReservation(pool, first.reservation.workflowId, { kind: 'release', code: 'intelligence_provider_error' });
+    const released = await state();
+    expect(released).toEqual({ org: { committed: 0, inFlight: 0 }, installation: 0, rows: 1 });
+    await expect(reserve(pool, request(chain, 'over sublimit', 5_500))).rejects.toMatchObject({ code: 'intelligence_sublimit_exhausted', extensions: { limitMicrodollars: 5_000 } });
+    expect(await state()).toEqual(released);
+    // The released key runs again through the transaction path: the same row, held once more.
+    const again = await reserve(pool, request(chain, 'first', 2_000));
+    expect(again).toMatchObject({ kind: 'reserved', reservation: { id: first.reservation.id, state: 'reserved', reservedMicrodollars: 2_000 } });
+    expect(await state()).toEqual({ org: { committed: 2_000, inFlight: 1 }, installation: 2_000, rows: 1 });
+    // And refused there as well, rolling back the re-claim: released by the workflow again, then asked above the budget.
+    await completeReservation(pool, again.reservation.workflowId, { kind: 'release', code: 'intelligence_provider_error' });
+    await expect(reserve(pool, request(chain, 'first', 20_000))).rejects.toMatchObject({ code: 'intelligence_budget_exhausted', extensions: { shortfall: 'request_exceeds_limit' } });
+    expect((await reservations(pool, chain.installationId))[0]).toMatchObject({ state: 'released', reserved: 2_000 });
+  });
+});
+
 describe('intelligence_budget_exhausted says whether the shortfall is held by requests in flight, spent, or the request itself', () => {
   it('held → Retry-After of seconds; after they settle, spent → the month end; above the whole budget → no Retry-After', async () => {
     // One request's bound at maxOutputTokens 200 is ~1,500 µ$: a budget of 1.5 bounds fits one at a time.

@@ -104,102 +104,93 @@ const reservationExpired = (detail?: string) => new AppError('intelligence_reser
  * budget, its concurrent executions and the installation's sublimit, or says why not. A key seen
  * before is judged first: another body is 422, an open request 409, a settled one is replayed, a
  * billable failure stays failed; a released or expired one (nothing generated or charged) may run again.
+ *
+ * A key not seen before (every request but a retry) is claimed and held in one statement of its own
+ * (`intelligence_claim_and_hold`, migration 0035): the organization's counter rows are locked and
+ * released inside Postgres, never across a round trip to this process, which is what bounds how
+ * many requests of one organization reserve per second. A key seen before is read, judged and
+ * re-claimed in a transaction, and held by the same `intelligence_hold`.
  */
 export async function reserve(db: Db & { transaction: DatabaseTransactionConnection['transaction'] }, r: ReserveRequest): Promise<ReserveOutcome> {
+  if (Date.now() > r.reserveBy) throw reservationExpired('The reservation could not be made before its workflow timer; retry with the same key.');
+  const claimed = await claimAndHold(db, r);
+  if (claimed) return { kind: 'reserved', reservation: claimed };
   return db.transaction(async (tx) => {
-    if (Date.now() > r.reserveBy) throw reservationExpired('The reservation could not be made before its workflow timer; retry with the same key.');
-    const claimed = await tx.maybeOne(sql.type(reservationRowSchema)`
-      INSERT INTO intelligence_reservations AS r
-        (id, organization_id, installation_id, operation, idempotency_key_hash, request_fingerprint, workflow_id, month_start, reserved_microdollars, expires_at)
-      VALUES (${r.id}, ${r.organizationId}, ${r.installationId}, ${r.operation}, ${r.keyHash}, ${r.fingerprint}, ${r.workflowId},
-              ${currentMonth}, ${r.costMicrodollars}, now() + ${r.ttlMs} * interval '1 millisecond')
-      ON CONFLICT (installation_id, idempotency_key_hash) DO NOTHING
-      RETURNING ${columns}`);
-    let reservation = claimed;
-    if (!reservation) {
-      const existing = await tx.one(sql.type(reservationRowSchema)`
-        SELECT ${columns} FROM intelligence_reservations r
-         WHERE r.installation_id = ${r.installationId} AND r.idempotency_key_hash = ${r.keyHash}
-         FOR UPDATE`);
-      if (existing.operation !== r.operation || existing.requestFingerprint !== r.fingerprint) throw new AppError('idempotency_key_reused');
-      if (existing.state === 'reserved' || existing.state === 'dispatched') {
-        throw new AppError('idempotency_in_flight', undefined, { headers: { 'retry-after': String(IN_FLIGHT_RETRY_AFTER_SECONDS) } });
-      }
-      if (existing.state === 'settled') return { kind: 'settled', reservation: existing };
-      if (existing.state === 'billable_failure') {
-        throw new AppError('intelligence_request_failed', undefined, { extensions: { receiptId: existing.id, outcomeCode: existing.outcomeCode } });
-      }
-      // released or expired: nothing was generated or charged, so the same request may run again.
-      reservation = await tx.one(sql.type(reservationRowSchema)`
-        UPDATE intelligence_reservations r
-           SET state = 'reserved', attempt = r.attempt + 1, workflow_id = ${r.workflowId}, month_start = ${currentMonth},
-               reserved_microdollars = ${r.costMicrodollars}, charged_microdollars = NULL, reported_cost_microdollars = NULL,
-               overrun_microdollars = 0, model = NULL, input_tokens = NULL,
-               output_tokens = NULL, images = NULL, outcome_code = NULL, expires_at = now() + ${r.ttlMs} * interval '1 millisecond',
-               dispatched_at = NULL, finished_at = NULL
-         WHERE r.id = ${existing.id}
-        RETURNING ${columns}`);
+    const existing = await tx.one(sql.type(reservationRowSchema)`
+      SELECT ${columns} FROM intelligence_reservations r
+       WHERE r.installation_id = ${r.installationId} AND r.idempotency_key_hash = ${r.keyHash}
+       FOR UPDATE`);
+    if (existing.operation !== r.operation || existing.requestFingerprint !== r.fingerprint) throw new AppError('idempotency_key_reused');
+    if (existing.state === 'reserved' || existing.state === 'dispatched') {
+      throw new AppError('idempotency_in_flight', undefined, { headers: { 'retry-after': String(IN_FLIGHT_RETRY_AFTER_SECONDS) } });
     }
-    await holdCapacity(tx, reservation);
+    if (existing.state === 'settled') return { kind: 'settled', reservation: existing };
+    if (existing.state === 'billable_failure') {
+      throw new AppError('intelligence_request_failed', undefined, { extensions: { receiptId: existing.id, outcomeCode: existing.outcomeCode } });
+    }
+    // released or expired: nothing was generated or charged, so the same request may run again.
+    if (Date.now() > r.reserveBy) throw reservationExpired('The reservation could not be made before its workflow timer; retry with the same key.');
+    const reservation = await tx.one(sql.type(reservationRowSchema)`
+      UPDATE intelligence_reservations r
+         SET state = 'reserved', attempt = r.attempt + 1, workflow_id = ${r.workflowId}, month_start = ${currentMonth},
+             reserved_microdollars = ${r.costMicrodollars}, charged_microdollars = NULL, reported_cost_microdollars = NULL,
+             overrun_microdollars = 0, model = NULL, input_tokens = NULL,
+             output_tokens = NULL, images = NULL, outcome_code = NULL, expires_at = now() + ${r.ttlMs} * interval '1 millisecond',
+             dispatched_at = NULL, finished_at = NULL
+       WHERE r.id = ${existing.id}
+      RETURNING ${columns}`);
+    const held = await tx.one(sql.type(heldRowSchema)`
+      SELECT * FROM intelligence_hold(${reservation.organizationId}, ${reservation.installationId}, ${reservation.monthStart},
+                                      ${reservation.reservedMicrodollars}, ${DEFAULT_MAX_CONCURRENT_INTELLIGENCE})`);
+    // A refusal throws: the transaction rolls back the counters that moved and the re-claim.
+    await judgeHeld(tx, reservation, held);
     return { kind: 'reserved', reservation };
   });
 }
 
+/** The hold's row (`intelligence_hold`): the limits, and each counter's new value or NULL where it could not move. */
 const heldRowSchema = budgetRowSchema.extend({
   org: z.coerce.number().nullable(),
   inFlight: z.number().nullable(),
   installation: z.coerce.number().nullable(),
 });
+type Held = z.infer<typeof heldRowSchema>;
+
+/** What `intelligence_claim_and_hold` raises when the hold does not fit: the hold's row and the claim's month, as JSON in DETAIL. */
+const HOLD_REFUSED = 'HNR01';
+const refusedHoldSchema = heldRowSchema.extend({ monthStart: isoTimestamp });
 
 /**
- * Holds the request's cost on the organization's month, a concurrency slot and the installation's
- * month, in one statement: the three counters are the organization's hot rows, and each round trip
- * while their locks are held serializes every caller of the organization (three statements held
- * them for three round trips and the commit's). Each counter moves only within its limit; a counter
- * that cannot is refused in the order organization budget, concurrency, installation sublimit, and
- * the transaction rolls the others back.
+ * A key not seen before: its reservation row, claimed and held in one statement; or null when the
+ * key exists (nothing inserted, nothing held). A hold that does not fit rolls the whole statement
+ * back (the claim too) and is refused here as a transaction's would be.
  */
-async function holdCapacity(tx: DatabaseTransactionConnection, reservation: Reservation): Promise<void> {
+async function claimAndHold(db: Db, r: ReserveRequest): Promise<Reservation | null> {
+  let claimed: Reservation | null;
+  try {
+    claimed = await db.maybeOne(sql.type(reservationRowSchema)`
+      SELECT ${columns} FROM intelligence_claim_and_hold(${r.id}, ${r.organizationId}, ${r.installationId}, ${r.operation}, ${r.keyHash}, ${r.fingerprint},
+                                                         ${r.workflowId}, ${r.costMicrodollars}, ${r.ttlMs}, ${DEFAULT_MAX_CONCURRENT_INTELLIGENCE}) r`);
+  } catch (error) {
+    const { code, detail } = error as { code?: unknown; detail?: unknown };
+    if (code !== HOLD_REFUSED || typeof detail !== 'string') throw error;
+    const { monthStart, ...held } = refusedHoldSchema.parse(JSON.parse(detail));
+    await judgeHeld(db, { id: r.id, organizationId: r.organizationId, installationId: r.installationId, monthStart, reservedMicrodollars: r.costMicrodollars }, held);
+    throw new Error(`intelligence_claim_and_hold refused a hold that judgeHeld admits: ${detail}`);
+  }
+  return claimed;
+}
+
+type HeldRequest = Pick<Reservation, 'id' | 'organizationId' | 'installationId' | 'monthStart' | 'reservedMicrodollars'>;
+
+/** Refuses a hold a counter did not move for (the caller's transaction or statement then undoes what moved), or returns. */
+async function judgeHeld(db: Db, reservation: HeldRequest, held: Held): Promise<void> {
   const cost = reservation.reservedMicrodollars;
-  const held = await tx.one(sql.type(heldRowSchema)`
-    WITH settings AS (
-      SELECT (o.settings #>> '{productRuntime,intelligenceBudgetMicrodollarsMonthly}')::bigint AS budget,
-             coalesce((o.settings #>> '{productRuntime,maxConcurrentIntelligence}')::integer, ${DEFAULT_MAX_CONCURRENT_INTELLIGENCE}::integer) AS max_concurrent,
-             (o.settings #>> '{productRuntime,maxConcurrentIntelligence}')::bigint AS "maxConcurrent",
-             (i.configuration #>> '{productRuntime,intelligenceBudgetMicrodollarsMonthly}')::bigint AS sublimit,
-             ${reservation.monthStart}::timestamptz + interval '1 month' AS "resetsAt"
-        FROM product_installations i JOIN organizations o ON o.id = i.organization_id
-       WHERE i.id = ${reservation.installationId}
-    ), org AS (
-      INSERT INTO organization_intelligence_spend AS s (organization_id, month_start, committed_microdollars)
-      SELECT ${reservation.organizationId}::uuid, ${reservation.monthStart}::timestamptz, ${cost}::bigint FROM settings WHERE ${cost}::bigint <= settings.budget
-      ON CONFLICT (organization_id, month_start) DO UPDATE SET committed_microdollars = s.committed_microdollars + EXCLUDED.committed_microdollars
-       WHERE s.committed_microdollars + EXCLUDED.committed_microdollars <= (SELECT budget FROM settings)
-      RETURNING s.committed_microdollars AS committed
-    ), slot AS (
-      INSERT INTO organization_intelligence_slots AS s (organization_id, in_flight)
-      SELECT ${reservation.organizationId}::uuid, 1 FROM settings WHERE 1 <= settings.max_concurrent
-      ON CONFLICT (organization_id) DO UPDATE SET in_flight = s.in_flight + 1 WHERE s.in_flight + 1 <= (SELECT max_concurrent FROM settings)
-      RETURNING s.in_flight
-    ), installation AS (
-      -- The installation's row always counts (so a sublimit set later sees this month's spend); it only refuses under a sublimit.
-      INSERT INTO installation_intelligence_spend AS s (installation_id, month_start, committed_microdollars)
-      SELECT ${reservation.installationId}::uuid, ${reservation.monthStart}::timestamptz, ${cost}::bigint FROM settings WHERE settings.sublimit IS NULL OR ${cost}::bigint <= settings.sublimit
-      ON CONFLICT (installation_id, month_start) DO UPDATE SET committed_microdollars = s.committed_microdollars + EXCLUDED.committed_microdollars
-       WHERE (SELECT sublimit FROM settings) IS NULL OR s.committed_microdollars + EXCLUDED.committed_microdollars <= (SELECT sublimit FROM settings)
-      RETURNING s.committed_microdollars AS committed
-    )
-    -- Read in this order, the CTEs run in this order: the organization's month, its slot, the
-    -- installation's month, the order completeReservation locks them in (data-modifying CTEs nothing
-    -- reads run in no stated order, and two orders deadlock).
-    SELECT settings.budget, settings."maxConcurrent", settings.sublimit, settings."resetsAt",
-           (SELECT committed FROM org) AS org, (SELECT in_flight FROM slot) AS "inFlight", (SELECT committed FROM installation) AS installation
-      FROM settings`);
   if (!held.budget) {
     throw new AppError('intelligence_budget_missing', 'The organization has no intelligence budget (settings.productRuntime.intelligenceBudgetMicrodollarsMonthly); missing or zero fails closed.');
   }
   const refusal = async (code: 'intelligence_budget_exhausted' | 'intelligence_sublimit_exhausted', level: 'organization' | 'installation', limit: number) => {
-    const { committed, held: inFlight } = await commitmentOf(tx, level, reservation);
+    const { committed, held: inFlight } = await commitmentOf(db, level, reservation);
     const shortfall = shortfallOf({ limit, committed, held: inFlight, required: cost });
     const retryAfter =
       shortfall === 'held' ? IN_FLIGHT_RETRY_AFTER_SECONDS : shortfall === 'spent' ? Math.max(1, Math.ceil((Date.parse(held.resetsAt) - Date.now()) / 1000)) : null;
@@ -209,7 +200,7 @@ async function holdCapacity(tx: DatabaseTransactionConnection, reservation: Rese
       ...(retryAfter === null ? {} : { headers: { 'retry-after': String(retryAfter) } }),
     });
   };
-  // Refused in order; the transaction is rolled back, so the counters that moved move back.
+  // Refused in order; the counters that moved move back with the transaction or statement.
   if (held.org === null) throw await refusal('intelligence_budget_exhausted', 'organization', held.budget);
   if (held.inFlight === null) {
     const maxConcurrent = held.maxConcurrent ?? DEFAULT_MAX_CONCURRENT_INTELLIGENCE;
@@ -251,10 +242,10 @@ const commitmentRow = z.object({ committed: z.coerce.number(), held: z.coerce.nu
  * The month's committed spend at this level and the part of it held by other requests in flight
  * (reserved or dispatched: their bound, not yet a charge). Only read on a refusal.
  */
-async function commitmentOf(tx: DatabaseTransactionConnection, level: 'organization' | 'installation', r: Reservation): Promise<{ committed: number; held: number }> {
+async function commitmentOf(db: Db, level: 'organization' | 'installation', r: Pick<Reservation, 'id' | 'organizationId' | 'installationId' | 'monthStart'>): Promise<{ committed: number; held: number }> {
   const owner = level === 'organization' ? sql.fragment`organization_id = ${r.organizationId}` : sql.fragment`installation_id = ${r.installationId}`;
   const spend = level === 'organization' ? sql.identifier(['organization_intelligence_spend']) : sql.identifier(['installation_intelligence_spend']);
-  return tx.one(sql.type(commitmentRow)`
+  return db.one(sql.type(commitmentRow)`
     SELECT coalesce((SELECT committed_microdollars FROM ${spend} WHERE ${owner} AND month_start = ${r.monthStart}), 0) AS committed,
            coalesce((SELECT sum(reserved_microdollars) FROM intelligence_reservations
                       WHERE ${owner} AND month_start = ${r.monthStart} AND state IN ('reserved', 'dispatched') AND id <> ${r.id}), 0) AS held`);
