@@ -117,8 +117,9 @@ describe('search right after a bulk import, with statistics that predate the vau
   it('a substring answers the first notes by path that hold it, whichever way it was found (probe, walk, index)', async () => {
     // No word matches these (the notes' token is "REF-<n>"), so every hit is a substring hit, up to 51.
     // EF-1: 19 in the probe's 100 notes, then the walk fills the page; EF-42: 3 in the probe, the
-    // walk reads to the vault's end; EF-423: none in the probe, the index; EF-: every note, the probe.
-    for (const query of ['EF-1', 'EF-42', 'EF-423', 'EF-']) {
+    // walk reads to the vault's end; EF-31: 2 in the probe, the index; EF-423: none in the probe,
+    // the index; EF-: every note, the probe.
+    for (const query of ['EF-1', 'EF-42', 'EF-31', 'EF-423', 'EF-']) {
       const expected = await db.pool.anyFirst(sql.type(z.object({ path: z.string() }))`
         SELECT path FROM notes WHERE vault_id = ${vaultId} AND content ILIKE ${`%${query}%`} ORDER BY path LIMIT 50`);
       const found = await searchNotes(db.pool, vaultId, { query, limit: 50 });

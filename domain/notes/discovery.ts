@@ -17,8 +17,10 @@ export const searchLimits = {
   boundedCandidates: 500,
   /** Notes a substring search reads first, in path order; no match there, it turns to the trigram index (decision 124). */
   substringProbe: 100,
-  /** Notes more it reads in path order when the probe found some matches but not a page (decision 124). */
-  substringWalk: 2_000,
+  /** Matches in the probe from which the text is common enough to walk on for, not to ask the index (decision 124). */
+  substringWalkFrom: 3,
+  /** Notes more it then reads in path order, at most, stopping at a page of matches (decision 124). */
+  substringWalk: 1_000,
 } as const;
 export const SCHEMA_SCAN_NOTES = 2_000;
 export const SCHEMA_MAX_KEYS = 500;
@@ -174,12 +176,12 @@ function searchStatement(vaultId: string, input: SearchInput, ranking: SearchRan
     queued AS (SELECT ARRAY(SELECT q.path FROM note_substring_pending q WHERE ${substrings} AND q.vault_id = ${vault}) AS paths),
     -- The indexed part, decided by this vault's notes, not by an estimate (decision 124). A probe
     -- reads the vault's first notes by path (substringProbe of them): more than a page of matches
-    -- there, or a vault that small, is the answer (the first matches by path). Some matches: the
-    -- text is in about 1 % of the notes or more, so the walk goes on in path order, up to
-    -- substringWalk notes more, and stops at a page of matches; past those notes (if it did not
-    -- stop) the index takes over. No match: the index of the vault with its trigrams (migration
+    -- there, or a vault that small, is the answer (the first matches by path). A few matches
+    -- (substringWalkFrom or more: the text is in some 3 % of the notes) and the walk goes on in path
+    -- order, up to substringWalk notes more, stopping at a page of matches; past those notes (if it
+    -- did not stop) the index takes over. Fewer: the index of the vault with its trigrams (migration
     -- 0031, the vault as text: nothing else answers it) finds every note that may hold it, each then
-    -- checked. Before, the planner chose between a walk of the whole vault and the index by the
+    -- checked (a rare text; or one whose trigrams are everywhere, which costs a check of each). Before, the planner chose between a walk of the whole vault and the index by the
     -- table's statistics of the text (other tenants'), and a phrase common nowhere but estimated
     -- common read every note of the vault (0.4 s on 5,000 prose notes).
     probe AS (
@@ -189,7 +191,7 @@ function searchStatement(vaultId: string, input: SearchInput, ranking: SearchRan
     ),
     probed AS (
       SELECT count(*) < ${searchLimits.substringProbe} OR count(*) FILTER (WHERE hit) > ${limit} AS enough,
-             count(*) FILTER (WHERE hit) > 0 AS found, coalesce(max(path), '') AS last
+             count(*) FILTER (WHERE hit) >= ${searchLimits.substringWalkFrom} AS found, coalesce(max(path), '') AS last
         FROM probe
     ),
     -- The last note the walk may read: past it, the index (none: the walk reads to the vault's end).
