@@ -204,6 +204,12 @@ const generationRowSchema = z.object({
 });
 export type GenerationRow = z.infer<typeof generationRowSchema>;
 
+const generationColumns = sql.fragment`
+  g.generation_id AS "generationId", g.organization_id AS "organizationId", g.installation_id AS "installationId", r.operation,
+  ${statusOf} AS status, g.background, r.state AS "reservationState", r.outcome_code AS "outcomeCode", g.last_seq AS "lastSeq",
+  g.created_at AS "createdAt", g.finished_at AS "finishedAt", g.events_expire_at AS "eventsExpireAt", g.cancel_requested_at AS "cancelRequestedAt",
+  coalesce(g.events_expire_at <= now(), false) AS "eventsExpired"`;
+
 /**
  * The generation `generationId` of the caller's installation, or generation_not_found: another
  * installation's or organization's generation answers exactly like one that does not exist.
@@ -211,14 +217,19 @@ export type GenerationRow = z.infer<typeof generationRowSchema>;
 export async function generationOf(db: Db, caller: { organizationId: string; installationId: string }, generationId: string): Promise<GenerationRow> {
   if (!z.uuid().safeParse(generationId).success) throw new AppError('generation_not_found');
   const row = await db.maybeOne(sql.type(generationRowSchema)`
-    SELECT g.generation_id AS "generationId", g.organization_id AS "organizationId", g.installation_id AS "installationId", r.operation,
-           ${statusOf} AS status, g.background, r.state AS "reservationState", r.outcome_code AS "outcomeCode", g.last_seq AS "lastSeq", g.created_at AS "createdAt", g.finished_at AS "finishedAt",
-           g.events_expire_at AS "eventsExpireAt", g.cancel_requested_at AS "cancelRequestedAt",
-           coalesce(g.events_expire_at <= now(), false) AS "eventsExpired"
+    SELECT ${generationColumns}
       FROM intelligence_generations g JOIN intelligence_reservations r ON r.id = g.generation_id
      WHERE g.generation_id = ${generationId} AND g.organization_id = ${caller.organizationId} AND g.installation_id = ${caller.installationId}`);
   if (!row) throw new AppError('generation_not_found');
   return row;
+}
+
+/** The logged generation the caller's installation started under this Idempotency-Key (its sha256), if any. */
+export async function generationOfKey(db: Db, caller: { organizationId: string; installationId: string }, keyHash: string): Promise<GenerationRow | null> {
+  return db.maybeOne(sql.type(generationRowSchema)`
+    SELECT ${generationColumns}
+      FROM intelligence_reservations r JOIN intelligence_generations g ON g.generation_id = r.id
+     WHERE r.installation_id = ${caller.installationId} AND r.idempotency_key_hash = ${keyHash} AND g.organization_id = ${caller.organizationId}`);
 }
 
 const eventRowSchema = z.object({ seq: z.number(), payload: z.record(z.string(), z.unknown()) });

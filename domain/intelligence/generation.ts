@@ -19,8 +19,9 @@ import type { GenerateRequest, ImageGenerationRequest } from './prompts.ts';
 import { MAX_IMAGE_BYTES, ProviderInterruption, ProviderRejection } from './provider.ts';
 import type { AcceptedChat, ChatFinal, ChatRequest, ChatUsage } from './provider.ts';
 import type { Intelligence } from './setup.ts';
-import { GenerationLogWriter, sweepExpiredEvents } from './generation-log.ts';
-import type { FinishedStatus, GenerationRow } from './generation-log.ts';
+import { GenerationLogWriter, generationOfKey, sweepExpiredEvents } from './generation-log.ts';
+import { hashSecret } from '../secrets.ts';
+import type { FinishedStatus, GenerationRow, GenerationWakes } from './generation-log.ts';
 import type { DatabasePool } from 'slonik';
 
 export type GenerationDeps = MeteringDeps & { intelligence: Intelligence };
@@ -90,9 +91,27 @@ async function replayGeneration(deps: GenerationDeps, reservation: Reservation):
   return { generationId: reservation.id, ...parsed.data, receipt: receiptOf(reservation), replayed: true };
 }
 
-/** The provider's acceptance of a held generate (or its release and a refusal). */
-export function acceptGenerate(deps: GenerationDeps, held: HeldRequest, prepared: PreparedGenerate, signal: AbortSignal): Promise<AcceptedChat> {
-  return held.accept(() => deps.intelligence.provider.openChat(prepared.chat, signal));
+/**
+ * The provider's acceptance of a held generate (or its release and a refusal). `signal` aborts the
+ * upstream request; when `cancelled` is what aborted it, the release is recorded as the cancel it was.
+ */
+export function acceptGenerate(deps: GenerationDeps, held: HeldRequest, prepared: PreparedGenerate, signal: AbortSignal, cancelled?: AbortSignal): Promise<AcceptedChat> {
+  return held.accept(async () => {
+    try {
+      return await deps.intelligence.provider.openChat(prepared.chat, signal);
+    } catch (error) {
+      if (cancelled?.aborted && error instanceof ProviderRejection && error.code === 'client_disconnected') {
+        throw new ProviderRejection('generation_cancelled', 'The generation was cancelled before the provider accepted it; released, nothing charged.');
+      }
+      throw error;
+    }
+  });
+}
+
+/** A client's leaving, as the provider sees any abort, told apart from a cancel of the generation. */
+function asCancel(error: unknown, cancelled: AbortSignal | undefined): unknown {
+  if (!cancelled?.aborted || !(error instanceof ProviderInterruption) || error.code !== 'client_disconnected') return error;
+  return new ProviderInterruption('generation_cancelled', 'The generation was cancelled; the text so far is kept in its events.', { usage: error.usage, model: error.model });
 }
 
 function renderStructured(s: NonNullable<StoredGeneration['structured']>): string {
@@ -103,10 +122,22 @@ function renderStructured(s: NonNullable<StoredGeneration['structured']>): strin
  * Reads an accepted chat to its end and settles it. An answer that is not the promised structure is
  * a billable failure: the provider did the work, but there is nothing usable to return.
  */
-async function settleGeneration(deps: GenerationDeps, held: HeldRequest, input: GenerateRequest, chat: AcceptedChat, onDelta?: (text: string) => void): Promise<Generation> {
+async function settleGeneration(
+  deps: GenerationDeps,
+  held: HeldRequest,
+  input: GenerateRequest,
+  chat: AcceptedChat,
+  onDelta?: (text: string) => void,
+  cancelled?: AbortSignal,
+): Promise<Generation> {
   const { recorded, stored } = await held.settle(
     async () => {
-      const final = await finalOf(chat, onDelta);
+      let final: ChatFinal;
+      try {
+        final = await finalOf(chat, onDelta);
+      } catch (error) {
+        throw asCancel(error, cancelled);
+      }
       let structured: StoredGeneration['structured'] = null;
       if (input.format === 'structured') {
         structured = parseStructured(final.text, input);
@@ -136,50 +167,106 @@ export async function generateJson(deps: GenerationDeps, held: HeldRequest, prep
 const line = (event: GenerationStreamEvent) => `${JSON.stringify(event)}\n`;
 
 /**
- * The NDJSON answer of a held generate: its log opened (readers find it by the generation's id), the
- * provider's acceptance (a refusal before it is still a problem, and the log ends failed), then the
- * stream. Expired logs of others are swept as a new one opens (bounded, not awaited).
+ * A generation's cancel in this process: aborted when a cancel of it is announced (POST …/cancel, on
+ * any API). `release` when the pump is done.
  */
-export async function streamGenerate(deps: GenerationDeps, held: HeldRequest, prepared: PreparedGenerate, input: GenerateRequest, signal: AbortSignal): Promise<Readable> {
+function cancellation(wakes: GenerationWakes, generationId: string): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  const release = wakes.pump(generationId, () => controller.abort());
+  return { signal: controller.signal, release };
+}
+
+/** The ready event of a held generate (the first event of its log). */
+const readyOf = (held: HeldRequest): GenerationStreamEvent => ({
+  type: 'ready',
+  generationId: held.reservation.id,
+  reservedMicrodollars: held.reservation.reservedMicrodollars,
+  replayed: false,
+});
+
+/** Opens a held generate's log; expired logs of others are swept as a new one opens (bounded, not awaited). */
+async function openLog(deps: GenerationDeps, held: HeldRequest, background: boolean): Promise<GenerationLogWriter> {
   const { id: generationId, organizationId, installationId } = held.reservation;
-  const log = await GenerationLogWriter.open(deps.db, { generationId, organizationId, installationId, background: false }, deps.log);
+  const log = await GenerationLogWriter.open(deps.db, { generationId, organizationId, installationId, background }, deps.log);
   void sweepExpiredEvents(deps.db).catch((error: unknown) => deps.log.warn({ err: error }, 'sweeping expired generation events failed'));
-  let accepted: AcceptedChat;
-  try {
-    accepted = await acceptGenerate(deps, held, prepared, signal);
-  } catch (error) {
-    await log.finish('failed');
-    throw error;
-  }
-  return generationStream(deps, held, input, accepted, log);
+  return log;
 }
 
 /**
- * The NDJSON answer of an accepted generate: `ready`, a `delta` per provider chunk, `done`. The
- * provider is read by a pump of its own, not by the response: when the client leaves, the pump
- * still records the end (its upstream request is aborted by the same signal). Every event also goes
- * to the generation's log (generation-log.ts), under the seq the pump assigns, for readers of its
- * events on any API; the response is written directly, never through the log, so the log costs the
- * plain stream nothing on its way.
+ * The NDJSON answer of a held generate: its log opened (readers find it by the generation's id), the
+ * provider's acceptance (a refusal before it is still a problem, and the log ends failed), then the
+ * stream. The upstream request stops when the client leaves (`signal`) or the generation is cancelled.
  */
-export function generationStream(deps: GenerationDeps, held: HeldRequest, input: GenerateRequest, accepted: AcceptedChat, log: GenerationLogWriter): Readable {
+export async function streamGenerate(deps: GenerationDeps, wakes: GenerationWakes, held: HeldRequest, prepared: PreparedGenerate, input: GenerateRequest, signal: AbortSignal): Promise<Readable> {
+  const cancel = cancellation(wakes, held.reservation.id);
+  let log: GenerationLogWriter;
+  let accepted: AcceptedChat;
+  try {
+    log = await openLog(deps, held, false);
+  } catch (error) {
+    cancel.release();
+    throw error;
+  }
+  try {
+    accepted = await acceptGenerate(deps, held, prepared, AbortSignal.any([signal, cancel.signal]), cancel.signal);
+  } catch (error) {
+    cancel.release();
+    await log.finish(cancel.signal.aborted ? 'cancelled' : 'failed');
+    throw error;
+  }
   const out = new PassThrough();
   const send = (event: GenerationStreamEvent) => {
     if (!out.destroyed && !out.writableEnded) out.write(line(event));
   };
   log.running();
-  const ready: GenerationStreamEvent = { type: 'ready', generationId: held.reservation.id, reservedMicrodollars: held.reservation.reservedMicrodollars, replayed: false };
+  const ready = readyOf(held);
   log.append(ready);
   send(ready);
-  void pumpGeneration(deps, held, input, accepted, (delta) => {
+  // The pump is the log's writer and the response's; the response is written directly, never read
+  // back from the log, so the log costs the plain stream nothing on its way.
+  void pumpGeneration(deps, held, input, accepted, cancel.signal, (delta) => {
     log.append(delta);
     send(delta);
   }).then(({ status, done }) => {
+    cancel.release();
     if (done) send(done);
     out.end();
     return log.finish(status, done ?? undefined);
   });
   return out;
+}
+
+/**
+ * Starts a held generate in the background (Prefer: respond-async): its log is opened (queued) and a
+ * pump in this process calls the provider and writes the events; no connection holds it, only a
+ * cancel stops it. Answers once the log exists, before the provider is called.
+ */
+export async function startBackgroundGenerate(deps: GenerationDeps, wakes: GenerationWakes, held: HeldRequest, prepared: PreparedGenerate, input: GenerateRequest): Promise<void> {
+  // Registered before the log exists: a cancel can only name a generation whose log it finds, so none is missed.
+  const cancel = cancellation(wakes, held.reservation.id);
+  let log: GenerationLogWriter;
+  try {
+    log = await openLog(deps, held, true);
+  } catch (error) {
+    cancel.release();
+    throw error;
+  }
+  const run = async () => {
+    let accepted: AcceptedChat;
+    try {
+      accepted = await acceptGenerate(deps, held, prepared, cancel.signal, cancel.signal);
+    } catch (error) {
+      // Refused or cancelled before the provider accepted: released (its code is the reservation's), nothing to stream.
+      if (!(error instanceof AppError)) deps.log.error({ err: error, workflowId: held.workflowId }, 'starting a background generation failed');
+      await log.finish(cancel.signal.aborted ? 'cancelled' : 'failed');
+      return;
+    }
+    log.running();
+    log.append(readyOf(held));
+    const { status, done } = await pumpGeneration(deps, held, input, accepted, cancel.signal, (delta) => log.append(delta));
+    await log.finish(status, done ?? undefined);
+  };
+  void run().finally(cancel.release);
 }
 
 /**
@@ -192,10 +279,11 @@ async function pumpGeneration(
   held: HeldRequest,
   input: GenerateRequest,
   accepted: AcceptedChat,
+  cancelled: AbortSignal,
   delta: (event: GenerationStreamEvent) => void,
 ): Promise<{ status: FinishedStatus; done: GenerationStreamEvent | null }> {
   try {
-    const generation = await settleGeneration(deps, held, input, accepted, (text) => delta({ type: 'delta', text }));
+    const generation = await settleGeneration(deps, held, input, accepted, (text) => delta({ type: 'delta', text }), cancelled);
     return { status: 'completed', done: { type: 'done', generation, error: null, receipt: generation.receipt } };
   } catch (error) {
     let code: string = 'intelligence_interrupted';
@@ -218,6 +306,11 @@ async function pumpGeneration(
     const done: GenerationStreamEvent | null = receipt ? { type: 'done', generation: null, error: { code, detail }, receipt } : null;
     return { status: code === 'generation_cancelled' ? 'cancelled' : 'failed', done };
   }
+}
+
+/** The logged generation the caller started under `idempotencyKey` (a retry of a background start answers it), if any. */
+export function generationOfRequest(deps: GenerationDeps, caller: MeteredCaller, idempotencyKey: string): Promise<GenerationRow | null> {
+  return generationOfKey(deps.db, caller, hashSecret(idempotencyKey));
 }
 
 /** What GET …/generations/{id} answers: the status, and once it ended the result (completed), the error and the receipt (when charged). */

@@ -54,7 +54,8 @@ export class ProviderRejection extends Error {
 
 /** An accepted request that did not complete: a billable failure. */
 export class ProviderInterruption extends Error {
-  readonly code: 'client_disconnected' | 'intelligence_interrupted' | 'intelligence_provider_timeout' | 'intelligence_output_invalid';
+  /** generation_cancelled: stopped by a cancel of the generation (generation.ts tells it from a client leaving). */
+  readonly code: 'client_disconnected' | 'generation_cancelled' | 'intelligence_interrupted' | 'intelligence_provider_timeout' | 'intelligence_output_invalid';
   /** What the provider reported before it stopped, if anything (the charge is then the actual cost). */
   readonly usage: ChatUsage | null;
   readonly model: string | null;

@@ -1,7 +1,8 @@
-// A generation's status and its events (issue 48, docs/intelligence.md "Long generations"): GET the
-// generation, GET its events from an offset (NDJSON, or SSE for a browser's EventSource) live until
-// its done. Authorized exactly like media: the caller's organization and installation; anything else
-// answers as missing. The rules live in domain/intelligence/generation-log.ts; this is the HTTP edge.
+// A generation's status, its events and its cancel (issue 48, docs/intelligence.md "Long
+// generations"): GET the generation, GET its events from an offset (NDJSON, or SSE for a browser's
+// EventSource) live until its done, POST its cancel; and the 202 of background mode (Prefer:
+// respond-async) the metered routes answer. Authorized exactly like media: the caller's organization
+// and installation; anything else answers as missing. The rules live in domain/intelligence/generation-log.ts; this is the HTTP edge.
 //
 // Until these operations are in the SDK's operation table (packages/runtime-sdk/src/operations.ts,
 // being edited by another change), the routes are declared outside it: `publicRuntime` skips the
@@ -9,12 +10,13 @@
 // (intelligence.execute) a table route gets; they are hidden from the OpenAPI document until then.
 import { PassThrough } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { DatabasePool } from 'slonik';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { envelope, NDJSON_CONTENT_TYPE } from '@hosted-notes/runtime-sdk';
 import { AppError } from '../../../domain/errors.ts';
-import { followGeneration, generationOf } from '../../../domain/intelligence/generation-log.ts';
-import type { GenerationWakes, LoggedEvent } from '../../../domain/intelligence/generation-log.ts';
+import { followGeneration, generationOf, requestCancel } from '../../../domain/intelligence/generation-log.ts';
+import type { GenerationRow, GenerationWakes, LoggedEvent } from '../../../domain/intelligence/generation-log.ts';
 import { generationView } from '../../../domain/intelligence/generation.ts';
 import { RUNTIME_MOUNT } from './kit.ts';
 import type { RuntimeCaller, RuntimeRouteDeps } from './kit.ts';
@@ -30,6 +32,27 @@ const SSE_CONTENT_TYPE = 'text/event-stream';
 const HEARTBEAT_MS = 15_000;
 /** The largest seq: Postgres `integer`. */
 const MAX_SEQ = 2_147_483_647;
+
+/** The `service.intelligence-generation` answer of an authorized generation: its view and where it is read. */
+export async function generationAnswer(db: DatabasePool, generation: GenerationRow) {
+  const view = await generationView(db, generation);
+  return envelope('service.intelligence-generation', { ...view, url: generationUrl(generation.generationId), eventsUrl: generationEventsUrl(generation.generationId) });
+}
+
+/** Whether the request asks for background mode: `Prefer: respond-async` (RFC 7240; any case, among other preferences, with or without parameters). */
+export function prefersAsync(request: FastifyRequest): boolean {
+  const prefer = request.headers.prefer;
+  if (prefer === undefined) return false;
+  return (Array.isArray(prefer) ? prefer : [prefer]).some((header) =>
+    header.split(',').some((preference) => preference.split(';')[0]!.split('=')[0]!.trim().toLowerCase() === 'respond-async'),
+  );
+}
+
+/** The 202 of a generation started (or found again) in background mode: Location, Preference-Applied and its answer. */
+export async function acceptedInBackground(db: DatabasePool, reply: FastifyReply, generation: GenerationRow) {
+  reply.code(202).header('location', generationUrl(generation.generationId)).header('preference-applied', 'respond-async').header('vary', 'Prefer');
+  return generationAnswer(db, generation);
+}
 
 const params = z.strictObject({ generationId: z.string().min(1).max(100).describe('The generation id (the generationId of ready, the receipt id).') });
 
@@ -87,8 +110,23 @@ export const generationRoutes: FastifyPluginAsyncZod<GenerationRouteDeps> = asyn
     schema: { hide: true, params },
     handler: async (request, reply) => {
       const caller = await admit(deps, request, reply);
+      return generationAnswer(db, await generationOf(db, caller, request.params.generationId));
+    },
+  });
+
+  app.route({
+    method: 'POST',
+    url: '/intelligence/generations/:generationId/cancel',
+    config: { publicRuntime: true },
+    schema: { hide: true, params },
+    handler: async (request, reply) => {
+      const caller = await admit(deps, request, reply);
       const generation = await generationOf(db, caller, request.params.generationId);
-      return envelope('service.intelligence-generation', { ...(await generationView(db, generation)), url: generationUrl(generation.generationId), eventsUrl: generationEventsUrl(generation.generationId) });
+      // Recorded and announced to every process (the one pumping it aborts its upstream request); the
+      // pump of this process, if it is the one, is aborted now rather than when the announcement returns.
+      await requestCancel(db, generation.generationId);
+      wakes.cancelHere(generation.generationId);
+      return generationAnswer(db, await generationOf(db, caller, generation.generationId));
     },
   });
 

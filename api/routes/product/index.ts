@@ -63,12 +63,13 @@ export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (
   await app.register(runtimeNotesRoutes, deps);
   await app.register(vaultBindingRoutes, deps);
   await app.register(contextScopeRoutes, deps);
-  await app.register(intelligenceRoutes, deps);
-  // One LISTEN connection per process for every reader of a generation's events (and every cancel of
-  // a generation this process pumps), made when the first one comes (domain/intelligence/generation-log.ts).
+  // One LISTEN connection per process for every reader of a generation's events and every cancel of a
+  // generation this process pumps, made when the first one comes (domain/intelligence/generation-log.ts).
   const generationChannel = new NotificationListener(() => options.db.configuration.connectionUri, GENERATION_CHANNEL, app.log);
   app.addHook('onClose', () => generationChannel.stop());
-  await app.register(generationRoutes, { ...deps, wakes: new GenerationWakes(generationChannel) });
+  const wakes = new GenerationWakes(generationChannel);
+  await app.register(intelligenceRoutes, { ...deps, wakes });
+  await app.register(generationRoutes, { ...deps, wakes });
   await app.register(educationRoutes, deps);
   await app.register(mediaRoutes, { ...deps, mediaStore: options.mediaStore });
   await app.register(connectionRoutes, deps);

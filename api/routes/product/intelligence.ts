@@ -7,7 +7,12 @@ import { z } from 'zod';
 import { envelope, generateImageInputSchema, generateInputSchema, NDJSON_CONTENT_TYPE } from '@hosted-notes/runtime-sdk';
 import { checkEducationContext } from '../../../domain/education/context.ts';
 import { getBudget, getReceipt, listReceipts } from '../../../domain/intelligence/ledger.ts';
-import { generateImage, generateJson, openGenerate, replayStream, streamGenerate } from '../../../domain/intelligence/generation.ts';
+import { generateImage, generateJson, generationOfRequest, openGenerate, replayStream, startBackgroundGenerate, streamGenerate } from '../../../domain/intelligence/generation.ts';
+import type { OpenedGenerate } from '../../../domain/intelligence/generation.ts';
+import { AppError } from '../../../domain/errors.ts';
+import { generationOf } from '../../../domain/intelligence/generation-log.ts';
+import type { GenerationWakes } from '../../../domain/intelligence/generation-log.ts';
+import { acceptedInBackground, prefersAsync } from './generations.ts';
 import { intelligenceDocs, intelligenceExamples } from './intelligence-docs.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
 import { runtimeCaller } from './kit.ts';
@@ -27,8 +32,8 @@ const receiptPage = z.strictObject({
   installationId: z.uuid().optional().describe("Only this installation's receipts (of the caller's organization)."),
 });
 
-export const intelligenceRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async (app, deps) => {
-  const { db } = deps;
+export const intelligenceRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps & { wakes: GenerationWakes }> = async (app, deps) => {
+  const { db, wakes } = deps;
   const generation = generationDepsOf(deps, app.log);
 
   app.route({
@@ -51,16 +56,32 @@ export const intelligenceRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps> = async
       checkEducationContext(request.body.educationContext);
       const key = operationKey(request);
       const stream = wantsStream(request);
+      const background = prefersAsync(request);
       const signal = disconnectSignal(reply);
-      const opened = await openGenerate(generation, caller, request.body, key);
+      let opened: OpenedGenerate;
+      try {
+        opened = await openGenerate(generation, caller, request.body, key);
+      } catch (error) {
+        // The same key while its background generation runs answers that generation (another body is still 422).
+        const running = background && error instanceof AppError && error.code === 'idempotency_in_flight' ? await generationOfRequest(generation, caller, key) : null;
+        if (running) return acceptedInBackground(db, reply, running);
+        throw error;
+      }
       if (opened.kind === 'settled') {
+        // A settled generation that kept a log answers as the generation it is; one answered as JSON replays (the preference not applied).
+        const logged = background ? await generationOfRequest(generation, caller, key) : null;
+        if (logged) return acceptedInBackground(db, reply, logged);
         if (!stream) return envelope('service.generation', opened.generation);
         return ndjson(reply).send(replayStream(opened.generation));
       }
       const { held, prepared } = opened;
+      if (background) {
+        await startBackgroundGenerate(generation, wakes, held, prepared, request.body);
+        return acceptedInBackground(db, reply, await generationOf(db, caller, held.reservation.id));
+      }
       if (!stream) return envelope('service.generation', await generateJson(generation, held, prepared, request.body, signal));
       // Accepted before the status line goes out, so a provider refusal is still a proper problem.
-      return ndjson(reply).send(await streamGenerate(generation, held, prepared, request.body, signal));
+      return ndjson(reply).send(await streamGenerate(generation, wakes, held, prepared, request.body, signal));
     },
   });
 
