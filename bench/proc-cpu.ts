@@ -2,7 +2,7 @@
 // throughput on two shared cores swings ±15 % between identical rounds, while the CPU a process
 // used per request depends little on what else had the cores.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** sysconf(_SC_CLK_TCK): /proc's unit (100 on Linux for every architecture Node runs on). */
 export const CLOCK_TICKS = (() => {
@@ -32,4 +32,27 @@ export function machineCpuSeconds(): { busy: number; total: number } {
   const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
   const idle = fields[3]! + fields[4]!;
   return { busy: (total - idle) / CLOCK_TICKS, total: total / CLOCK_TICKS };
+}
+
+/** A backend's process title: `postgres: [<cluster name>: ]<user> <database> <client> <activity>`; group 1 is the database. */
+const BACKEND_TITLE = /^postgres: (?:\S+: )?\S+ (\S+) \S+ /;
+
+/**
+ * User + system CPU seconds of the Postgres backends serving database `name` (BACKEND_TITLE), summed. A backend that ended is no longer counted:
+ * read it around work whose connections stay open (pools), never across their close.
+ */
+export function databaseBackendsCpuSeconds(name: string): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let title: string;
+    try {
+      title = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (BACKEND_TITLE.exec(title)?.[1] !== name) continue;
+    total += cpuSeconds(Number(pid)) ?? 0;
+  }
+  return total;
 }
