@@ -5,7 +5,9 @@
 // keeps the text so far, charges what the docs say, and is idempotent; one model call and one
 // settlement per generation throughout.
 import { randomUUID } from 'node:crypto';
-import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildTestApp } from './support/app.ts';
 import { useTestAppWithWorker } from './support/harness.ts';
 import { buildRuntimeChain } from './support/product-runtime.ts';
 import type { RuntimeChain } from './support/product-runtime.ts';
@@ -245,5 +247,90 @@ describe('cancel', () => {
     const finished = await cancel(started.generationId);
     expect(finished.status).toBe(200);
     expect(((await finished.json()) as { data: View }).data).toMatchObject({ status: 'completed', cancelRequestedAt: null, receipt: { outcome: 'settled' } });
+  });
+});
+
+describe('two API processes', () => {
+  // A second app on the same database and task queue: another API process as far as Postgres and
+  // Temporal can tell (its own pool of listeners, its own pumps).
+  let other: FastifyInstance;
+  let otherUrl = '';
+  beforeAll(async () => {
+    other = await buildTestApp(ctx.db.pool, { temporal: { connection: ctx.temporal, namespace: 'default', taskQueue: ctx.taskQueue }, intelligence: provider.intelligence() });
+    await other.listen({ host: '127.0.0.1', port: 0 });
+    const address = other.server.address();
+    otherUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  });
+  afterAll(async () => {
+    await other?.close();
+  });
+
+  it('a generation pumped by one API is followed live through the other, each chunk sent only after that reader saw the last', async () => {
+    let seen = 0;
+    const waiters: (() => void)[] = [];
+    const sawDelta = (n: number) => new Promise<void>((resolve) => (seen >= n ? resolve() : waiters.push(resolve)));
+    const chunks = Array.from({ length: 8 }, (_, i) => `line ${i}\n`);
+    provider.script({ kind: 'chat', chunks, beforeChunk: (i) => sawDelta(i) });
+    const { view: started } = await startBackground();
+    const res = await fetch(`${otherUrl}${started.eventsUrl}`, { headers: headersOf(chain.secret) });
+    const logged = await readNdjson(res, (event) => {
+      if (event.type === 'delta') {
+        seen += 1;
+        waiters.splice(0).forEach((w) => w());
+      }
+    });
+    expect(logged.map((e) => e.seq)).toEqual(Array.from({ length: chunks.length + 2 }, (_, i) => i + 1));
+    expect(logged.filter((e) => e.type === 'delta').map((e) => e.text).join('')).toBe(chunks.join(''));
+    expect(logged.at(-1)).toMatchObject({ type: 'done', error: null });
+    expect(provider.calls).toHaveLength(1);
+  });
+
+  it('a cancel sent to the other API reaches the pump through the announcement and closes the upstream request', async () => {
+    provider.script({ kind: 'stall', chunks: ['Elsewhere '] });
+    const { view: started } = await startBackground();
+    const id = started.generationId;
+    const seen: Event[] = [];
+    const following = readNdjson(await events(id), (event) => {
+      seen.push(event);
+    });
+    while (!seen.some((e) => e.type === 'delta')) await new Promise((resolve) => setTimeout(resolve, 10));
+    const sentAt = performance.now();
+    const answer = await fetch(`${otherUrl}/api/product/v1/intelligence/generations/${id}/cancel`, { method: 'POST', headers: headersOf(chain.secret) });
+    expect(answer.status).toBe(200);
+    await provider.waitForAborts(1);
+    expect(provider.aborts[0]!.at).toBeGreaterThanOrEqual(sentAt);
+    const logged = await following;
+    // Cancelled, not the provider deadline (10 s in these settings) ending the stall.
+    expect(logged.at(-1)).toMatchObject({ type: 'done', error: { code: 'generation_cancelled' }, receipt: { outcomeCode: 'generation_cancelled' } });
+    expect((await view(id)).body.data.status).toBe('cancelled');
+  });
+});
+
+describe('closing an API', () => {
+  it('waits for the background generations it pumps: they complete rather than being cut', async () => {
+    const app = await buildTestApp(ctx.db.pool, { temporal: { connection: ctx.temporal, namespace: 'default', taskQueue: ctx.taskQueue }, intelligence: provider.intelligence() });
+    const resume = gate();
+    provider.script({ kind: 'chat', chunks: ['Before ', 'close, ', 'after close.'], beforeChunk: (i) => (i < 1 ? Promise.resolve() : resume.opened) });
+    const started = await app.inject({
+      method: 'POST',
+      url: '/api/product/v1/intelligence/education/generate',
+      headers: headersOf(chain.secret, { 'content-type': 'application/json', 'idempotency-key': randomUUID(), prefer: 'respond-async' }),
+      payload: generateBody(),
+    });
+    expect(started.statusCode).toBe(202);
+    const id = (JSON.parse(started.body) as { data: View }).data.generationId;
+    await provider.waitForCalls(1);
+    let closed = false;
+    const closing = app.close().then(() => {
+      closed = true;
+    });
+    // The close is held by the generation (it cannot finish before the provider is let go).
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(closed).toBe(false);
+    resume.open();
+    await closing;
+    const final = (await view(id)).body.data;
+    expect(final).toMatchObject({ status: 'completed', result: { content: 'Before close, after close.' } });
+    expect(provider.aborts).toHaveLength(0);
   });
 });

@@ -315,6 +315,7 @@ export class GenerationWakes {
   readonly #listener: NotificationListener | null;
   readonly #waiters = new Map<string, Set<Waiter>>();
   readonly #pumps = new Map<string, (reason: 'cancelled') => void>();
+  readonly #idle: (() => void)[] = [];
   #subscribed = false;
 
   constructor(listener: NotificationListener | null) {
@@ -390,7 +391,23 @@ export class GenerationWakes {
     this.#pumps.set(generationId, abort);
     return () => {
       if (this.#pumps.get(generationId) === abort) this.#pumps.delete(generationId);
+      if (this.#pumps.size === 0) for (const idle of this.#idle.splice(0)) idle();
     };
+  }
+
+  /** Pumps running in this process (plain streams and background generations). */
+  get pumping(): number {
+    return this.#pumps.size;
+  }
+
+  /**
+   * Resolves once no pump runs in this process: the app's close waits for its background
+   * generations as it waits for the plain streams in flight, so a graceful stop (a deploy) finishes
+   * them rather than leaving them to completion_lost. Bounded by the provider's deadline.
+   */
+  drained(): Promise<void> {
+    if (this.#pumps.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
   }
 
   /** Aborts the pump of `generationId` if it runs in this process (the announcement reaches the others). */
@@ -412,7 +429,8 @@ export async function requestCancel(db: Db, generationId: string): Promise<Gener
   const row = await db.one(sql.type(cancelSchema)`
     WITH asked AS (
       UPDATE intelligence_generations g SET cancel_requested_at = coalesce(g.cancel_requested_at, now())
-       WHERE g.generation_id = ${generationId} AND g.status IN ('queued', 'running')
+       -- A cancelled one too: this process's pump may have recorded its end before this ask was.
+       WHERE g.generation_id = ${generationId} AND (g.status IN ('queued', 'running') OR (g.status = 'cancelled' AND g.cancel_requested_at IS NULL))
       RETURNING g.status, pg_notify(${GENERATION_CHANNEL}, 'cancel:' || g.generation_id::text) IS NULL AS notified
     )
     SELECT coalesce((SELECT status FROM asked), (SELECT status FROM intelligence_generations WHERE generation_id = ${generationId})) AS status`);

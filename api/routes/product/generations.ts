@@ -122,10 +122,10 @@ export const generationRoutes: FastifyPluginAsyncZod<GenerationRouteDeps> = asyn
     handler: async (request, reply) => {
       const caller = await admit(deps, request, reply);
       const generation = await generationOf(db, caller, request.params.generationId);
-      // Recorded and announced to every process (the one pumping it aborts its upstream request); the
-      // pump of this process, if it is the one, is aborted now rather than when the announcement returns.
-      await requestCancel(db, generation.generationId);
+      // The pump of this process, if it is the one, is aborted now; then the ask is recorded and
+      // announced to every process (the one pumping it aborts its upstream request).
       wakes.cancelHere(generation.generationId);
+      await requestCancel(db, generation.generationId);
       return generationAnswer(db, await generationOf(db, caller, generation.generationId));
     },
   });

@@ -66,8 +66,13 @@ export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (
   // One LISTEN connection per process for every reader of a generation's events and every cancel of a
   // generation this process pumps, made when the first one comes (domain/intelligence/generation-log.ts).
   const generationChannel = new NotificationListener(() => options.db.configuration.connectionUri, GENERATION_CHANNEL, app.log);
-  app.addHook('onClose', () => generationChannel.stop());
   const wakes = new GenerationWakes(generationChannel);
+  // Closing waits for the generations this process pumps (background ones have no request to wait
+  // on), listening for their cancels meanwhile; then the connection goes.
+  app.addHook('onClose', async () => {
+    await wakes.drained();
+    await generationChannel.stop();
+  });
   await app.register(intelligenceRoutes, { ...deps, wakes });
   await app.register(generationRoutes, { ...deps, wakes });
   await app.register(educationRoutes, deps);
