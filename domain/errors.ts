@@ -69,6 +69,7 @@ export const errorCatalog = {
   generation_expired: { status: 410, title: "This generation's events are past the retention window; its status and receipt are still at GET …/intelligence/generations/{generationId}." },
   generation_position_invalid: { status: 400, title: 'after and Last-Event-ID must each be one non-negative integer (the seq of the last event seen), and agree when both are sent.' },
   generation_events_not_acceptable: { status: 406, title: 'The events of a generation are served as application/x-ndjson or text/event-stream.' },
+  generation_readers_exhausted: { status: 503, title: "This API process follows as many generations' events as it may; retry after Retry-After (any API serves them) or read the generation's status." },
   generation_cancelled: { status: 409, title: 'The generation was cancelled (POST …/generations/{generationId}/cancel); the text so far is kept in its events.' },
   // private audio media (docs/media.md)
   media_empty: { status: 400, title: 'The upload has no bytes; send the audio as the request body.' },
