@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { sweepExpiredEvents } from '../domain/intelligence/generation-log.ts';
+import { GenerationWakes, sweepExpiredEvents } from '../domain/intelligence/generation-log.ts';
+import { AppError } from '../domain/errors.ts';
 import { useTestAppWithWorker } from './support/harness.ts';
 import { buildRuntimeChain } from './support/product-runtime.ts';
 import type { RuntimeChain } from './support/product-runtime.ts';
@@ -285,5 +286,30 @@ describe('malformed requests', () => {
       expect((await getEvents(generationId, { headers: { accept } })).headers.get('content-type')).toMatch(/^application\/x-ndjson/);
     }
     expect((await getEvents(generationId, { headers: { accept: 'text/*' } })).headers.get('content-type')).toMatch(/^text\/event-stream/);
+  });
+});
+
+describe('the bound on event streams', () => {
+  it('a process serves at most its maximum of event streams at once; the next is 503 generation_readers_exhausted with Retry-After; an ended one frees its place', () => {
+    const wakes = new GenerationWakes(null, 2);
+    const first = wakes.admitReader();
+    const second = wakes.admitReader();
+    expect(wakes.readers).toBe(2);
+    let refused: unknown;
+    try {
+      wakes.admitReader();
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(AppError);
+    expect(refused).toMatchObject({ code: 'generation_readers_exhausted', status: 503, headers: { 'retry-after': '5' } });
+    first();
+    first(); // released twice: one place only
+    expect(wakes.readers).toBe(1);
+    const third = wakes.admitReader();
+    expect(wakes.readers).toBe(2);
+    second();
+    third();
+    expect(wakes.readers).toBe(0);
   });
 });

@@ -29,6 +29,8 @@ export const GENERATION_CHANNEL = 'intelligence_generation';
 export const DEFAULT_GENERATION_RETENTION_HOURS = 24;
 /** A reader reads this often even when nothing was announced (a notification can be lost with its connection). */
 export const GENERATION_POLL_MS = 1_000;
+/** Event streams one process serves at once by default (as many as the console's live streams). */
+export const DEFAULT_MAX_GENERATION_READERS = 1_000;
 /** Events one read answers at most; a reader behind by more reads again at once. */
 const READ_LIMIT = 500;
 
@@ -316,10 +318,31 @@ export class GenerationWakes {
   readonly #waiters = new Map<string, Set<Waiter>>();
   readonly #pumps = new Map<string, (reason: 'cancelled') => void>();
   readonly #idle: (() => void)[] = [];
+  readonly #maxReaders: number;
+  #readers = 0;
   #subscribed = false;
 
-  constructor(listener: NotificationListener | null) {
+  /** `maxReaders`: the most event streams this process serves at once (each reads at least once a second). */
+  constructor(listener: NotificationListener | null, maxReaders = DEFAULT_MAX_GENERATION_READERS) {
     this.#listener = listener;
+    this.#maxReaders = maxReaders;
+  }
+
+  /** Event streams served now. */
+  get readers(): number {
+    return this.#readers;
+  }
+
+  /** A place for one more event stream, released when it ends; generation_readers_exhausted (503) when the process holds its most. */
+  admitReader(): () => void {
+    if (this.#readers >= this.#maxReaders) throw new AppError('generation_readers_exhausted', undefined, { headers: { 'retry-after': '5' } });
+    this.#readers += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#readers -= 1;
+    };
   }
 
   /** Readers waiting now (for a gauge and tests). */

@@ -147,6 +147,7 @@ export const generationRoutes: FastifyPluginAsyncZod<GenerationRouteDeps> = asyn
       // Nothing after the end: 204, which also tells an EventSource not to reconnect.
       if (finished && after === generation.lastSeq) return reply.code(204).header('cache-control', 'no-store').send();
 
+      const release = wakes.admitReader();
       const closed = new AbortController();
       reply.raw.once('close', () => closed.abort());
       const out = new PassThrough();
@@ -166,6 +167,7 @@ export const generationRoutes: FastifyPluginAsyncZod<GenerationRouteDeps> = asyn
         } catch (error) {
           request.log.warn({ err: error, generationId: generation.generationId }, 'reading a generation log failed mid-stream');
         } finally {
+          release();
           clearInterval(heartbeat);
           out.end();
         }
