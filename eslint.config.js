@@ -110,15 +110,12 @@ const sdkBlock = {
 // db/ import nothing of api/ at all (the layers above). eslint-rules.js holds both rules.
 const interfaceFolders = ['api/routes/dev', 'api/routes/mcp', 'api/routes/automation', 'api/routes/product', 'api/routes/console'];
 const compositionRoots = ['api/app.ts', 'api/compose.ts', 'api/main.ts', 'api/openapi-export.ts'];
-// api/metrics/http.ts still takes RUNTIME_MOUNT from api/routes/product/kit.ts, which re-exports the
-// SDK's constant; importing it from @hosted-notes/runtime-sdk removes this exception.
-const notYetUntied = ['api/metrics/http.ts'];
 
 const importGraphBlocks = [
   { files: ['**/*.ts'], plugins: { local }, rules: { 'local/no-import-cycle': 'error' } },
   {
     files: ['api/**/*.ts'],
-    rules: { 'local/shared-imports-no-interface': ['error', { interfaces: interfaceFolders, exceptions: [...compositionRoots, ...notYetUntied] }] },
+    rules: { 'local/shared-imports-no-interface': ['error', { interfaces: interfaceFolders, exceptions: compositionRoots }] },
   },
 ];
 

@@ -63,7 +63,7 @@ describe('the OpenAPI document says what the table says', () => {
     expect(op!['operationId']).toBe(operationIdOf(name));
     expect(op!['summary']).toBe(`${name}: ${(facts as { summary?: string }).summary}`);
     const headers = (op!['parameters'] as Json[]).map((p) => p['$ref'] as string | undefined);
-    expect(headers.includes('#/components/parameters/RuntimeIdempotencyKey'), 'Idempotency-Key header').toBe(facts.idempotency !== 'none');
+    expect(headers.find((ref) => ref?.startsWith('#/components/parameters/RuntimeIdempotencyKey')), 'Idempotency-Key header').toBe(facts.idempotency === 'none' ? undefined : facts.idempotency === 'apply' ? '#/components/parameters/RuntimeIdempotencyKeyToApply' : '#/components/parameters/RuntimeIdempotencyKey');
     const codes = problemCodes(op!);
     expect(codes.has('scope_missing'), 'scope_missing').toBe(facts.scope !== null);
     expect(codes.has('idempotency_key_reused'), 'keyed refusals').toBe(facts.idempotency !== 'none');

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
-import { RUNTIME_MOUNT } from '../routes/product/kit.ts';
+import { RUNTIME_MOUNT } from '@hosted-notes/runtime-sdk';
 import type { AdmissionCacheCounts } from '../../domain/principals/admission-cache.ts';
 import type { PrincipalKind } from '../../domain/principals/admission.ts';
 
