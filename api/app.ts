@@ -62,6 +62,8 @@ export type AppDeps = {
   /** Use an existing pino logger (tests pass a silent one). */
   logger?: FastifyBaseLogger;
   publicBaseUrl?: string;
+  /** Browser origins allowed to call /api/mcp (MCP_ALLOWED_ORIGINS and PUBLIC_BASE_URL's); none by default. */
+  mcpAllowedOrigins?: readonly string[];
   /** REST and MCP allowances; defaults from domain/usage.ts. */
   allowances?: Allowances;
   /** Which plans include each interface; defaults to the spec's table (domain/identity/plans.ts). */
@@ -214,7 +216,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const runtimeAdmissions = new AdmissionCache<ChainAdmission>();
   if (deps.metrics) registerAdmissionCacheMetrics(deps.metrics, { personal_access_token: admissions, service_principal: runtimeAdmissions });
   await app.register(devApi, { prefix: '/api/dev', db: deps.db, leases, admissions, notes });
-  await app.register(mcpGateway, { prefix: MCP_MOUNT, db: deps.db, leases, admissions, notes });
+  await app.register(mcpGateway, { prefix: MCP_MOUNT, db: deps.db, leases, admissions, notes, allowedOrigins: deps.mcpAllowedOrigins ?? [] });
   await app.register(automationGateway, {
     prefix: '/api/dev/automation',
     db: deps.db,

@@ -16,6 +16,7 @@ import type { MetricsListener } from '../platform/metrics.ts';
 import { registerDomainMetrics } from './metrics/domain.ts';
 import { observeQueries, registerPoolMetrics } from '../db/observability.ts';
 import type { Tracing } from '../platform/tracing.ts';
+import { allowedOriginsFromEnvironment } from './routes/mcp/origins.ts';
 
 /** `metricsUrl`: where Prometheus scrapes this process (null: METRICS_PORT unset). */
 export type RunningApi = { app: FastifyInstance; url: string; metricsUrl: string | null; close: () => Promise<void> };
@@ -59,6 +60,8 @@ export async function startApi(
     mediaStore: createBlobStore(mediaStorageFrom(config), db),
     connections: google ? { provider: createGoogleOAuthProvider(google), settings: google, publicBaseUrl: google.publicBaseUrl } : null,
     ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
+    // A bad entry stops start-up naming itself (origins.ts), rather than refusing browsers later.
+    mcpAllowedOrigins: allowedOriginsFromEnvironment({ PUBLIC_BASE_URL: config.PUBLIC_BASE_URL, MCP_ALLOWED_ORIGINS: config.MCP_ALLOWED_ORIGINS }),
     temporalUiUrl: config.TEMPORAL_UI_URL ?? null,
     consoleLive: { databaseUrl: config.DATABASE_SESSION_URL ?? databaseUrl },
     // Every API process relays the workflow starts still pending (any number may run at once).

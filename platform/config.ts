@@ -31,6 +31,8 @@ export const configSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   PUBLIC_BASE_URL: z.url().optional(),
+  /** Browser origins (scheme://host[:port], comma-separated) allowed to call /api/mcp besides PUBLIC_BASE_URL's; api/routes/mcp/origins.ts parses it. */
+  MCP_ALLOWED_ORIGINS: z.string().default(''),
   DATABASE_URL: z.string().optional(),
   /** A session (not transaction-pooled) connection for what needs one: LISTEN (the console's live updates) and migrations (their advisory lock). Default: DATABASE_URL. */
   DATABASE_SESSION_URL: z.string().optional(),

@@ -12,15 +12,14 @@ import { useCaller } from './support/harness.ts';
 import { accountWithToken } from './support/fixtures.ts';
 import { mcpRaw } from './support/mcp.ts';
 
-// Read when the app is built (this file's process only): one allowed browser origin.
+// One allowed browser origin (and the MCP Inspector's), as api/compose.ts reads them from MCP_ALLOWED_ORIGINS.
 const ALLOWED = 'https://agents.example.com';
-process.env['MCP_ALLOWED_ORIGINS'] = `${ALLOWED}, http://localhost:6274`;
 
 let db: TestDatabase;
 let app: FastifyInstance;
 let mappingId: string;
 
-const caller = useCaller({ plan: 'team' });
+const caller = useCaller({ plan: 'team', overrides: { mcpAllowedOrigins: allowedOriginsFromEnvironment({ MCP_ALLOWED_ORIGINS: `${ALLOWED}, http://localhost:6274` }) } });
 beforeAll(() => ({ db, app, mappingId } = caller));
 
 const used = async (accountId: string) =>

@@ -42,7 +42,7 @@ import {
   toolErrorResult,
 } from './protocol.ts';
 import type { Classified, Era, JsonRpcRequest, Revision, RpcId } from './protocol.ts';
-import { allowedOriginsFromEnvironment, corsHeaders, originAllowed } from './origins.ts';
+import { corsHeaders, originAllowed } from './origins.ts';
 import { listNoteResources, noteLink, noteTemplate, readNoteResource } from './resources.ts';
 import { listedTools, toolsByName } from './tools.ts';
 import type { ToolDefinition } from './tools.ts';
@@ -71,13 +71,13 @@ type Deps = {
   leases: AllowanceLeases;
   admissions: AdmissionCache<TokenAdmission>;
   notes: GroupCommit;
-  /** Browser origins allowed to call; default: MCP_ALLOWED_ORIGINS and PUBLIC_BASE_URL's origin (origins.ts). */
-  allowedOrigins?: readonly string[];
+  /** Browser origins allowed to call (MCP_ALLOWED_ORIGINS and PUBLIC_BASE_URL's origin, read by api/compose.ts). */
+  allowedOrigins: readonly string[];
 };
 
 export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
   const { db, leases, admissions, notes } = deps;
-  const allowedOrigins = new Set(deps.allowedOrigins ?? allowedOriginsFromEnvironment(process.env));
+  const allowedOrigins = new Set(deps.allowedOrigins);
   // The raw body is parsed here, not by Fastify, so malformed JSON becomes JSON-RPC -32700.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/json', 'application/json; charset=utf-8'], { parseAs: 'string', bodyLimit: 16 * 1_048_576 }, (_request, body, done) => {
