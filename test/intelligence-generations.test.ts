@@ -7,7 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { GenerationWakes, sweepExpiredEvents } from '../domain/intelligence/generation-log.ts';
+import { GenerationLogWriter, GenerationWakes, sweepExpiredEvents } from '../domain/intelligence/generation-log.ts';
+import { createDatabasePool } from '../db/pool.ts';
+import type { DatabasePool } from '../db/pool.ts';
+import { TcpProxy } from './support/tcp-proxy.ts';
 import { AppError } from '../domain/errors.ts';
 import { useTestAppWithWorker } from './support/harness.ts';
 import { buildRuntimeChain } from './support/product-runtime.ts';
@@ -311,5 +314,47 @@ describe('the bound on event streams', () => {
     second();
     third();
     expect(wakes.readers).toBe(0);
+  });
+});
+
+describe('a database outage while the log is written', () => {
+  it('a write that finds Postgres unreachable is retried: the events land in order with no gap, and the log closes', async () => {
+    const { generationId } = await finishedGeneration(['x']);
+    const target = new URL(ctx.db.url);
+    const proxy = new TcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    await proxy.start();
+    const pool = await createDatabasePool(proxy.urlThrough(ctx.db.url), { maxPoolSize: 2, connectionTimeoutMs: 1_000 });
+    // The writer's statements, observed: the test restarts Postgres's proxy only after one failed.
+    let failed!: () => void;
+    const aWriteFailed = new Promise<void>((resolve) => (failed = resolve));
+    const observed = new Proxy(pool, {
+      get(target_, property, receiver) {
+        if (property !== 'query') return Reflect.get(target_, property, receiver) as unknown;
+        return (...args: Parameters<DatabasePool['query']>) => {
+          const result = target_.query(...args);
+          result.catch(() => failed());
+          return result;
+        };
+      },
+    });
+    try {
+      const writer = await GenerationLogWriter.open(observed, { generationId, organizationId: chain.organizationId, installationId: chain.installationId, background: true }, { warn: () => undefined });
+      writer.running();
+      writer.append({ type: 'ready', generationId, reservedMicrodollars: 1, replayed: false });
+      await writer.flushed();
+      await proxy.stop();
+      for (const text of ['one ', 'two ', 'three ']) writer.append({ type: 'delta', text });
+      await aWriteFailed;
+      await proxy.start();
+      writer.append({ type: 'delta', text: 'four' });
+      await writer.finish('completed', { type: 'done', generation: null, error: null, receipt: null });
+      const logged = await readNdjson(await getEvents(generationId));
+      expect(logged.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(logged.filter((e) => e.type === 'delta').map((e) => e.text).join('')).toBe('one two three four');
+      expect(((await (await getGeneration(generationId)).json()) as { data: { status: string; lastSeq: number } }).data).toMatchObject({ lastSeq: 6 });
+    } finally {
+      await pool.end();
+      await proxy.close();
+    }
   });
 });

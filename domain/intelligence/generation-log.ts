@@ -20,6 +20,8 @@ import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { NotificationListener, NotificationSubscriber } from '../../db/notification-listener.ts';
 import { isoTimestamp } from '../../db/row-schemas.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { unreachableReason } from '../../db/availability.ts';
 import { AppError } from '../errors.ts';
 
 type Db = CommonQueryMethods;
@@ -49,6 +51,8 @@ export type GenerationOwner = { generationId: string; organizationId: string; in
 // ---- the writer ------------------------------------------------------------------------------
 
 const appendedSchema = z.object({ lastSeq: z.number() });
+/** How long a write of the log is retried while Postgres is unreachable (as a completed result's store is, metering.ts). */
+const WRITE_RETRY_MS = 20_000;
 
 /**
  * The one writer of a generation's log. `append` assigns the next seq at once and queues the event;
@@ -147,33 +151,56 @@ export class GenerationLogWriter {
     const status = this.#status;
     this.#queued = [];
     this.#status = null;
-    if (this.#broken || (events.length === 0 && status === null)) return;
+    if (events.length === 0 && status === null) return;
+    const finished = status !== null && status !== 'running' && status !== 'queued';
+    if (this.#broken) {
+      // Events after a lost write would leave a gap no reader could see: only the end is recorded, so
+      // readers stop at the last written event and the generation reads as it ended.
+      if (finished) await this.#write([], status).catch(() => undefined);
+      return;
+    }
+    // Retried through a short outage as the settlement is (its events are what readers resume from).
+    const deadline = Date.now() + WRITE_RETRY_MS;
+    for (let wait = 200; ; wait = Math.min(wait * 2, 2_000)) {
+      try {
+        await this.#write(events, status);
+        return;
+      } catch (error) {
+        if (unreachableReason(error) !== null && Date.now() + wait <= deadline) {
+          await sleep(wait);
+          continue;
+        }
+        this.#broken = true;
+        this.#log.warn({ err: error, generationId: this.generationId }, 'writing the generation log failed; its readers stop at the last written event');
+        if (finished) await this.#write([], status).catch(() => undefined);
+        return;
+      }
+    }
+  }
+
+  /**
+   * One statement, so one round trip and its own transaction: the events, the row's last seq and
+   * status, and the announcement, which Postgres delivers when the statement commits.
+   */
+  async #write(events: LoggedEvent[], status: GenerationStatus | null): Promise<void> {
     const finished = status !== null && status !== 'running' && status !== 'queued';
     const lastSeq = events.at(-1)?.seq ?? null;
     const rows = events.map(({ seq, type, ...payload }) => ({ seq, type, payload: { type, ...payload } }));
-    try {
-      // One statement, so one round trip and its own transaction: the events, the row's last seq and
-      // status, and the announcement, which Postgres delivers when the statement commits.
-      await this.#db.query(sql.type(appendedSchema)`
-        WITH inserted AS (
-          INSERT INTO intelligence_generation_events (generation_id, seq, type, payload)
-          SELECT ${this.generationId}, e.seq, e.type, e.payload FROM jsonb_to_recordset(${sql.jsonb(rows)}) AS e(seq integer, type text, payload jsonb)
-        ), updated AS (
-          UPDATE intelligence_generations g
-             SET last_seq = greatest(g.last_seq, coalesce(${lastSeq}::integer, g.last_seq)),
-                 status = coalesce(${status}::text, g.status),
-                 finished_at = CASE WHEN ${finished} THEN now() ELSE g.finished_at END,
-                 events_expire_at = CASE WHEN ${finished} THEN now() + ${this.#retentionHours} * interval '1 hour' ELSE g.events_expire_at END
-           WHERE g.generation_id = ${this.generationId}
-          RETURNING g.last_seq
-        )
-        SELECT last_seq AS "lastSeq", pg_notify(${GENERATION_CHANNEL}, ${this.generationId} || ':' || last_seq) IS NULL AS notified FROM updated`);
-    } catch (error) {
-      // A lost batch leaves a gap no reader could fill: the log stops here (the plain stream and the
-      // settlement go on), and its readers end at its last written event.
-      this.#broken = true;
-      this.#log.warn({ err: error, generationId: this.generationId }, 'writing the generation log failed; its readers stop at the last written event');
-    }
+    await this.#db.query(sql.type(appendedSchema)`
+      WITH inserted AS (
+        INSERT INTO intelligence_generation_events (generation_id, seq, type, payload)
+        SELECT ${this.generationId}, e.seq, e.type, e.payload FROM jsonb_to_recordset(${sql.jsonb(rows)}) AS e(seq integer, type text, payload jsonb)
+        ON CONFLICT (generation_id, seq) DO NOTHING
+      ), updated AS (
+        UPDATE intelligence_generations g
+           SET last_seq = greatest(g.last_seq, coalesce(${lastSeq}::integer, g.last_seq)),
+               status = coalesce(${status}::text, g.status),
+               finished_at = CASE WHEN ${finished} THEN now() ELSE g.finished_at END,
+               events_expire_at = CASE WHEN ${finished} THEN now() + ${this.#retentionHours} * interval '1 hour' ELSE g.events_expire_at END
+         WHERE g.generation_id = ${this.generationId}
+        RETURNING g.last_seq
+      )
+      SELECT last_seq AS "lastSeq", pg_notify(${GENERATION_CHANNEL}, ${this.generationId} || ':' || last_seq) IS NULL AS notified FROM updated`);
   }
 }
 
