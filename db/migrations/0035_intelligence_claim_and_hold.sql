@@ -14,11 +14,14 @@
 -- reservation of `month_start`. Each counter moves only within its limit and answers NULL when it
 -- cannot (the caller refuses and rolls back); `budget` NULL or 0 means the organization has none.
 -- Read in this order by the final SELECT, the CTEs run in this order (data-modifying CTEs that
--- nothing reads run in no stated order, and two orders deadlock).
+-- nothing reads run in no stated order, and two orders deadlock). PL/pgSQL, not SQL: it keeps the
+-- statement's plan for the session (Postgres 15 plans a SQL function's statements at every call).
 CREATE FUNCTION intelligence_hold(p_organization_id uuid, p_installation_id uuid, p_month_start timestamptz, p_cost bigint, p_default_max_concurrent integer,
                                   OUT budget bigint, OUT "maxConcurrent" bigint, OUT sublimit bigint, OUT "resetsAt" timestamptz,
                                   OUT org bigint, OUT "inFlight" integer, OUT installation bigint)
-LANGUAGE sql AS $$
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
   WITH settings AS (
     SELECT (o.settings #>> '{productRuntime,intelligenceBudgetMicrodollarsMonthly}')::bigint AS budget,
            coalesce((o.settings #>> '{productRuntime,maxConcurrentIntelligence}')::integer, p_default_max_concurrent) AS max_concurrent,
@@ -48,7 +51,9 @@ LANGUAGE sql AS $$
   )
   SELECT settings.budget, settings."maxConcurrent", settings.sublimit, settings."resetsAt",
          (SELECT committed FROM org), (SELECT in_flight FROM slot), (SELECT committed FROM installation)
-    FROM settings
+    INTO budget, "maxConcurrent", sublimit, "resetsAt", org, "inFlight", installation
+    FROM settings;
+END
 $$;
 
 -- A key not seen before, claimed and held: its new reservation row, or no row when the key exists
