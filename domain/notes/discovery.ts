@@ -15,7 +15,7 @@ export const searchLimits = {
   rankAllUpTo: 2_000,
   /** A bounded ranking's candidates from each source: the title matches, the longest notes. */
   boundedCandidates: 500,
-  /** Notes a substring search reads first, in path order; no match there, it turns to the trigram index (decision 124). */
+  /** Notes a substring search reads first, in path order, before it walks on or turns to the trigram index (decision 124). */
   substringProbe: 100,
   /** Matches in the probe from which the text is common enough to walk on for, not to ask the index (decision 124). */
   substringWalkFrom: 3,
@@ -235,7 +235,7 @@ function searchStatement(vaultId: string, input: SearchInput, ranking: SearchRan
     ),
     -- Each candidate ranked where it is found: no candidate is looked up again to be ranked, and
     -- the union compares no vectors (on 2 KB prose notes, with the hashed look-up above, the words
-    -- part reads 4,900 buffers instead of 10,900 for a word in every note; decision 123).
+    -- part reads 4,900 buffers instead of 10,900 for a word in every note; decision 125).
     candidates AS (
       SELECT n.path, n.size_bytes, ts_rank_cd(n.search, ${tsq}) AS rank FROM word_matches w JOIN notes n ON n.vault_id = ${vault} AND n.path = w.path
        WHERE NOT (SELECT bounded FROM common) AND ${matches}
