@@ -7,6 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createHostedRuntime } from '@hosted-notes/runtime-sdk';
+import type { GenerateInput } from '@hosted-notes/runtime-sdk';
 import { GenerationLogWriter, GenerationWakes, sweepExpiredEvents } from '../domain/intelligence/generation-log.ts';
 import { createDatabasePool } from '../db/pool.ts';
 import type { DatabasePool } from '../db/pool.ts';
@@ -135,8 +137,9 @@ describe('the log of a streamed generation', () => {
     expect(a!.map((e) => e.type)).toEqual(['ready', ...chunks.map(() => 'delta'), 'done']);
     expect(a![0]).toMatchObject({ type: 'ready', generationId, eventsUrl: `/api/product/v1/intelligence/generations/${generationId}/events` });
     expect(a!.filter((e) => e.type === 'delta').map((e) => e.text).join('')).toBe(chunks.join(''));
-    // The same events as the plain stream carried (which has no seq yet), in the same order.
-    expect(a!.map(({ seq: _seq, eventsUrl: _url, ...rest }) => rest)).toEqual(streamed);
+    // The same events as the plain stream carried, seq and eventsUrl included: a client of the plain
+    // stream resumes here from the last seq it saw.
+    expect(a).toEqual(streamed);
     expect(a!.at(-1)).toMatchObject({ type: 'done', error: null, generation: { content: chunks.join('') }, receipt: { outcome: 'settled' } });
     expect(provider.calls).toHaveLength(1);
 
@@ -214,6 +217,28 @@ describe('the log of a streamed generation', () => {
     expect((await ctx.db.pool.one(count)).n).toBe(7);
     expect(await sweepExpiredEvents(ctx.db.pool)).toBeGreaterThanOrEqual(7);
     expect((await ctx.db.pool.one(count)).n).toBe(0);
+  });
+});
+
+describe('the plain stream through the SDK', () => {
+  it("generateStream's events carry seq and ready names eventsUrl; reading there after the SDK's last seq answers nothing more", async () => {
+    provider.script({ kind: 'chat', chunks: ['A ', 'B.'] });
+    const runtime = createHostedRuntime({ baseUrl: ctx.url, credential: chain.secret });
+    const events = [];
+    for await (const event of runtime.generateStream(generateBody() as GenerateInput)) events.push(event);
+    expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    const ready = events[0]!;
+    if (ready.type !== 'ready') throw new Error('the stream starts with ready');
+    expect(ready.eventsUrl).toBe(`/api/product/v1/intelligence/generations/${ready.generationId}/events`);
+    // The log is closed behind the stream: once it is, after the last seq there is nothing (204).
+    const { generationId } = ready;
+    for (;;) {
+      const body = (await (await getGeneration(generationId)).json()) as { data: { status: string } };
+      if (body.data.status === 'completed') break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect((await getEvents(generationId, { headers: { 'last-event-id': '4' } })).status).toBe(204);
+    expect(await readNdjson(await getEvents(generationId, { headers: { 'last-event-id': '2' } }))).toEqual(events.slice(2));
   });
 });
 

@@ -197,7 +197,15 @@ async function openLog(deps: GenerationDeps, held: HeldRequest, background: bool
  * provider's acceptance (a refusal before it is still a problem, and the log ends failed), then the
  * stream. The upstream request stops when the client leaves (`signal`) or the generation is cancelled.
  */
-export async function streamGenerate(deps: GenerationDeps, wakes: GenerationWakes, held: HeldRequest, prepared: PreparedGenerate, input: GenerateRequest, signal: AbortSignal): Promise<Readable> {
+export async function streamGenerate(
+  deps: GenerationDeps,
+  wakes: GenerationWakes,
+  held: HeldRequest,
+  prepared: PreparedGenerate,
+  input: GenerateRequest,
+  signal: AbortSignal,
+  eventsUrl: (generationId: string) => string,
+): Promise<Readable> {
   const cancel = cancellation(wakes, held.reservation.id);
   let log: GenerationLogWriter;
   let accepted: AcceptedChat;
@@ -219,19 +227,17 @@ export async function streamGenerate(deps: GenerationDeps, wakes: GenerationWake
     if (!out.destroyed && !out.writableEnded) out.write(line(event));
   };
   log.running();
-  const ready = readyOf(held);
-  log.append(ready);
-  send(ready);
-  // The pump is the log's writer and the response's; the response is written directly, never read
-  // back from the log, so the log costs the plain stream nothing on its way.
-  void pumpGeneration(deps, held, input, accepted, cancel.signal, (delta) => {
-    log.append(delta);
-    send(delta);
-  }).then(({ status, done }) => {
+  // The pump is the log's writer and the response's: each event goes out with the seq the log gives
+  // it, written directly, never read back from the log, so the log costs the plain stream nothing on
+  // its way. Only ready names where to resume (the log's readers get it added as they read).
+  send({ ...log.append(readyOf(held)), eventsUrl: eventsUrl(held.reservation.id) } as GenerationStreamEvent);
+  void pumpGeneration(deps, held, input, accepted, cancel.signal, (delta) => send(log.append(delta) as GenerationStreamEvent)).then(async ({ status, done }) => {
     cancel.release();
-    if (done) send(done);
+    // The done and the log's end go in one write; the response gets the done with its seq at once.
+    const closing = log.finish(status, done ?? undefined);
+    if (done) send({ ...done, seq: log.lastSeq } as GenerationStreamEvent);
     out.end();
-    return log.finish(status, done ?? undefined);
+    await closing;
   });
   return out;
 }

@@ -12,7 +12,7 @@ import type { OpenedGenerate } from '../../../domain/intelligence/generation.ts'
 import { AppError } from '../../../domain/errors.ts';
 import { generationOf } from '../../../domain/intelligence/generation-log.ts';
 import type { GenerationWakes } from '../../../domain/intelligence/generation-log.ts';
-import { acceptedInBackground, prefersAsync } from './generations.ts';
+import { acceptedInBackground, generationEventsUrl, prefersAsync } from './generations.ts';
 import { intelligenceDocs, intelligenceExamples } from './intelligence-docs.ts';
 import type { RuntimeRouteDeps } from './kit.ts';
 import { runtimeCaller } from './kit.ts';
@@ -81,7 +81,7 @@ export const intelligenceRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps & { wake
       }
       if (!stream) return envelope('service.generation', await generateJson(generation, held, prepared, request.body, signal));
       // Accepted before the status line goes out, so a provider refusal is still a proper problem.
-      return ndjson(reply).send(await streamGenerate(generation, wakes, held, prepared, request.body, signal));
+      return ndjson(reply).send(await streamGenerate(generation, wakes, held, prepared, request.body, signal, generationEventsUrl));
     },
   });
 

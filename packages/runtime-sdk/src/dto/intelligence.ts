@@ -163,16 +163,27 @@ export type Generation = z.infer<typeof generationSchema>;
 
 // ---- NDJSON stream of a streamed generate ---------------------------------------------------
 
+/**
+ * The event's place in the generation's log (1, 2, …): resume after it at `eventsUrl` with
+ * `Last-Event-ID` or `?after=` (docs/intelligence.md, "Long generations"). Absent on a replayed
+ * answer (the whole text at once: nothing to resume).
+ */
+const seqSchema = z.number().int().min(1).optional();
+
 export const generationReadyEventSchema = z.strictObject({
   type: z.literal('ready'),
+  seq: seqSchema,
   generationId: z.uuid(),
   /** The maximum this request may cost, held against the budget until it settles. */
   reservedMicrodollars: z.number().int().min(0),
   replayed: z.boolean(),
+  /** Where the generation's events are read from an offset, by any API (absent on a replay). */
+  eventsUrl: z.string().optional(),
 });
-export const generationDeltaEventSchema = z.strictObject({ type: z.literal('delta'), text: z.string() });
+export const generationDeltaEventSchema = z.strictObject({ type: z.literal('delta'), seq: seqSchema, text: z.string() });
 export const generationDoneEventSchema = z.strictObject({
   type: z.literal('done'),
+  seq: seqSchema,
   /** The whole answer when it settled; null when the request ended as a billable failure (`error` says why). */
   generation: generationSchema.nullable(),
   error: z.strictObject({ code: z.string(), detail: z.string() }).nullable(),
