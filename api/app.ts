@@ -33,6 +33,7 @@ import { openapiRoutes, swaggerOptions } from './openapi.ts';
 import { registerProblemHandling } from './problems.ts';
 import { healthRoutes } from './routes/health.ts';
 import { devApi } from './routes/dev/index.ts';
+import { oauthServer } from './routes/oauth/index.ts';
 import { mcpGateway } from './routes/mcp/index.ts';
 import { automationGateway } from './routes/automation/index.ts';
 import { productRuntime } from './routes/product/index.ts';
@@ -216,7 +217,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const runtimeAdmissions = new AdmissionCache<ChainAdmission>();
   if (deps.metrics) registerAdmissionCacheMetrics(deps.metrics, { personal_access_token: admissions, service_principal: runtimeAdmissions });
   await app.register(devApi, { prefix: '/api/dev', db: deps.db, leases, admissions, notes });
-  await app.register(mcpGateway, { prefix: MCP_MOUNT, db: deps.db, leases, admissions, notes, allowedOrigins: deps.mcpAllowedOrigins ?? [] });
+  await app.register(mcpGateway, { prefix: MCP_MOUNT, db: deps.db, leases, admissions, notes, allowedOrigins: deps.mcpAllowedOrigins ?? [], publicBaseUrl: deps.publicBaseUrl });
+  await app.register(oauthServer, { db: deps.db, publicBaseUrl: deps.publicBaseUrl });
   await app.register(automationGateway, {
     prefix: '/api/dev/automation',
     db: deps.db,

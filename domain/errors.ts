@@ -22,6 +22,9 @@ export const errorCatalog = {
   account_inactive: { status: 403, title: 'The account is not active.' },
   entitlement_required: { status: 403, title: "The account's plan does not include this interface." },
   permission_denied: { status: 403, title: 'The caller lacks the workspace permission this operation needs.' },
+  // OAuth 2.1 for the MCP endpoint (api/routes/oauth, domain/oauth)
+  insufficient_scope: { status: 403, title: 'The OAuth authorization lacks the scope this operation needs; authorize again asking for it.' },
+  oauth_unavailable: { status: 404, title: 'This server has no public base URL (PUBLIC_BASE_URL), so it publishes no OAuth metadata.' },
   // reviewer console (api/routes/console)
   session_invalid: { status: 401, title: 'The console session is missing, expired or signed out, or its token was revoked; sign in again.' },
   csrf_check_failed: { status: 403, title: "The request did not come from the console's own pages (no or another session's CSRF token, or another origin)." },

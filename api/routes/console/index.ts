@@ -30,6 +30,7 @@ import { page } from './html.ts';
 import type { Html } from './html.ts';
 import { inboxBody, inboxList, inboxRefreshMs } from './inbox-page.ts';
 import { openLiveStream } from './live.ts';
+import { oauthConsent } from './oauth-consent.ts';
 import type { LiveOptions, LiveStreams } from './live.ts';
 import { decisionRefusalText, proposalBody, proposalFragment, refreshIntervalOf } from './proposal-view.ts';
 import type { ProposalViewContext } from './proposal-view.ts';
@@ -290,4 +291,7 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
     if (wantsJson(request)) return reply.code(202).send(outcome);
     return reply.redirect(`/console/proposals/${outcome.id}?done=undo`, 303);
   });
+
+  // The OAuth authorization endpoint: consent is a console page (oauth-consent.ts).
+  await app.register(oauthConsent, { db, publicBaseUrl, sendPage });
 };

@@ -17,6 +17,11 @@ import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import type { AdmissionCache, TokenAdmission } from '../../../domain/principals/admission-cache.ts';
 import { admissionRefusalCodes } from '../../../domain/principals/admission.ts';
 import { acceptCharged, admitRequest, presentedToken, principalOf, withChallenge } from '../../auth.ts';
+import { admitOAuthAccessToken, isOAuthAccessToken } from '../../../domain/oauth/admission.ts';
+import type { GrantLimits } from '../../../domain/oauth/admission.ts';
+import { oauthScopes } from '../../../domain/oauth/authorization.ts';
+import type { OAuthScope } from '../../../domain/oauth/authorization.ts';
+import { oauthBaseUrl, oauthEndpoints } from '../oauth/issuer.ts';
 import { DatabaseUnavailableError } from '../../../db/availability.ts';
 import { logFailure, toAppError } from '../../problems.ts';
 import {
@@ -43,7 +48,7 @@ import {
 } from './protocol.ts';
 import type { Classified, Era, JsonRpcRequest, Revision, RpcId } from './protocol.ts';
 import { corsHeaders, originAllowed } from './origins.ts';
-import { listNoteResources, noteLink, noteTemplate, readNoteResource } from './resources.ts';
+import { listNoteResources, noteLink, noteTemplate, parseNoteUri, readNoteResource, readRefusal } from './resources.ts';
 import { listedTools, toolsByName } from './tools.ts';
 import type { ToolDefinition } from './tools.ts';
 
@@ -73,11 +78,65 @@ type Deps = {
   notes: GroupCommit;
   /** Browser origins allowed to call (MCP_ALLOWED_ORIGINS and PUBLIC_BASE_URL's origin, read by api/compose.ts). */
   allowedOrigins: readonly string[];
+  /** The base URL the OAuth metadata names (api/routes/oauth/issuer.ts). */
+  publicBaseUrl?: string | undefined;
 };
+
+/** The scope an operation needs when the caller holds an OAuth grant (personal access tokens may do everything). */
+function scopeOf(message: JsonRpcRequest): OAuthScope | undefined {
+  if (message.method === 'resources/read' || message.method === 'resources/list') return 'notes:read';
+  if (message.method !== 'tools/call') return undefined;
+  const tool = toolsByName.get(String(message.params?.['name']));
+  return tool && !tool.annotations.readOnlyHint ? 'notes:write' : 'notes:read';
+}
+
+/** The tools a grant's scopes allow (every tool for a personal access token). */
+function toolsFor(grant: GrantLimits | undefined) {
+  if (!grant) return listedTools();
+  return listedTools().filter((listed) => grant.scopes.includes(toolsByName.get(listed.name)!.annotations.readOnlyHint ? 'notes:read' : 'notes:write'));
+}
+
+/** Another mapping than the grant's answers exactly like a missing one. */
+function outsideGrant(grant: GrantLimits | undefined, mappingId: unknown): boolean {
+  return grant !== undefined && typeof mappingId === 'string' && !grant.mappingIds.includes(mappingId.toLowerCase());
+}
 
 export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
   const { db, leases, admissions, notes } = deps;
   const allowedOrigins = new Set(deps.allowedOrigins);
+  // What an OAuth access token's grant allows, for requests admitted with one (authorization, below).
+  const grants = new WeakMap<FastifyRequest, GrantLimits>();
+  // A scope refused with 403 insufficient_scope: the challenge asks for it (step-up).
+  const refusedScopes = new WeakMap<FastifyRequest, readonly string[]>();
+
+  /**
+   * Admits the request's bearer token: a personal access token as every interface does
+   * (api/auth.ts), an OAuth access token through its grant (domain/oauth/admission.ts: bound to this
+   * endpoint's resource, the operation's `scope` granted, then judged and charged the same way).
+   */
+  async function admitCaller(request: FastifyRequest, reply: FastifyReply, options: { charge: boolean; scope?: OAuthScope | undefined }): Promise<void> {
+    const token = presentedToken(request);
+    if (!isOAuthAccessToken(token)) return admitRequest(request, reply, deps, 'mcp', { charge: options.charge });
+    const base = oauthBaseUrl(request, deps.publicBaseUrl);
+    if (!base) throw new AppError('invalid_token', undefined, { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } });
+    const admission = { token, resource: oauthEndpoints(base).resource, leases, scope: options.scope };
+    try {
+      if (options.charge) {
+        const { usage, grant, ...principal } = await withChallenge(() => admitOAuthAccessToken(db, { ...admission, charge: true }));
+        acceptCharged(request, reply, principal, usage);
+        grants.set(request, grant);
+      } else {
+        const { grant, ...principal } = await withChallenge(() => admitOAuthAccessToken(db, { ...admission, scope: undefined, charge: false }));
+        request.principal = principal;
+        grants.set(request, grant);
+      }
+    } catch (error) {
+      if (isAppError(error) && error.code === 'insufficient_scope') {
+        refusedScopes.set(request, [...new Set([...(error.extensions['grantedScopes'] as string[]), options.scope!])]);
+      }
+      throw error;
+    }
+  }
   // The raw body is parsed here, not by Fastify, so malformed JSON becomes JSON-RPC -32700.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(['application/json', 'application/json; charset=utf-8'], { parseAs: 'string', bodyLimit: 16 * 1_048_576 }, (_request, body, done) => {
@@ -87,8 +146,19 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
     done(new AppError('unsupported_media_type', 'MCP requests are application/json.'), undefined);
   });
 
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', async (request, reply) => {
     reply.header('mcp-protocol-version', MODERN_VERSION);
+    // Every 401 and every insufficient scope names the protected-resource metadata (RFC 9728 §5.1),
+    // where a client discovers how to get a token, and the scopes to ask for.
+    const base = oauthBaseUrl(request, deps.publicBaseUrl);
+    if (!base) return;
+    const metadata = `resource_metadata="${oauthEndpoints(base).resourceMetadata}"`;
+    if (reply.statusCode === 401) {
+      const invalid = String(reply.getHeader('www-authenticate') ?? '').includes('invalid_token') ? 'error="invalid_token", ' : '';
+      reply.header('www-authenticate', `Bearer ${invalid}${metadata}, scope="${oauthScopes.join(' ')}"`);
+    }
+    const refused = refusedScopes.get(request);
+    if (reply.statusCode === 403 && refused) reply.header('www-authenticate', `Bearer error="insufficient_scope", scope="${refused.join(' ')}", ${metadata}`);
   });
   // A browser origin that is not allowed is refused before anything else, whatever the method, and
   // consumes nothing: 403, a JSON-RPC error without id (the transport spec's answer).
@@ -135,7 +205,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
     // A refusal of the body (415, 413) is an answer too: it goes only to an admitted caller (uncharged).
     if (request.method === 'POST' && !request.principal && appError.status < 500 && appError.status !== 401) {
       try {
-        await admitRequest(request, reply, deps, 'mcp', { charge: false });
+        await admitCaller(request, reply, { charge: false });
       } catch (authError) {
         if (!isAppError(authError) && !(authError instanceof DatabaseUnavailableError)) throw authError;
         appError = toAppError(authError);
@@ -185,9 +255,9 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
       // operation for a recognized request, uncharged for any other answer. A refused admission is
       // answered here, as this request's JSON-RPC error, and admit says false: the caller then returns
       // `reply` (already sent) and answers nothing more.
-      const admit = async (id: RpcId, charge: boolean): Promise<boolean> => {
+      const admit = async (id: RpcId, charge: boolean, scope?: OAuthScope): Promise<boolean> => {
         try {
-          await admitRequest(request, reply, deps, 'mcp', { charge });
+          await admitCaller(request, reply, { charge, scope });
           return true;
         } catch (error) {
           refuse(id, error);
@@ -240,7 +310,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
         // The fused variant of the same charged admission (the hot read): the tool's read rides in
         // admission's statement, so admission, the operation's charge and the read are one round trip.
         const parsedArgs = argumentRefusal ? undefined : tool.input.safeParse(args);
-        if (tool.fused && parsedArgs?.success && tool.fused.canFuse(parsedArgs.data as never)) {
+        if (tool.fused && parsedArgs?.success && tool.fused.canFuse(parsedArgs.data as never) && !isOAuthAccessToken(presentedToken(request))) {
           let outcome: Awaited<ReturnType<typeof tool.fused.run>>;
           try {
             outcome = await withChallenge(() => tool.fused!.run({ db, rawToken: presentedToken(request), leases, admissions }, parsedArgs.data as never));
@@ -255,7 +325,7 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
       }
 
       // A recognized operation: admitted charged (one MCP operation), then run.
-      if (!(await admit(id, true))) return reply;
+      if (!(await admit(id, true, scopeOf(message)))) return reply;
       let result: Record<string, unknown>;
       try {
         result = await run(message, classified, request, argumentRefusal);
@@ -326,6 +396,8 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
       case 'tools/list':
         // One page: no cursor was ever handed out, so any cursor is invalid (a recognized operation, charged).
         if (message.params?.['cursor'] !== undefined) throw new RpcError(rpcCodes.invalidParams, 'Invalid cursor: tools/list has a single page and hands out no cursor.', { data: { cursor: message.params['cursor'] } });
+        // A grant's list is its own (what its scopes allow): never a shared cache entry.
+        if (grants.has(request)) return era === 'modern' ? { tools: toolsFor(grants.get(request)), ttlMs: CACHE_TTL_MS, cacheScope: 'private' } : { tools: toolsFor(grants.get(request)) };
         return era === 'modern' ? { tools: listedTools(), ttlMs: CACHE_TTL_MS, cacheScope: 'public' } : { tools: listedTools() };
       case 'tools/call':
         // An argument the edge refused (U+0000) is an invalid argument like any other: the tool never sees it.
@@ -336,7 +408,14 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
       case 'resources/list':
       case 'resources/read': {
         const call = { db, caller: mcpCaller(request, message.method), revision };
+        const grant = grants.get(request);
+        if (message.method === 'resources/read' && outsideGrant(grant, parseNoteUri(message.params?.['uri']).mappingId)) {
+          const { mappingId } = parseNoteUri(message.params?.['uri']);
+          throw readRefusal(new AppError('mapping_not_found', undefined, { extensions: { mappingId } }), String(message.params?.['uri']), revision, request.id);
+        }
         const result = message.method === 'resources/list' ? await listNoteResources(call, message.params?.['cursor']) : await readNoteResource(call, message.params?.['uri']);
+        // A grant lists its own mappings' notes only (a page may then hold fewer; nextCursor still leads on).
+        if (grant && 'resources' in result) result.resources = result.resources.filter((resource) => !outsideGrant(grant, parseNoteUri(resource.uri).mappingId));
         // A vault's notes change at any time and are the caller's own: fresh on every read, never shared.
         return era === 'modern' ? { ...result, ttlMs: 0, cacheScope: 'private' } : result;
       }
@@ -357,6 +436,8 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
         }));
         throw new AppError('invalid_request', `${errors[0]!.pointer}: ${errors[0]!.message}`, { extensions: { errors } });
       }
+      const mappingId = (parsed.data as { mappingId?: unknown }).mappingId;
+      if (outsideGrant(grants.get(request), mappingId)) throw new AppError('mapping_not_found', undefined, { extensions: { mappingId } });
       return toolResult(tool, await tool.run({ db, notes, principal: principalOf(request), requestId: request.id }, parsed.data as never), revision);
     } catch (error) {
       if (isAppError(error)) return toolErrorResult(error, request.id);

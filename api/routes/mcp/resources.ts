@@ -70,7 +70,7 @@ export function noteLink(mappingId: string, note: { path: string; title?: string
  * (mapping_not_found, note_not_found: another account's mapping answers exactly like a missing one).
  * Any other refusal of the read (an invalid path, a role without vault.read) is -32602 with its code.
  */
-function readRefusal(error: AppError, uri: string, revision: Revision, requestId: string): RpcError {
+export function readRefusal(error: AppError, uri: string, revision: Revision, requestId: string): RpcError {
   const notFound = error.status === 404;
   const rpcCode = notFound && revision !== '2026-07-28' ? rpcCodes.resourceNotFound : rpcCodes.invalidParams;
   return new RpcError(rpcCode, notFound ? 'Resource not found' : (error.detail ?? error.code), {
