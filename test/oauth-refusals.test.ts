@@ -344,3 +344,35 @@ describe('admission on /api/mcp', () => {
     expect(refused.json().error.data).toMatchObject({ code: 'account_inactive' });
   });
 });
+
+describe('browsers and batches', () => {
+  it("answers a browser's preflight of the metadata and of registration, and lets it read the answers", async () => {
+    for (const [url, method] of [['/.well-known/oauth-protected-resource/api/mcp', 'GET'], ['/.well-known/oauth-authorization-server', 'GET'], ['/oauth/register', 'POST'], ['/oauth/token', 'POST']] as const) {
+      const res = await caller.app.inject({ method: 'OPTIONS', url, headers: { host: 'localhost', origin: 'https://app.example', 'access-control-request-method': method } });
+      expect(res.statusCode, url).toBe(204);
+      expect(res.headers['access-control-allow-origin']).toBe('*');
+      expect(res.headers['access-control-allow-methods']).toBe(method);
+      expect(String(res.headers['access-control-allow-headers'])).toContain('mcp-protocol-version');
+    }
+    expect((await get('/.well-known/oauth-authorization-server')).headers['access-control-allow-origin']).toBe('*');
+  });
+
+  it('admits an OAuth token in each message of a 2025-03-26 batch, with its grant', async () => {
+    const { access_token: token } = await accessToken({ scopes: ['notes:read'], mappings: [caller.mappingId] });
+    const res = await caller.app.inject({
+      method: 'POST',
+      url: '/api/mcp',
+      headers: { host: 'localhost', authorization: `Bearer ${token}`, 'content-type': 'application/json', 'mcp-protocol-version': '2025-03-26' },
+      payload: [
+        { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_vault_schema', arguments: { mappingId: otherMappingId } } },
+        { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'create_or_append_note', arguments: { mappingId: caller.mappingId, path: 'B.md', content: 'x' } } },
+      ],
+    });
+    expect(res.statusCode).toBe(200);
+    const [list, outside, write] = res.json();
+    expect(list.result.tools).toHaveLength(6);
+    expect(outside.result).toMatchObject({ isError: true, structuredContent: { code: 'mapping_not_found' } });
+    expect(write.error.data).toMatchObject({ code: 'insufficient_scope' });
+  });
+});

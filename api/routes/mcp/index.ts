@@ -354,7 +354,8 @@ export const mcpGateway: FastifyPluginAsyncZod<Deps> = async (app, deps) => {
       return sendRpcError(reply, null, new RpcError(rpcCodes.invalidRequest, why, { httpStatus: 400, data: { code: 'invalid_request', status: 400, limit: MAX_BATCH_MESSAGES, requestId: request.id } }));
     }
     const forwarded = Object.fromEntries(
-      ['authorization', 'content-type', 'mcp-protocol-version'].flatMap((name) => (typeof request.headers[name] === 'string' ? [[name, request.headers[name] as string]] : [])),
+      // host too: without PUBLIC_BASE_URL an OAuth token's resource is this request's loopback origin.
+      ['authorization', 'content-type', 'mcp-protocol-version', 'host'].flatMap((name) => (typeof request.headers[name] === 'string' ? [[name, request.headers[name] as string]] : [])),
     );
     const answers: unknown[] = [];
     for (const message of messages) {

@@ -40,6 +40,11 @@ export const oauthServer: FastifyPluginAsync<OAuthDeps> = async (app, deps) => {
     return sendProblem(reply, appError);
   });
 
+  // A browser-based client's preflight: the metadata is fetched with MCP-Protocol-Version, registration posts JSON.
+  for (const url of [RESOURCE_METADATA_PATH, '/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server', '/oauth/register', '/oauth/token', '/oauth/revoke']) {
+    app.route({ method: 'OPTIONS', url, schema: { hide: true }, handler: preflight });
+  }
+
   const resourceMetadata = async (request: FastifyRequest) => {
     const e = endpointsOf(request);
     return {
@@ -114,6 +119,15 @@ export const oauthServer: FastifyPluginAsync<OAuthDeps> = async (app, deps) => {
     return reply.code(200).send();
   });
 };
+
+async function preflight(request: FastifyRequest, reply: FastifyReply) {
+  return reply
+    .code(204)
+    .header('access-control-allow-methods', request.url.startsWith('/.well-known/') ? 'GET' : 'POST')
+    .header('access-control-allow-headers', 'content-type, mcp-protocol-version')
+    .header('access-control-max-age', '600')
+    .send();
+}
 
 function sendOAuthError(reply: FastifyReply, error: OAuthProtocolError) {
   return reply.code(error.status).type('application/json').send({ error: error.error, error_description: error.message });
