@@ -157,7 +157,7 @@ function consentBody(valid: Valid, mappings: readonly ConsentMapping[], csrfToke
       ${mappings.length === 0 ? html`<p>You have no hosted vault mapped yet: there is nothing to connect.</p>` : null}
       ${mappings.map((m) => html`<label><input type="checkbox" name="mapping" value="${m.mappingId}"> ${m.vaultName} <span class="help">(${m.label || m.mappingId})</span></label><br>`)}
     </fieldset>
-    <p class="help">Access lasts until you revoke it; the application’s access tokens last 15 minutes each and are renewed while you allow it.</p>
+    <p class="help">Each access token the application gets lasts 15 minutes; it keeps access while it renews them at least every 30 days, until the application revokes it.</p>
     <button type="submit" name="decision" value="allow" class="button primary">Allow</button>
     <button type="submit" name="decision" value="deny" class="button secondary">Deny</button>
   </form>
