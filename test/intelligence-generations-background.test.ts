@@ -8,6 +8,8 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildTestApp } from './support/app.ts';
+import { createHostedRuntime, RuntimeUnavailableError } from '@hosted-notes/runtime-sdk';
+import { createLocalRuntime } from '@hosted-notes/runtime-sdk/local';
 import { useTestAppWithWorker } from './support/harness.ts';
 import { buildRuntimeChain } from './support/product-runtime.ts';
 import type { RuntimeChain } from './support/product-runtime.ts';
@@ -247,6 +249,34 @@ describe('cancel', () => {
     const finished = await cancel(started.generationId);
     expect(finished.status).toBe(200);
     expect(((await finished.json()) as { data: View }).data).toMatchObject({ status: 'completed', cancelRequestedAt: null, receipt: { outcome: 'settled' } });
+  });
+});
+
+describe('through the SDK', () => {
+  it('getGeneration, streamGeneration from an offset and cancelGeneration parse what the service answers; the local adapter has none', async () => {
+    const chunks = ['Count ', 'by ', 'quarters.'];
+    provider.script({ kind: 'chat', chunks });
+    const runtime = createHostedRuntime({ baseUrl: ctx.url, credential: chain.secret });
+    const { view: started } = await startBackground();
+    const all = [];
+    for await (const event of runtime.streamGeneration(started.generationId)) all.push(event);
+    expect(all.map((e) => [e.type, e.seq])).toEqual([['ready', 1], ['delta', 2], ['delta', 3], ['delta', 4], ['done', 5]]);
+    const rest = [];
+    for await (const event of runtime.streamGeneration(started.generationId, { after: 3 })) rest.push(event);
+    expect(rest).toEqual(all.slice(3));
+    const none = [];
+    for await (const event of runtime.streamGeneration(started.generationId, { after: 5 })) none.push(event);
+    expect(none).toEqual([]);
+    const got = await runtime.getGeneration(started.generationId);
+    expect(got.data).toMatchObject({ status: 'completed', result: { content: chunks.join('') }, receipt: { outcome: 'settled' } });
+    const cancelled = await runtime.cancelGeneration(started.generationId);
+    expect(cancelled.data).toMatchObject({ status: 'completed', cancelRequestedAt: null });
+    await expect(runtime.getGeneration(randomUUID())).rejects.toMatchObject({ code: 'generation_not_found', status: 404 });
+
+    const local = createLocalRuntime({ root: '/nonexistent-vault-for-generations' });
+    expect((await local.getGeneration(started.generationId)).status).toBe('unavailable');
+    expect((await local.cancelGeneration(started.generationId)).status).toBe('unavailable');
+    await expect(local.streamGeneration(started.generationId).next()).rejects.toBeInstanceOf(RuntimeUnavailableError);
   });
 });
 

@@ -4,10 +4,6 @@
 // respond-async) the metered routes answer. Authorized exactly like media: the caller's organization
 // and installation; anything else answers as missing. The rules live in domain/intelligence/generation-log.ts; this is the HTTP edge.
 //
-// Until these operations are in the SDK's operation table (packages/runtime-sdk/src/operations.ts,
-// being edited by another change), the routes are declared outside it: `publicRuntime` skips the
-// table's completion, and each handler admits its caller itself with the same admission and scope
-// (intelligence.execute) a table route gets; they are hidden from the OpenAPI document until then.
 import { PassThrough } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabasePool } from 'slonik';
@@ -18,8 +14,10 @@ import { AppError } from '../../../domain/errors.ts';
 import { followGeneration, generationOf, requestCancel } from '../../../domain/intelligence/generation-log.ts';
 import type { GenerationRow, GenerationWakes, LoggedEvent } from '../../../domain/intelligence/generation-log.ts';
 import { generationView } from '../../../domain/intelligence/generation.ts';
-import { RUNTIME_MOUNT } from './kit.ts';
-import type { RuntimeCaller, RuntimeRouteDeps } from './kit.ts';
+import { RUNTIME_MOUNT, runtimeCaller } from './kit.ts';
+import type { RuntimeRouteDeps } from './kit.ts';
+import { operationRoute } from './operation-route.ts';
+import { generationDocs, generationExamples } from './generations-docs.ts';
 
 export type GenerationRouteDeps = RuntimeRouteDeps & { wakes: GenerationWakes };
 
@@ -55,11 +53,14 @@ export async function acceptedInBackground(db: DatabasePool, reply: FastifyReply
 }
 
 const params = z.strictObject({ generationId: z.string().min(1).max(100).describe('The generation id (the generationId of ready, the receipt id).') });
-
-/** The admitted caller, with the scope every intelligence operation needs. */
-function admit(deps: RuntimeRouteDeps, request: FastifyRequest, reply: FastifyReply): Promise<RuntimeCaller> {
-  return deps.admission.admit(request, reply, { scope: 'intelligence.execute' });
-}
+// A repeated or malformed `after` is refused with its own code (generation_position_invalid), not as a schema mismatch.
+const eventsQuery = z.strictObject({
+  after: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .describe('The seq of the last event seen (a non-negative integer); the answer starts after it. Last-Event-ID says the same.'),
+});
+const generationProblems = ['generation_not_found'] as const;
 
 /** A seq as a client sends it: one non-negative integer, no sign, no leading zero, no spaces. */
 function positionOf(raw: unknown): number | null {
@@ -73,7 +74,6 @@ function positionOf(raw: unknown): number | null {
 /** `?after=N` and `Last-Event-ID: N` (EventSource's reconnect): either, or both when they agree; none is 0. */
 function afterOf(request: FastifyRequest): number {
   const query = request.query as Record<string, unknown>;
-  for (const name of Object.keys(query)) if (name !== 'after') throw new AppError('invalid_request', `Unknown query parameter ${name}.`);
   const fromQuery = positionOf(query['after']);
   const fromHeader = positionOf(request.headers['last-event-id']);
   if (fromQuery !== null && fromHeader !== null && fromQuery !== fromHeader) throw new AppError('generation_position_invalid', 'after and Last-Event-ID name different events.');
@@ -104,23 +104,33 @@ export const generationRoutes: FastifyPluginAsyncZod<GenerationRouteDeps> = asyn
   const { db, wakes } = deps;
 
   app.route({
-    method: 'GET',
-    url: '/intelligence/generations/:generationId',
-    config: { publicRuntime: true },
-    schema: { hide: true, params },
-    handler: async (request, reply) => {
-      const caller = await admit(deps, request, reply);
-      return generationAnswer(db, await generationOf(db, caller, request.params.generationId));
+    ...operationRoute('getGeneration'),
+    schema: {
+      description:
+        "The generation's status (queued, running, completed, failed, cancelled), its result (once completed), error code (once failed or cancelled) and " +
+        "usage receipt (once charged), and where its events are read. Another installation's or organization's generation answers exactly like a missing one.",
+      params,
+      problems: [...generationProblems],
+      docs: generationDocs.getGeneration,
+      examples: generationExamples.getGeneration,
     },
+    handler: async (request) => generationAnswer(db, await generationOf(db, runtimeCaller(request), request.params.generationId)),
   });
 
   app.route({
-    method: 'POST',
-    url: '/intelligence/generations/:generationId/cancel',
-    config: { publicRuntime: true },
-    schema: { hide: true, params },
-    handler: async (request, reply) => {
-      const caller = await admit(deps, request, reply);
+    ...operationRoute('cancelGeneration'),
+    schema: {
+      description:
+        'Stops the generation: its upstream request is closed (by whichever API pumps it), the text so far stays in its events, and it is charged as ' +
+        'docs/intelligence.md states for a cancel (released before the provider accepted; after, the reported usage or the reserved bound, never more). ' +
+        'Idempotent; a finished generation is left as it is. Answers the generation as it stands after the ask.',
+      params,
+      problems: [...generationProblems],
+      docs: generationDocs.cancelGeneration,
+      examples: generationExamples.cancelGeneration,
+    },
+    handler: async (request) => {
+      const caller = runtimeCaller(request);
       const generation = await generationOf(db, caller, request.params.generationId);
       // The pump of this process, if it is the one, is aborted now; then the ask is recorded and
       // announced to every process (the one pumping it aborts its upstream request).
@@ -131,13 +141,20 @@ export const generationRoutes: FastifyPluginAsyncZod<GenerationRouteDeps> = asyn
   });
 
   app.route({
-    method: 'GET',
-    url: '/intelligence/generations/:generationId/events',
-    config: { publicRuntime: true },
-    schema: { hide: true, params },
+    ...operationRoute('streamGeneration'),
+    schema: {
+      description:
+        'The events after ?after=N or Last-Event-ID: N (default 0), each with its seq, then live until done: application/x-ndjson (also for */*), or ' +
+        'text/event-stream for EventSource (id: is the seq). After the end of an ended generation: 204. Past retention: 410 generation_expired.',
+      params,
+      querystring: eventsQuery,
+      problems: [...generationProblems, 'generation_expired', 'generation_position_invalid', 'generation_events_not_acceptable', 'generation_readers_exhausted'],
+      docs: generationDocs.streamGeneration,
+      examples: generationExamples.streamGeneration,
+    },
     handler: async (request, reply) => {
-      // Who asks first (as for every runtime route), then the request's own faults (406, 400), then what they may see.
-      const caller = await admit(deps, request, reply);
+      // The request's own faults (406, 400), then what the caller may see.
+      const caller = runtimeCaller(request);
       const format = formatOf(request);
       const after = afterOf(request);
       const generation = await generationOf(db, caller, request.params.generationId);

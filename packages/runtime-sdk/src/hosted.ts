@@ -252,6 +252,23 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
     return Object.assign(events(), { idempotencyKey });
   }
 
+  /**
+   * streamGeneration: the NDJSON events of a generation after `after`. 204 (nothing follows `after`
+   * in an ended generation) ends the iteration with no event; refusals are problem+json.
+   */
+  async function* streamGeneration(generationId: string, o: CallOptions & { after?: number } = {}): AsyncGenerator<GenerationStreamEvent, void, undefined> {
+    let path = routePath('streamGeneration', runtimeByteOperations.streamGeneration.path, { generationId });
+    if (o.after !== undefined) path += `?after=${encodeURIComponent(String(o.after))}`;
+    const response = await send(path, { method: 'GET', accept: NDJSON_CONTENT_TYPE, signal: o.signal });
+    if (response.status === 204) {
+      await response.body?.cancel().catch(() => undefined);
+      return;
+    }
+    if (!response.ok) throw await problemOf(response);
+    checkVersion(response);
+    yield* readNdjson(response, { schema: generationStreamEventSchema, resumed: true });
+  }
+
   /** uploadAudio: the bytes as the body, the metadata in headers, keyed by the input's own key (never a generated one). */
   async function uploadAudio(input: AudioUploadInput, o?: CallOptions) {
     if (typeof input.idempotencyKey !== 'string') throw new TypeError('uploadAudio needs input.idempotencyKey: retry a recording with the key it was first sent with');
@@ -352,6 +369,9 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
     listUsageReceipts: (p?: UsageReceiptPageInput, o?: CallOptions) => call('listUsageReceipts', { query: { ...page(p), installationId: p?.installationId } }, o),
     getUsageReceipt: (receiptId: string, o?: CallOptions) => call('getUsageReceipt', { params: { receiptId } }, o),
     getIntelligenceBudget: (o?: CallOptions) => call('getIntelligenceBudget', {}, o),
+    getGeneration: (generationId: string, o?: CallOptions) => call('getGeneration', { params: { generationId } }, o),
+    cancelGeneration: (generationId: string, o?: CallOptions) => call('cancelGeneration', { params: { generationId } }, o),
+    streamGeneration,
     listAudio: (p?: PageInput, o?: CallOptions) => call('listAudio', { query: page(p) }, o),
     getAudioMetadata: (mediaId: string, o?: CallOptions) => call('getAudioMetadata', { params: { mediaId } }, o),
     deleteAudio: (mediaId: string, o?: CallOptions) => call('deleteAudio', { params: { mediaId } }, o),

@@ -454,6 +454,12 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     listUsageReceipts: async () => unavailable('service.product-intelligence-usage-list', hostedOnly('intelligence.usage', intelligenceDetail)),
     getUsageReceipt: async () => unavailable('service.product-intelligence-usage', hostedOnly('intelligence.usage', intelligenceDetail)),
     getIntelligenceBudget: async () => unavailable('service.intelligence-budget', hostedOnly('intelligence.budget', intelligenceDetail)),
+    getGeneration: async () => unavailable('service.intelligence-generation', hostedOnly('intelligence', intelligenceDetail)),
+    cancelGeneration: async () => unavailable('service.intelligence-generation', hostedOnly('intelligence', intelligenceDetail)),
+    // Events have no envelope to be unavailable in: the first step throws, as generateStream's does.
+    async *streamGeneration(): AsyncGenerator<GenerationStreamEvent, void, undefined> {
+      throw new RuntimeUnavailableError(unavailable('service.intelligence-generation', hostedOnly('intelligence', intelligenceDetail)));
+    },
     // The education operations run on the service (the deterministic ones too: their logic is the service's).
     ...educationCalls,
     // Recordings are kept by the service only; a local runtime stores none and has none to read.

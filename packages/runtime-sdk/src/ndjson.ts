@@ -29,6 +29,8 @@ export class RuntimeStreamError extends RuntimeResponseError {
 export type ReadNdjsonOptions<E extends { type: string }> = {
   /** A stricter schema of the events (the operation's own); its events must still carry `type` ready/delta/done. */
   schema?: z.ZodType<E>;
+  /** A read from an offset: the first event need not be ready (the events of a generation after a seq). */
+  resumed?: boolean;
 };
 
 /** Turns a refused (non-2xx) response into RuntimeError, or RuntimeResponseError when its body is no problem. */
@@ -82,7 +84,7 @@ export async function* readNdjson<E extends { type: string } = RuntimeStreamEven
     const event = schema.safeParse(json);
     if (!event.success) throw new RuntimeStreamError(`Line ${lineNumber} is not a valid ${base.data.type} event.`, { line: lineNumber, issues: event.error.issues });
     const type = base.data.type;
-    if (state === 'start' && type !== 'ready') throw new RuntimeStreamError(`The stream starts with ${type}, not ready.`, { line: lineNumber });
+    if (state === 'start' && type !== 'ready' && options.resumed !== true) throw new RuntimeStreamError(`The stream starts with ${type}, not ready.`, { line: lineNumber });
     if (state === 'streaming' && type === 'ready') throw new RuntimeStreamError(`Line ${lineNumber} is a second ready event.`, { line: lineNumber });
     state = type === 'done' ? 'done' : 'streaming';
     return event.data;

@@ -28,7 +28,7 @@ import {
   memoryCandidateStatusSchema,
 } from './dto/scopes.ts';
 import type { MemoryCandidateInput } from './dto/scopes.ts';
-import { generatedImageSchema, generationSchema, intelligenceBudgetSchema, usageReceiptListSchema, usageReceiptSchema } from './dto/intelligence.ts';
+import { generatedImageSchema, generationSchema, intelligenceBudgetSchema, intelligenceGenerationSchema, usageReceiptListSchema, usageReceiptSchema } from './dto/intelligence.ts';
 import type { GeneratedImage, GenerateImageInput, GenerateInput, GenerationStreamEvent } from './dto/intelligence.ts';
 import { educationProjectionSchema } from './dto/education/projection.ts';
 import type { EducationProjectionInput } from './dto/education/projection.ts';
@@ -127,6 +127,7 @@ export const dtoSchemas = {
   'service.product-intelligence-usage': usageReceiptSchema,
   'service.intelligence-budget': intelligenceBudgetSchema,
   // Education operations: deterministic (no model, no metering) and metered.
+  'service.intelligence-generation': intelligenceGenerationSchema,
   'service.education-projection': educationProjectionSchema,
   'service.education-artifact-recommendations': artifactRecommendationsSchema,
   'service.education-standards-crosswalk': crosswalkSchema,
@@ -361,6 +362,25 @@ export const runtimeOperations = {
     ...unkeyed,
     summary: "this month's intelligence budget and what a new request can still reserve",
   },
+  getGeneration: {
+    method: 'GET',
+    path: '/intelligence/generations/:generationId',
+    kind: 'service.intelligence-generation',
+    scope: 'intelligence.execute',
+    vault: false,
+    ...unkeyed,
+    summary: "a generation's status, and its result and receipt once it ended",
+  },
+  cancelGeneration: {
+    method: 'POST',
+    path: '/intelligence/generations/:generationId/cancel',
+    kind: 'service.intelligence-generation',
+    scope: 'intelligence.execute',
+    vault: false,
+    // Idempotent by itself: a cancel asked twice is one cancel.
+    ...unkeyed,
+    summary: 'stops a generation (its upstream request closes; the text so far is kept)',
+  },
   educationProjection: {
     method: 'POST',
     path: `${education}/projection`,
@@ -568,9 +588,17 @@ export const runtimeOperations = {
 } as const satisfies Record<string, OperationFacts>;
 export type RuntimeOperationName = keyof typeof runtimeOperations;
 
-/** Operations that answer bytes rather than an envelope: their facts, with no kind. */
+/** Operations that answer bytes or events rather than an envelope: their facts, with no kind. */
 export const runtimeByteOperations = {
   readAudio: { method: 'GET', path: `${education}/media/:mediaId`, scope: 'media.read', vault: false, ...unkeyed, summary: 'the bytes of stored audio, whole or one range' },
+  streamGeneration: {
+    method: 'GET',
+    path: '/intelligence/generations/:generationId/events',
+    scope: 'intelligence.execute',
+    vault: false,
+    ...unkeyed,
+    summary: "a generation's events after an offset (NDJSON or SSE), live until done",
+  },
 } as const satisfies Record<string, Omit<OperationFacts, 'kind'>>;
 export type RuntimeByteOperationName = keyof typeof runtimeByteOperations;
 
@@ -673,6 +701,16 @@ export interface RuntimeAdapter {
   getUsageReceipt(receiptId: string, options?: CallOptions): Promise<RuntimeEnvelope<'service.product-intelligence-usage'>>;
   /** This month's budget, what is committed against it, and what a new request can still reserve. */
   getIntelligenceBudget(options?: CallOptions): Promise<RuntimeEnvelope<'service.intelligence-budget'>>;
+  /** A generation's status (queued, running, completed, failed, cancelled), its result and receipt once it ended. */
+  getGeneration(generationId: string, options?: CallOptions): Promise<RuntimeEnvelope<'service.intelligence-generation'>>;
+  /** Stops a generation; idempotent. Answers the generation as it stands after the ask. */
+  cancelGeneration(generationId: string, options?: CallOptions): Promise<RuntimeEnvelope<'service.intelligence-generation'>>;
+  /**
+   * A generation's events after `after` (its seq; default 0: from the start), live until done. Ends
+   * at once with no event when nothing follows `after` in an ended generation; a log whose writer died
+   * ends without done (RuntimeStreamError). Breaking out of the loop closes the connection only.
+   */
+  streamGeneration(generationId: string, options?: CallOptions & { after?: number }): AsyncGenerator<GenerationStreamEvent, void, undefined>;
   /** Deterministic findings and Decision Signals over Education entities (no model, no metering, read-only). */
   educationProjection(input: EducationProjectionInput, options?: CallOptions): Promise<RuntimeEnvelope<'service.education-projection'>>;
   /** Deterministic ranking of at most 250 authorized artifacts (no model, no metering; never echoes content). */

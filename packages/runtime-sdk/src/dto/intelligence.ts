@@ -192,6 +192,35 @@ export const generationDoneEventSchema = z.strictObject({
 export const generationStreamEventSchema = z.discriminatedUnion('type', [generationReadyEventSchema, generationDeltaEventSchema, generationDoneEventSchema]);
 export type GenerationStreamEvent = z.infer<typeof generationStreamEventSchema>;
 
+// ---- a generation's status (issue 48: GET and cancel of …/intelligence/generations/{id}) ------
+
+export const intelligenceGenerationSchema = z
+  .object({
+    generationId: z.uuid(),
+    /** The metered kind of the request (its receipt's operation), e.g. generate. */
+    operation: z.string(),
+    status: z.enum(['queued', 'running', 'completed', 'failed', 'cancelled']),
+    /** Started with Prefer: respond-async (no connection holds it; only a cancel stops it). */
+    background: z.boolean(),
+    createdAt: z.string(),
+    finishedAt: z.string().nullable(),
+    /** The seq of the last event in its log. */
+    lastSeq: z.number().int().min(0),
+    /** After this its events answer 410 generation_expired (null while it runs). */
+    eventsExpireAt: z.string().nullable(),
+    cancelRequestedAt: z.string().nullable(),
+    /** The generation once it completed (a generate's). */
+    result: generationSchema.nullable(),
+    /** Why it failed or was cancelled (a release's or a billable failure's code). */
+    error: z.object({ code: z.string() }).nullable(),
+    /** Its usage receipt once it was charged (a release has none). */
+    receipt: usageReceiptSchema.nullable(),
+    url: z.string(),
+    eventsUrl: z.string(),
+  })
+  .meta({ id: 'IntelligenceGeneration' });
+export type IntelligenceGeneration = z.infer<typeof intelligenceGenerationSchema>;
+
 // ---- generate-image --------------------------------------------------------------------------
 
 export const imageTypes = ['diagram', 'illustration', 'timeline', 'map', 'scene', 'organizer'] as const;
