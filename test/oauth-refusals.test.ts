@@ -9,7 +9,8 @@ import { emptyRow } from '../db/row-schemas.ts';
 import { createMapping, createVault } from '../domain/identity/vaults.ts';
 import { updateAccount } from '../domain/identity/accounts.ts';
 import { exchangeCode, findClient, grantAndIssueCode } from '../domain/oauth/authorization.ts';
-import { consoleSignIn } from './support/console.ts';
+import { consoleSignIn, postSignIn, sessionCookieOf } from './support/console.ts';
+import { csrfTokenFor, sessionCookieName } from '../domain/console/sessions.ts';
 import type { ConsoleSession } from './support/console.ts';
 import { newCaller, useCaller, useTestApp } from './support/harness.ts';
 import { consentOver, pkcePair, redirectParams, registerPost, tokenPost } from './support/oauth.ts';
@@ -374,5 +375,35 @@ describe('browsers and batches', () => {
     expect(list.result.tools).toHaveLength(6);
     expect(outside.result).toMatchObject({ isError: true, structuredContent: { code: 'mapping_not_found' } });
     expect(write.error.data).toMatchObject({ code: 'insufficient_scope' });
+  });
+});
+
+describe('consent for a plan with MCP but without the automation gateway', () => {
+  it('signs a Professional account in on the way to consent, consents, and keeps the console\'s other pages refused', async () => {
+    const pro = await newCaller(caller, { plan: 'professional' });
+    // Without the consent page as its destination, sign-in is refused as before.
+    expect((await postSignIn(caller.app, pro.token)).statusCode).toBe(403);
+    const url = authorizeUrl();
+    const signIn = await postSignIn(caller.app, pro.token, { next: url.pathname + url.search });
+    expect(signIn.statusCode).toBe(303);
+    expect(signIn.headers.location).toBe(url.pathname + url.search);
+    const secret = sessionCookieOf(signIn)!.value;
+    const proSession = { cookie: `${sessionCookieName}=${secret}`, secret, csrf: csrfTokenFor(secret) };
+    const inbox = await get('/console', { cookie: proSession.cookie });
+    expect(inbox.statusCode).toBe(403);
+    const { page, answer } = await consentOver(caller.app, proSession, url, { scopes: ['notes:read'], mappings: [pro.mappingId] });
+    expect(page.body).toContain(pro.mappingId);
+    expect(page.body).not.toContain(caller.mappingId);
+    expect(answer?.statusCode).toBe(303);
+    expect(redirectParams(answer!.headers.location as string).get('code')).toMatch(/^hnp_oac_/);
+    const forged = await consentOver(caller.app, proSession, url, { csrf: null, scopes: ['notes:read'], mappings: [pro.mappingId] });
+    expect(forged.answer?.statusCode).toBe(403);
+  });
+
+  it('sends a visitor whose session ended back to sign-in, saying so', async () => {
+    const url = authorizeUrl();
+    const res = await get(url.pathname + url.search, { cookie: `${sessionCookieName}=hnp_ses_${'A'.repeat(43)}` });
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe(`/console/sign-in?next=${encodeURIComponent(url.pathname + url.search)}&expired=1`);
   });
 });

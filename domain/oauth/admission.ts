@@ -16,6 +16,7 @@ import type { AllowanceLeases } from '../allowance-lease.ts';
 import { admitResolvedAccessToken } from '../principals/admission.ts';
 import type { Admitted } from '../principals/admission.ts';
 import { emptyRow, isoTimestamp } from '../../db/row-schemas.ts';
+import { liveSessionQuery, looksLikeSessionSecret, touchSession } from '../console/sessions.ts';
 import { hashSecret, looksLikeSecret } from '../secrets.ts';
 import { oauthPrefixes } from './authorization.ts';
 import type { OAuthScope } from './authorization.ts';
@@ -85,4 +86,24 @@ export async function admitOAuthAccessToken(db: CommonQueryMethods, request: OAu
       UPDATE oauth_grants SET last_used_at = now() WHERE id = ${grantId} AND (last_used_at IS NULL OR last_used_at < now() - interval '60 seconds')`);
   }
   return { ...admitted, grant };
+}
+
+/** A console session admitted to consent: who, and the session (for its CSRF token). */
+export type ConsentSession = Principal & { sessionId: string; sessionExpiresAt: string };
+
+/**
+ * The console session of a person on the consent page. Consent is about MCP, so the session's
+ * account is judged for the `mcp` interface (a Premium or Professional plan may connect a client
+ * though the console's other pages, which are the automation gateway's, refuse it); nothing is
+ * charged, as a person's own page views are not MCP operations. An unknown, ended or expired
+ * session, or one whose token was revoked, is `session_invalid` (the console then offers sign-in).
+ */
+export async function admitConsentSession(db: CommonQueryMethods, request: { sessionSecret: string; leases: AllowanceLeases }): Promise<ConsentSession> {
+  if (!looksLikeSessionSecret(request.sessionSecret)) throw new AppError('session_invalid');
+  const row = await db.maybeOne(liveSessionQuery(request.sessionSecret));
+  if (!row) throw new AppError('session_invalid');
+  const resolved = { ...row.account, tokenId: row.tokenId, tokenLastUsedAt: row.tokenLastUsedAt, tokenExpiresAt: null };
+  const principal = await admitResolvedAccessToken(db, resolved, { iface: 'mcp', leases: request.leases, charge: false });
+  await touchSession(db, row);
+  return { ...principal, sessionId: row.id, sessionExpiresAt: row.expiresAt };
 }

@@ -43,12 +43,14 @@ export function person(people: Record<string, string>, id: string | null, fallba
 }
 
 /** Why a token was not taken, in one plain sentence (the catalog's title is the API's wording). */
-function signInProblemText(problem: AppError): string {
+function signInProblemText(problem: AppError, connecting: boolean): string {
   switch (problem.code) {
     case 'invalid_token':
       return 'That token was not accepted: it is not a token of this platform, or it expired, was rotated or was revoked. Check that you pasted all of it (it starts with hnp_pat_).';
     case 'entitlement_required':
-      return "Your account's plan does not include the reviewer console (the automation gateway needs the Developer or Team plan).";
+      return connecting
+        ? "Your account's plan does not include MCP, so it cannot connect an application."
+        : "Your account's plan does not include the reviewer console (the automation gateway needs the Developer or Team plan).";
     case 'account_inactive':
       return 'Your account is suspended, so it cannot sign in.';
     case 'rate_limited':
@@ -58,18 +60,22 @@ function signInProblemText(problem: AppError): string {
   }
 }
 
-export function signInBody(input: { next: string; problem?: AppError | undefined; signedOut?: boolean; expired?: boolean }): Html {
+export function signInBody(input: { next: string; problem?: AppError | undefined; signedOut?: boolean; expired?: boolean; connecting?: boolean }): Html {
   return html`<section class="card narrow" aria-labelledby="sign-in-title">
   <h1 id="sign-in-title">Sign in to review</h1>
   ${input.signedOut ? html`<p class="notice" role="status">You are signed out.</p>` : null}
   ${input.expired && !input.problem ? html`<p class="notice" role="status">Your session ended: it expired, was signed out elsewhere, or its token was revoked. Sign in again and you are taken back to the page you were on.</p>` : null}
-  ${input.problem ? html`<div class="alert" role="alert"><p>${signInProblemText(input.problem)}</p><p class="code">Code: <code>${input.problem.code}</code></p></div>` : null}
+  ${input.problem ? html`<div class="alert" role="alert"><p>${signInProblemText(input.problem, input.connecting ?? false)}</p><p class="code">Code: <code>${input.problem.code}</code></p></div>` : null}
   <p>Paste a personal access token of your account. It is exchanged for a session that lasts up to eight hours; the token itself is not kept by your browser.</p>
   <form method="post" action="/console/sign-in" class="stack">
     <input type="hidden" name="next" value="${input.next}">
     <label for="token">Personal access token</label>
     <input id="token" name="token" type="password" autocomplete="off" spellcheck="false" required maxlength="200" placeholder="hnp_pat_…" aria-describedby="token-help">
-    <p id="token-help" class="help">An operator creates one with <code>npm run ops -- token create --account &lt;accountId&gt; --name console</code>. Your plan must include the automation gateway (Developer or Team).</p>
+    <p id="token-help" class="help">An operator creates one with <code>npm run ops -- token create --account &lt;accountId&gt; --name console</code>. ${
+      input.connecting
+        ? 'To connect an application, your plan must include MCP (Premium, Professional, Developer & Agent or Team).'
+        : 'Your plan must include the automation gateway (Developer or Team).'
+    }</p>
     <button type="submit" class="button primary">Sign in</button>
   </form>
 </section>`;

@@ -69,6 +69,9 @@ export function safeNext(next: string | undefined): string {
   }
 }
 
+/** The OAuth consent page (oauth-consent.ts), where sign-in leads a person connecting an application. */
+const isConsentPath = (next: string) => next.startsWith('/console/oauth/authorize');
+
 /** The page's data as JSON instead of HTML: asked for with Accept: application/json (and not text/html). */
 function wantsJson(request: FastifyRequest): boolean {
   const accept = request.headers.accept ?? '';
@@ -153,7 +156,7 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
     for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
     if (request.routeOptions.url === '/console/sign-in') {
       const next = safeNext((request.body as Record<string, string> | undefined)?.['next']);
-      return sendPage(request, reply, 'Sign in', signInBody({ next, problem }), problem.status);
+      return sendPage(request, reply, 'Sign in', signInBody({ next, problem, connecting: isConsentPath(next) }), problem.status);
     }
     const title = problem.status === 404 ? 'Not found' : problem.status === 503 ? 'Temporarily unavailable' : 'Something went wrong';
     return sendPage(request, reply, title, errorBody(problem, request.id), problem.status);
@@ -177,7 +180,7 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
       config: { consolePublic: true },
     },
     async (request, reply) =>
-      sendPage(request, reply, 'Sign in', signInBody({ next: safeNext(request.query.next), signedOut: request.query.signedOut === '1', expired: request.query.expired === '1' })),
+      sendPage(request, reply, 'Sign in', signInBody({ next: safeNext(request.query.next), connecting: isConsentPath(safeNext(request.query.next)), signedOut: request.query.signedOut === '1', expired: request.query.expired === '1' })),
   );
 
   app.post(
@@ -185,7 +188,12 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
     { schema: { hide: true, body: z.strictObject({ token: z.string().min(1).max(200), next: z.string().max(2048).optional() }) }, config: { consolePublic: true } },
     async (request, reply) => {
       // Admitted exactly as the automation gateway admits the token: judged (active, plan) and charged.
-      const principal = await admitAccessToken(db, { token: request.body.token.trim(), iface: 'automation', leases: deps.leases });
+      // A sign-in on the way to connecting an application (OAuth consent) is judged for MCP instead,
+      // uncharged: any plan with MCP may connect one, and the console's own pages still refuse it.
+      const token = request.body.token.trim();
+      const principal = isConsentPath(safeNext(request.body.next))
+        ? await admitAccessToken(db, { token, iface: 'mcp', leases: deps.leases, charge: false })
+        : await admitAccessToken(db, { token, iface: 'automation', leases: deps.leases });
       const signedIn = await openSession(db, { principal, userAgent: request.headers['user-agent'] });
       // A session this browser held before is ended, not just overwritten: one browser, one session.
       const previous = sessionSecretOf(request);
@@ -293,5 +301,5 @@ export const reviewerConsole: FastifyPluginAsyncZod<ConsoleDeps> = async (app, d
   });
 
   // The OAuth authorization endpoint: consent is a console page (oauth-consent.ts).
-  await app.register(oauthConsent, { db, publicBaseUrl, sendPage });
+  await app.register(oauthConsent, { db, leases: deps.leases, publicBaseUrl, sendPage });
 };

@@ -10,15 +10,20 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { DatabasePool } from 'slonik';
 import { z } from 'zod';
+import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
+import { csrfTokenFor } from '../../../domain/console/sessions.ts';
 import { AppError } from '../../../domain/errors.ts';
+import { admitConsentSession } from '../../../domain/oauth/admission.ts';
 import { consentableMappings, findClient, grantAndIssueCode, isOAuthScope, oauthScopes, redirectUriMatches } from '../../../domain/oauth/authorization.ts';
 import type { ConsentMapping, OAuthClient, OAuthScope } from '../../../domain/oauth/authorization.ts';
 import { oauthBaseUrl, oauthEndpoints } from '../oauth/issuer.ts';
 import { html } from './html.ts';
+import { sessionSecretOf } from './session.ts';
 import type { Html } from './html.ts';
 
 export type ConsentDeps = {
   db: DatabasePool;
+  leases: AllowanceLeases;
   publicBaseUrl: string | undefined;
   sendPage: (request: FastifyRequest, reply: FastifyReply, title: string, body: Html, status?: number) => FastifyReply;
 };
@@ -65,6 +70,17 @@ export function redirectWith(checked: Checked, fields: Record<string, string>): 
 export const oauthConsent: FastifyPluginAsyncZod<ConsentDeps> = async (app, deps) => {
   const { db, publicBaseUrl, sendPage } = deps;
 
+  // These pages are public to the console's own hook (its sessions are judged for the automation
+  // gateway) and admit the session here, judged for MCP (domain/oauth/admission.ts). The console's
+  // Origin check has already run, and its CSRF check (preValidation) applies to the session set here.
+  app.addHook('onRequest', async (request) => {
+    const secret = sessionSecretOf(request);
+    if (!secret) throw new AppError('session_invalid', 'Sign in to connect an application.');
+    const admitted = await admitConsentSession(db, { sessionSecret: secret, leases: deps.leases });
+    request.principal = { tokenId: admitted.tokenId, account: admitted.account };
+    request.consoleSession = { secret, id: admitted.sessionId, expiresAt: admitted.sessionExpiresAt, csrfToken: csrfTokenFor(secret) };
+  });
+
   /** The client and redirect URI first (an error page when either is wrong), then the rest (an error for the client). */
   async function check(request: FastifyRequest, params: AuthorizeParams): Promise<Checked & ({ valid: Valid } | { error: string; description: string })> {
     const base = oauthBaseUrl(request, publicBaseUrl);
@@ -100,14 +116,14 @@ export const oauthConsent: FastifyPluginAsyncZod<ConsentDeps> = async (app, deps
     return sendPage(request, reply, `Connect ${valid.client.clientName}`, consentBody(valid, mappings, request.consoleSession!.csrfToken, problem), problem ? 422 : 200);
   }
 
-  app.get('/oauth/authorize', { schema: { hide: true, querystring: authorizeQuery } }, async (request, reply) => {
+  app.get('/oauth/authorize', { schema: { hide: true, querystring: authorizeQuery }, config: { consolePublic: true } }, async (request, reply) => {
     const checked = await check(request, request.query);
     if ('error' in checked) return reply.redirect(redirectWith(checked, { error: checked.error, error_description: checked.description }), 303);
     const mappings = await consentableMappings(db, request.principal!.account.id);
     return renderConsent(request, reply, checked.valid, mappings);
   });
 
-  app.post('/oauth/authorize', { schema: { hide: true, body: consentForm } }, async (request, reply) => {
+  app.post('/oauth/authorize', { schema: { hide: true, body: consentForm }, config: { consolePublic: true } }, async (request, reply) => {
     const { decision, granted_scope: grantedScope, mapping, csrf: _csrf, ...params } = request.body;
     const checked = await check(request, params);
     if ('error' in checked) return reply.redirect(redirectWith(checked, { error: checked.error, error_description: checked.description }), 303);
