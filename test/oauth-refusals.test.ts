@@ -233,6 +233,15 @@ describe('authorization endpoint and consent', () => {
       expect(answer?.statusCode).toBe(422);
       expect(answer?.headers.location).toBeUndefined();
     }
+    // Never more than the client asked for: a read-only request offers, and takes, only notes:read.
+    const readOnly = await consentOver(caller.app, session, authorizeUrl({ scope: 'notes:read' }), { scopes: ['notes:read', 'notes:write'], mappings: [caller.mappingId] });
+    expect(readOnly.page.body).not.toContain('value="notes:write"');
+    expect(readOnly.answer?.statusCode).toBe(422);
+    for (const choice of [{ scopes: ['notes:read', 'notes:admin'], mappings: [caller.mappingId] }]) {
+      const { answer } = await consentOver(caller.app, session, authorizeUrl(), choice);
+      expect(answer?.statusCode).toBe(422);
+      expect(answer?.headers.location).toBeUndefined();
+    }
   });
 });
 

@@ -133,7 +133,10 @@ export const oauthConsent: FastifyPluginAsyncZod<ConsentDeps> = async (app, deps
     const mappings = await consentableMappings(db, accountId);
     const scopes = [...new Set(grantedScope === undefined ? [] : [grantedScope].flat())];
     const mappingIds = [...new Set(mapping === undefined ? [] : [mapping].flat())];
-    if (scopes.length === 0 || !scopes.every(isOAuthScope)) return renderConsent(request, reply, valid, mappings, 'Choose at least one permission.');
+    // What the client asked for, or less: never more than the client asked for.
+    if (scopes.length === 0 || !scopes.every((scope) => isOAuthScope(scope) && valid.requested.includes(scope))) {
+      return renderConsent(request, reply, valid, mappings, 'Choose at least one of the permissions asked for.');
+    }
     // Only mappings this person can reach now; anything else in the form is refused, not dropped.
     const reachable = new Set(mappings.map((m) => m.mappingId));
     if (mappingIds.length === 0 || !mappingIds.every((id) => reachable.has(id))) return renderConsent(request, reply, valid, mappings, 'Choose at least one of your vaults.');
@@ -164,9 +167,7 @@ function consentBody(valid: Valid, mappings: readonly ConsentMapping[], csrfToke
     ${hidden('resource', valid.resource)}${hidden('scope', valid.requested.join(' '))}
     <fieldset>
       <legend>It may</legend>
-      ${oauthScopes.map(
-        (scope) => html`<label><input type="checkbox" name="granted_scope" value="${scope}" ${valid.requested.includes(scope) ? html`checked` : null}> ${scopeText[scope]} <code>${scope}</code></label><br>`,
-      )}
+      ${valid.requested.map((scope) => html`<label><input type="checkbox" name="granted_scope" value="${scope}" checked> ${scopeText[scope]} <code>${scope}</code></label><br>`)}
     </fieldset>
     <fieldset>
       <legend>In these vaults only</legend>
