@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildTestApp } from './support/app.ts';
 import { createHostedRuntime, RuntimeUnavailableError } from '@hosted-notes/runtime-sdk';
+import type { GenerateInput } from '@hosted-notes/runtime-sdk';
 import { createLocalRuntime } from '@hosted-notes/runtime-sdk/local';
 import { useTestAppWithWorker } from './support/harness.ts';
 import { buildRuntimeChain } from './support/product-runtime.ts';
@@ -273,7 +274,18 @@ describe('through the SDK', () => {
     expect(cancelled.data).toMatchObject({ status: 'completed', cancelRequestedAt: null });
     await expect(runtime.getGeneration(randomUUID())).rejects.toMatchObject({ code: 'generation_not_found', status: 404 });
 
+    // startGeneration: background mode through the SDK; the same key answers the same generation.
+    provider.script({ kind: 'chat', chunks: ['Started.'] });
+    const key = randomUUID();
+    const bg = await runtime.startGeneration(generateBody() as GenerateInput, { idempotencyKey: key });
+    expect(bg.data).toMatchObject({ status: expect.stringMatching(/^(queued|running)$/), background: true });
+    const bgEvents = [];
+    for await (const event of runtime.streamGeneration(bg.data!.generationId)) bgEvents.push(event);
+    expect(bgEvents.at(-1)).toMatchObject({ type: 'done', error: null });
+    expect((await runtime.startGeneration(generateBody() as GenerateInput, { idempotencyKey: key })).data).toMatchObject({ generationId: bg.data!.generationId, status: 'completed' });
+
     const local = createLocalRuntime({ root: '/nonexistent-vault-for-generations' });
+    expect((await local.startGeneration(generateBody() as GenerateInput)).status).toBe('unavailable');
     expect((await local.getGeneration(started.generationId)).status).toBe('unavailable');
     expect((await local.cancelGeneration(started.generationId)).status).toBe('unavailable');
     await expect(local.streamGeneration(started.generationId).next()).rejects.toBeInstanceOf(RuntimeUnavailableError);

@@ -4,7 +4,7 @@
 // service serializes with, and turns problem+json refusals into RuntimeError with the stable code.
 // It needs only fetch, Web Crypto and TextDecoder, so it runs in browsers and workers as in Node.
 import type { z } from 'zod';
-import { envelopeSchema, RUNTIME_VERSION, RUNTIME_VERSION_HEADER } from './envelope.ts';
+import { envelopeSchema, RUNTIME_VERSION, RUNTIME_VERSION_HEADER, unavailable } from './envelope.ts';
 import type { PublishNoteInput } from './dto/core.ts';
 import type { MemoryCandidateInput } from './dto/scopes.ts';
 import { generationStreamEventSchema } from './dto/intelligence.ts';
@@ -252,6 +252,29 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
     return Object.assign(events(), { idempotencyKey });
   }
 
+  /** generate in background mode: the 202 and its generation (see RuntimeAdapter.startGeneration). */
+  async function startGeneration(input: GenerateInput, o?: WriteOptions): Promise<RuntimeEnvelope<'service.intelligence-generation'>> {
+    const idempotencyKey = o?.idempotencyKey ?? newKey();
+    const response = await send(runtimeOperations.generate.path, {
+      method: 'POST',
+      body: input,
+      headers: { prefer: 'respond-async' },
+      accept: 'application/json',
+      idempotencyKey,
+      signal: o?.signal,
+    });
+    if (!response.ok) throw await problemOf(response, idempotencyKey);
+    checkVersion(response);
+    if (response.status !== 202) {
+      // The preference not applied: the unavailable envelope, or a key first answered without it (replayed as it was).
+      const answer = await envelopeOf('generate', response);
+      const [reason, ...more] = answer.missing;
+      if (answer.status === 'unavailable' && reason) return unavailable('service.intelligence-generation', [reason, ...more]);
+      throw new RuntimeResponseError(`generate answered HTTP ${response.status} without starting a background generation (was this key first sent without it?).`, { status: response.status });
+    }
+    return envelopeOf('getGeneration', response);
+  }
+
   /**
    * streamGeneration: the NDJSON events of a generation after `after`. 204 (nothing follows `after`
    * in an ended generation) ends the iteration with no event; refusals are problem+json.
@@ -372,6 +395,7 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
     getGeneration: (generationId: string, o?: CallOptions) => call('getGeneration', { params: { generationId } }, o),
     cancelGeneration: (generationId: string, o?: CallOptions) => call('cancelGeneration', { params: { generationId } }, o),
     streamGeneration,
+    startGeneration,
     listAudio: (p?: PageInput, o?: CallOptions) => call('listAudio', { query: page(p) }, o),
     getAudioMetadata: (mediaId: string, o?: CallOptions) => call('getAudioMetadata', { params: { mediaId } }, o),
     deleteAudio: (mediaId: string, o?: CallOptions) => call('deleteAudio', { params: { mediaId } }, o),

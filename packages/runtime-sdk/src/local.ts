@@ -454,6 +454,7 @@ export function createLocalRuntime(options: LocalRuntimeOptions): LocalRuntime {
     listUsageReceipts: async () => unavailable('service.product-intelligence-usage-list', hostedOnly('intelligence.usage', intelligenceDetail)),
     getUsageReceipt: async () => unavailable('service.product-intelligence-usage', hostedOnly('intelligence.usage', intelligenceDetail)),
     getIntelligenceBudget: async () => unavailable('service.intelligence-budget', hostedOnly('intelligence.budget', intelligenceDetail)),
+    startGeneration: async () => unavailable('service.intelligence-generation', hostedOnly('intelligence', intelligenceDetail)),
     getGeneration: async () => unavailable('service.intelligence-generation', hostedOnly('intelligence', intelligenceDetail)),
     cancelGeneration: async () => unavailable('service.intelligence-generation', hostedOnly('intelligence', intelligenceDetail)),
     // Events have no envelope to be unavailable in: the first step throws, as generateStream's does.

@@ -694,6 +694,14 @@ export interface RuntimeAdapter {
    * the unavailable envelope, iterating throws RuntimeUnavailableError (its `envelope` is that answer).
    */
   generateStream(input: GenerateInput, options?: WriteOptions): GenerationStream;
+  /**
+   * The same generation in background mode (`Prefer: respond-async`): answers once it is reserved
+   * and logged (HTTP 202), with its status and `eventsUrl`; it then runs with no connection holding
+   * it (read it with getGeneration / streamGeneration, stop it with cancelGeneration). The same key
+   * answers the same generation. A service without a model answers the unavailable envelope (as
+   * generate does); a key first answered without background mode replays as it was: RuntimeResponseError.
+   */
+  startGeneration(input: GenerateInput, options?: WriteOptions): Promise<RuntimeEnvelope<'service.intelligence-generation'>>;
   /** One metered classroom image, base64 in `data.base64` (`generatedImageBytes` decodes it); always keyed. */
   generateImage(input: GenerateImageInput, options?: WriteOptions): Promise<RuntimeEnvelope<'service.generated-image'>>;
   /** The organization's usage receipts, newest first. */
