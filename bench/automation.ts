@@ -38,32 +38,6 @@ async function json(res: Response): Promise<Record<string, unknown>> {
 }
 
 /**
- * The table bench/run.ts's own runAutomationSuite prints, until it calls `runAutomationSuite` below
- * (issue 49: the end-to-end row it compares with the bare workflow is retired there).
- */
-export async function automationSuite(input: { db: DatabasePool; baseUrl: string; temporalAddress: string; taskQueue: string; proposals: number; concurrency: number }): Promise<Percentiles[]> {
-  const setup = await setUp(input.db, input.baseUrl);
-  const proposals = await runProposals(setup, input.proposals, input.concurrency);
-  const connection = await Connection.connect({ address: input.temporalAddress });
-  try {
-    const client = new Client({ connection });
-    const bare = await runBareWorkflows(client, input.taskQueue, input.proposals, input.concurrency);
-    const waits = await workflowTaskWaits(client, bare.ids);
-    const stats = [
-      percentiles('proposal create → approve → executed receipt', proposals.endToEnd),
-      percentiles('bare one-activity workflow (start → result)', bare.samples),
-      percentiles('proposal create → pending_review', proposals.toPending),
-      percentiles('proposal approve → executed receipt', proposals.toReceipt),
-      percentiles('bare workflow: a workflow task, scheduled → picked up', waits),
-    ];
-    console.log(halvesAgainst([stats[2]!, stats[3]!], stats[1]!, `${input.concurrency} concurrent`));
-    return stats;
-  } finally {
-    await connection.close();
-  }
-}
-
-/**
  * The suite, whole: a Temporal dev server, a worker process and the API process (`startServer`),
  * a warm-up, then 4 at a time the halves, the bare workflows and the bare writes, each with the CPU
  * it cost by process, and one at a time the halves again (the pipeline's own latency, where the

@@ -5,6 +5,7 @@
 //   npm run bench -- [--duration 10] [--connections 32] [--only read,inventory]
 //   npm run bench -- --suite import [--notes 10000] [--import-sample 500]   (bench/import.ts)
 //   npm run bench -- --suite intelligence [--duration 10]   (bench/intelligence.ts)
+//   BENCH_INTELLIGENCE=reserve npm run bench -- --suite intelligence   (only reserve() against its baseline)
 //   npm run bench -- --suite education   (bench/education.ts)
 //   npm run bench -- --suite media   (bench/media.ts)
 //   npm run bench -- --suite console   (bench/console.ts)
@@ -44,7 +45,7 @@ import { indexAllQueuedNotes } from '../domain/notes/substring-index.ts';
 import { createDatabase, dropDatabase, withDatabase } from '../platform/local-stack/databases.ts';
 import { findOrStartPostgres } from '../platform/local-stack/postgres-server.ts';
 import { mcpToolRequest, runMcpSuite } from './mcp.ts';
-import { automationSuite } from './automation.ts';
+import { runAutomationSuite } from './automation.ts';
 import { drainTime, pileUp, requestPathCost, seedStartsWorkspace } from './durable-starts.ts';
 import { createServer } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -171,33 +172,6 @@ function printTable(header: string[], rows: string[][]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
   console.log(['', line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n'));
-}
-
-/** Automation: a real dev server, a worker process and the API process. */
-async function runAutomationSuite(databaseUrl: string) {
-  const temporal = await startTemporalDevServer({ cliPath: resolveTemporalCli(), headless: true });
-  const taskQueue = `bench-${process.pid}`;
-  const env = { ...serverEnv(databaseUrl), TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'warn' };
-  const worker = spawn(process.execPath, [fileURLToPath(new URL('../workers/main.ts', import.meta.url))], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-  const server = await startServer('app', env);
-  const db = await createDatabasePool(databaseUrl, { maxPoolSize: 4 });
-  try {
-    const count = Number(args.proposals);
-    await automationSuite({ db, baseUrl: server.url, temporalAddress: temporal.address, taskQueue, proposals: Math.min(10, count), concurrency: 4 }); // warm-up
-    const stats = await automationSuite({ db, baseUrl: server.url, temporalAddress: temporal.address, taskQueue, proposals: count, concurrency: 4 });
-    printTable(['automation scenario (4 concurrent)', 'n', 'p50 ms', 'p95 ms', 'mean ms'], stats.map((s) => [s.name, String(s.count), s.p50.toFixed(1), s.p95.toFixed(1), s.mean.toFixed(1)]));
-    console.log(`proposal pipeline vs bare workflow (4 concurrent): p50 ${(stats[0]!.p50 / stats[1]!.p50).toFixed(2)}x, p95 ${(stats[0]!.p95 / stats[1]!.p95).toFixed(2)}x`);
-    // One at a time: the pipeline's own latency, where the 4-concurrent figures also measure how much
-    // work each proposal is for two cores shared by Temporal, Postgres, the worker, the API and this client.
-    const alone = await automationSuite({ db, baseUrl: server.url, temporalAddress: temporal.address, taskQueue, proposals: Math.max(10, Math.floor(count / 4)), concurrency: 1 });
-    printTable(['automation scenario (one at a time)', 'n', 'p50 ms', 'p95 ms', 'mean ms'], alone.map((s) => [s.name, String(s.count), s.p50.toFixed(1), s.p95.toFixed(1), s.mean.toFixed(1)]));
-    console.log(`proposal pipeline vs bare workflow (one at a time): p50 ${(alone[0]!.p50 / alone[1]!.p50).toFixed(2)}x, p95 ${(alone[0]!.p95 / alone[1]!.p95).toFixed(2)}x`);
-  } finally {
-    await db.end();
-    await stopServer(server.child);
-    await stopServer(worker);
-    await temporal.stop();
-  }
 }
 
 /**
@@ -460,7 +434,9 @@ async function main() {
       await runObservabilitySuite({ databaseUrl, env: serverEnv(databaseUrl), duration, connections, rounds: Number(args.rounds), read, printTable, ...(workloads ? { workloads } : {}) });
     }
     if (args.suite === 'observability') return;
-    if (args.suite === 'all' || args.suite === 'automation') await runAutomationSuite(databaseUrl);
+    if (args.suite === 'all' || args.suite === 'automation') {
+      await runAutomationSuite({ databaseUrl, env: serverEnv(databaseUrl), proposals: Number(args.proposals), startServer, stopServer, printTable });
+    }
     if (args.suite === 'automation') return;
     if (args.suite === 'all' || args.suite === 'starts') await runStartsSuite(databaseUrl);
     if (args.suite === 'starts') return;

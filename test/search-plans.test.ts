@@ -1,4 +1,4 @@
-// A vault's search plan does not hinge on the statistics of the moment (issue 50, decision 123): a
+// A vault's search plan does not hinge on the statistics of the moment (issue 50, decision 137): a
 // vault imported into a database whose statistics predate it (the planner's last ANALYZE saw other
 // tenants only; autovacuum is off for these tables, as no automatic analyze comes for an import
 // under a tenth of a large table) is searched through the word and trigram indexes for a rare word,

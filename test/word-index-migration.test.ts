@@ -1,7 +1,7 @@
 // Migration 0030 (decision 114) on a database holding notes and substring entries from before it:
 // going down restores the word index on notes; coming up again gives every entry at its note's
 // revision that note's vector, leaves an entry of another revision (its note is queued) empty until
-// the indexer rewrites it, and drops the index on notes. Migration 0031 (decision 123), taken down
+// the indexer rewrites it, and drops the index on notes. Migration 0031 (decision 137), taken down
 // and up with it, moves the word and trigram indexes into one with the vault. Real Postgres,
 // node-pg-migrate as the platform runs it.
 import { randomUUID } from 'node:crypto';

@@ -1,7 +1,7 @@
 -- Up Migration
 -- Search finds a vault's notes through one index that holds the vault, the words and the trigrams
 -- together (btree_gin for the vault), on the vault's id as text so that nothing else can answer the
--- search's condition (decision 123, issue 50). With the words or the trigrams alone in an index,
+-- search's condition (decision 137, issue 50). With the words or the trigrams alone in an index,
 -- the planner chose between it and the table's primary key (vault_id, path) by its estimates: right
 -- after a bulk import the vault is estimated at about one row (statistics that predate it), so it
 -- walked every note of the vault and read each note's vector (a rare word 0.6-1 s on 5,000 prose

@@ -15,11 +15,11 @@ export const searchLimits = {
   rankAllUpTo: 2_000,
   /** A bounded ranking's candidates from each source: the title matches, the longest notes. */
   boundedCandidates: 500,
-  /** Notes a substring search reads first, in path order, before it walks on or turns to the trigram index (decision 124). */
+  /** Notes a substring search reads first, in path order, before it walks on or turns to the trigram index (decision 138). */
   substringProbe: 100,
-  /** Matches in the probe from which the text is common enough to walk on for, not to ask the index (decision 124). */
+  /** Matches in the probe from which the text is common enough to walk on for, not to ask the index (decision 138). */
   substringWalkFrom: 3,
-  /** Notes more it then reads in path order, at most, stopping at a page of matches (decision 124). */
+  /** Notes more it then reads in path order, at most, stopping at a page of matches (decision 138). */
   substringWalk: 1_000,
 } as const;
 export const SCHEMA_SCAN_NOTES = 2_000;
@@ -78,7 +78,7 @@ const planNodeSchema: z.ZodType<SearchPlanNode> = z.looseObject({
  * statements are planned with their values) and picks an index walk or a bitmap scan by its
  * statistics of the word.
  *
- * No plan hinges on the statistics of this vault (decision 123, issue 50): a vault that arrived by
+ * No plan hinges on the statistics of this vault (decision 137, issue 50): a vault that arrived by
  * a bulk import after the last ANALYZE is estimated at about one row, and plans built on that walked
  * every note of it (a rare word 0.6-1 s on 5,000 prose notes). The words part, and the substring
  * part past a short walk, find their notes through the one index that holds the vault with its
@@ -118,7 +118,7 @@ async function configureSearch(tx: CommonQueryMethods): Promise<void> {
   // workers: a search is one caller's few milliseconds, and a Gather starts its workers even for a
   // branch its one-time filter skips (~7 ms for a rare word here, decision 114). No scan of a whole
   // table: every part reads one vault, and a scan of every tenant's notes, however cheap the
-  // planner thinks a stop at a LIMIT, costs what the other tenants hold (decision 123).
+  // planner thinks a stop at a LIMIT, costs what the other tenants hold (decision 137).
   await tx.query(sql.type(emptyRow)`
     SELECT set_config('statement_timeout', ${String(searchLimits.timeoutMs)}, true), set_config('synchronize_seqscans', 'off', true),
            set_config('max_parallel_workers_per_gather', '0', true), set_config('enable_seqscan', 'off', true)`);
@@ -136,7 +136,7 @@ function searchStatement(vaultId: string, input: SearchInput, ranking: SearchRan
   // Each source yields at least the words part's own limit.
   const candidates = Math.max(ranking.boundedCandidates ?? searchLimits.boundedCandidates, limit + 1);
   // The vault as an InitPlan's value, unknown when the statement is planned: its rows are estimated
-  // as the table's average vault, never as a new vault's "one row" (decision 123).
+  // as the table's average vault, never as a new vault's "one row" (decision 137).
   const vault = sql.fragment`(SELECT ${vaultId}::uuid)`;
   const tsq = sql.fragment`websearch_to_tsquery('simple', ${query})`;
   // A note's live words match: its vector as its write computed it (no index on notes: decision 114).
@@ -174,7 +174,7 @@ function searchStatement(vaultId: string, input: SearchInput, ranking: SearchRan
     -- transaction), and from the live content of the vault's queued notes, each part in path order
     -- with its own limit.
     queued AS (SELECT ARRAY(SELECT q.path FROM note_substring_pending q WHERE ${substrings} AND q.vault_id = ${vault}) AS paths),
-    -- The indexed part, decided by this vault's notes, not by an estimate (decision 124). A probe
+    -- The indexed part, decided by this vault's notes, not by an estimate (decision 138). A probe
     -- reads the vault's first notes by path (substringProbe of them): more than a page of matches
     -- there, or a vault that small, is the answer (the first matches by path). A few matches
     -- (substringWalkFrom or more: the text is in some 3 % of the notes) and the walk goes on in path
@@ -235,7 +235,7 @@ function searchStatement(vaultId: string, input: SearchInput, ranking: SearchRan
     ),
     -- Each candidate ranked where it is found: no candidate is looked up again to be ranked, and
     -- the union compares no vectors (on 2 KB prose notes, with the hashed look-up above, the words
-    -- part reads 4,900 buffers instead of 10,900 for a word in every note; decision 125).
+    -- part reads 4,900 buffers instead of 10,900 for a word in every note; decision 139).
     candidates AS (
       SELECT n.path, n.size_bytes, ts_rank_cd(n.search, ${tsq}) AS rank FROM word_matches w JOIN notes n ON n.vault_id = ${vault} AND n.path = w.path
        WHERE NOT (SELECT bounded FROM common) AND ${matches}
