@@ -3,7 +3,8 @@
 // sign-in, see the client marked unverified, choose the scopes and a vault, allow, and Chromium
 // follows the redirect to the client's loopback callback (the consent page's CSP lets its form lead
 // there); the SDK exchanges the code and calls a tool. The page has no axe violations and logs no
-// console error. Screenshot: .data/artifacts/screenshots/oauth-consent.png.
+// console error. Then the person revokes it on their connections page and the token stops working.
+// Screenshots: .data/artifacts/screenshots/oauth-consent.png, oauth-connections.png.
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -77,4 +78,19 @@ it('signs in, consents and returns to the client in Chromium; the SDK then calls
   } finally {
     await client.close();
   }
+
+  // The person's list of connected applications: revoking there ends the client's access at once.
+  await page.goto(`${caller.url}/console/connections`);
+  expect(await page.locator('.client-name').first().innerText()).toBe('SDK test client');
+  expect(await axeViolations(page)).toEqual([]);
+  await screenshot(page, 'oauth-connections', { fullPage: true });
+  await page.getByRole('button', { name: 'Revoke SDK test client' }).click();
+  await page.getByRole('status').filter({ hasText: 'Revoked' }).waitFor();
+  const refused = await fetch(mcpUrl, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${provider.saved!.access_token}`, 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  expect(refused.status).toBe(401);
+  expect(errors).toEqual([]);
 });

@@ -9,6 +9,7 @@ import { sql } from 'slonik';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { emptyRow, idRow, isoTimestamp } from '../../db/row-schemas.ts';
+import { AppError } from '../errors.ts';
 import { generateSecret, hashSecret, looksLikeSecret } from '../secrets.ts';
 
 type Db = CommonQueryMethods;
@@ -332,4 +333,42 @@ export async function consentableMappings(db: Db, accountId: string): Promise<re
             OR v.owner_workspace_id IN (SELECT m.workspace_id FROM workspace_members m WHERE m.account_id = ${accountId}))
      ORDER BY v.name, mp.label, mp.id
      LIMIT ${oauthLimits.mappingsPerGrant}`);
+}
+
+const connectionSchema = z.object({
+  grantId: z.uuid(),
+  clientName: z.string(),
+  redirectUris: z.array(z.string()),
+  scopes: z.array(z.string()),
+  vaults: z.array(z.string()),
+  createdAt: isoTimestamp,
+  lastUsedAt: isoTimestamp.nullable(),
+});
+export type Connection = z.infer<typeof connectionSchema>;
+
+/**
+ * The applications a person has connected and that can still act: live grants with a refresh token
+ * not yet used or expired, or a code not yet exchanged. The vaults are named as the person sees them now.
+ */
+export async function listConnections(db: Db, accountId: string): Promise<readonly Connection[]> {
+  return db.any(sql.type(connectionSchema)`
+    SELECT g.id AS "grantId", cl.client_name AS "clientName", cl.redirect_uris AS "redirectUris", g.scopes,
+           coalesce((SELECT array_agg(v.name ORDER BY v.name) FROM vault_mappings mp JOIN vaults v ON v.id = mp.vault_id
+                      WHERE mp.id = ANY (g.mapping_ids)), '{}') AS vaults,
+           g.created_at AS "createdAt", g.last_used_at AS "lastUsedAt"
+      FROM oauth_grants g
+      JOIN oauth_clients cl ON cl.id = g.client_id
+     WHERE g.account_id = ${accountId} AND g.revoked_at IS NULL
+       AND (EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.grant_id = g.id AND t.kind = 'refresh' AND t.used_at IS NULL AND t.expires_at > now())
+            OR EXISTS (SELECT 1 FROM oauth_authorization_codes c WHERE c.grant_id = g.id AND c.used_at IS NULL AND c.expires_at > now()))
+     ORDER BY g.created_at DESC, g.id`);
+}
+
+/** The person revokes a connection: every token of the grant stops working on its next use. Another person's grant is not found. */
+export async function revokeConnection(db: Db, accountId: string, grantId: string): Promise<void> {
+  const row = await db.maybeOne(sql.type(idRow)`
+    UPDATE oauth_grants SET revoked_at = coalesce(revoked_at, now()), revoked_reason = coalesce(revoked_reason, 'revoked')
+     WHERE id = ${grantId} AND account_id = ${accountId}
+    RETURNING id`);
+  if (!row) throw new AppError('not_found', 'No connection with this id.');
 }

@@ -14,9 +14,10 @@ import type { AllowanceLeases } from '../../../domain/allowance-lease.ts';
 import { csrfTokenFor } from '../../../domain/console/sessions.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { admitConsentSession } from '../../../domain/oauth/admission.ts';
-import { consentableMappings, findClient, grantAndIssueCode, isOAuthScope, oauthScopes, redirectUriMatches } from '../../../domain/oauth/authorization.ts';
-import type { ConsentMapping, OAuthClient, OAuthScope } from '../../../domain/oauth/authorization.ts';
+import { consentableMappings, findClient, grantAndIssueCode, isOAuthScope, listConnections, oauthScopes, redirectUriMatches, revokeConnection } from '../../../domain/oauth/authorization.ts';
+import type { Connection, ConsentMapping, OAuthClient, OAuthScope } from '../../../domain/oauth/authorization.ts';
 import { oauthBaseUrl, oauthEndpoints } from '../oauth/issuer.ts';
+import { time } from './fragments.ts';
 import { html } from './html.ts';
 import { sessionSecretOf } from './session.ts';
 import type { Html } from './html.ts';
@@ -151,7 +152,47 @@ export const oauthConsent: FastifyPluginAsyncZod<ConsentDeps> = async (app, deps
     });
     return reply.redirect(redirectWith(valid, { code }), 303);
   });
+
+  // The person's connected applications, each revocable at once (Settings → AI Connections; the
+  // personal access tokens' part of that page is a later step).
+  app.get('/connections', { schema: { hide: true, querystring: z.object({ revoked: z.literal('1').optional() }) }, config: { consolePublic: true } }, async (request, reply) => {
+    const connections = await listConnections(db, request.principal!.account.id);
+    return sendPage(request, reply, 'Connected applications', connectionsBody(connections, request.consoleSession!.csrfToken, request.query.revoked === '1'));
+  });
+
+  app.post(
+    '/connections/:id/revoke',
+    { schema: { hide: true, params: z.object({ id: z.uuid() }), body: z.strictObject({ csrf: z.string().max(200) }) }, config: { consolePublic: true } },
+    async (request, reply) => {
+      await revokeConnection(db, request.principal!.account.id, request.params.id);
+      return reply.redirect('/console/connections?revoked=1', 303);
+    },
+  );
 };
+
+function connectionsBody(connections: readonly Connection[], csrfToken: string, revoked: boolean): Html {
+  return html`<section class="card" aria-labelledby="connections-title">
+  <h1 id="connections-title">Connected applications</h1>
+  ${revoked ? html`<p class="notice" role="status">Revoked: the application’s tokens stop working on their next request.</p>` : null}
+  ${connections.length === 0 ? html`<p>No application is connected to your vaults.</p>` : null}
+  ${connections.map(
+    (c) => html`<article class="connection" aria-labelledby="connection-${c.grantId}">
+    <h2 id="connection-${c.grantId}"><span class="client-name">${c.clientName}</span> <span class="badge">Unverified</span></h2>
+    <dl class="facts">
+      <dt>Sends you to</dt><dd>${c.redirectUris.map((uri) => new URL(uri).host).join(', ')}</dd>
+      <dt>May</dt><dd>${c.scopes.map((scope) => html`<code>${scope}</code> `)}</dd>
+      <dt>In</dt><dd>${c.vaults.join(', ') || 'no vault it can still reach'}</dd>
+      <dt>Connected</dt><dd>${time(c.createdAt)}</dd>
+      <dt>Last used</dt><dd>${c.lastUsedAt ? time(c.lastUsedAt) : 'never'}</dd>
+    </dl>
+    <form method="post" action="/console/connections/${c.grantId}/revoke">
+      <input type="hidden" name="csrf" value="${csrfToken}">
+      <button type="submit" class="button secondary">Revoke ${c.clientName}</button>
+    </form>
+  </article>`,
+  )}
+</section>`;
+}
 
 function consentBody(valid: Valid, mappings: readonly ConsentMapping[], csrfToken: string, problem: string | undefined): Html {
   const host = new URL(valid.redirectUri).host;
