@@ -44,7 +44,10 @@ export const intelligenceRoutes: FastifyPluginAsyncZod<RuntimeRouteDeps & { wake
         'Needs intelligence.execute and an Idempotency-Key. The maximum bounded cost (input bytes and the output cap at the configured prices) is reserved ' +
         "against the organization's monthly budget, the installation's sublimit and maxConcurrentIntelligence before the provider is called, then settled at " +
         'the actual cost with a usage receipt. With Accept: application/x-ndjson the answer is a stream of ready, delta… and done events. The same key ' +
-        'replays a settled answer (no second model call); another body is 422. With no provider configured the answer is the unavailable envelope.',
+        'replays a settled answer (no second model call); another body is 422. With no provider configured the answer is the unavailable envelope. ' +
+        'With Prefer: respond-async the answer is 202 Accepted (Preference-Applied: respond-async, Location: the generation) with the ' +
+        'service.intelligence-generation envelope once it is reserved, and it runs with no connection holding it (getGeneration, streamGeneration, ' +
+        'cancelGeneration); the same key answers the same generation.',
       body: generateInputSchema,
       problems: ['payload_too_large', 'education_context_learner_record'],
       docs: intelligenceDocs.generate,
