@@ -292,6 +292,52 @@ describe('through the SDK', () => {
   });
 });
 
+describe('streamGeneration over a connection that breaks', () => {
+  it('reads again from the last seq it saw: the caller sees one unbroken sequence, the generation is not touched', async () => {
+    const resume = gate();
+    const chunks = ['a ', 'b ', 'c ', 'd ', 'e.'];
+    provider.script({ kind: 'chat', chunks, beforeChunk: (i) => (i < 2 ? Promise.resolve() : resume.opened) });
+    const { view: started } = await startBackground();
+    // The first read of the events is cut after its third line (ready and two deltas), as a network break would.
+    const requested: string[] = [];
+    let cut = false;
+    const runtime = createHostedRuntime({
+      baseUrl: ctx.url,
+      credential: chain.secret,
+      fetch: async (input, init) => {
+        const url = String(input);
+        requested.push(new URL(url).search);
+        const response = await fetch(input, init);
+        if (cut || !url.includes('/events') || !response.body) return response;
+        cut = true;
+        const reader = response.body.getReader();
+        let lines = 0;
+        const body = new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            const { done, value } = await reader.read();
+            if (done) return controller.close();
+            controller.enqueue(value);
+            lines += new TextDecoder().decode(value).split('\n').length - 1;
+            if (lines >= 3) {
+              await reader.cancel();
+              controller.error(new TypeError('terminated'));
+              resume.open();
+            }
+          },
+        });
+        return new Response(body, { status: response.status, headers: response.headers });
+      },
+    });
+    const events = [];
+    for await (const event of runtime.streamGeneration(started.generationId)) events.push(event);
+    expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(events.flatMap((e) => (e.type === 'delta' ? [e.text] : [])).join('')).toBe(chunks.join(''));
+    expect(requested.filter((q) => q !== '')).toEqual(['?after=3']);
+    expect(provider.calls).toHaveLength(1);
+    expect(provider.aborts).toHaveLength(0);
+  });
+});
+
 describe('two API processes', () => {
   // A second app on the same database and task queue: another API process as far as Postgres and
   // Temporal can tell (its own pool of listeners, its own pumps).

@@ -11,8 +11,11 @@ import { generationStreamEventSchema } from './dto/intelligence.ts';
 import type { GenerateInput, GenerationStreamEvent } from './dto/intelligence.ts';
 import { audioMediaSchema, MEDIA_HEADERS } from './dto/media.ts';
 import type { AudioUploadInput } from './dto/media.ts';
-import { NDJSON_CONTENT_TYPE, problemOf, readNdjson } from './ndjson.ts';
-import { dtoSchemas, parseEnvelope, RuntimeResponseError, RuntimeUnavailableError, runtimeByteOperations, runtimeOperations } from './operations.ts';
+import { NDJSON_CONTENT_TYPE, problemOf, readNdjson, RuntimeStreamError } from './ndjson.ts';
+import { dtoSchemas, parseEnvelope, RuntimeError, RuntimeResponseError, RuntimeUnavailableError, runtimeByteOperations, runtimeOperations } from './operations.ts';
+
+/** How many times in a row streamGeneration reads a broken connection again before it gives up. */
+const STREAM_RECONNECTS = 5;
 import type {
   AudioBytes,
   BodyOperationName,
@@ -277,19 +280,40 @@ export function createHostedRuntime(options: HostedRuntimeOptions): HostedRuntim
 
   /**
    * streamGeneration: the NDJSON events of a generation after `after`. 204 (nothing follows `after`
-   * in an ended generation) ends the iteration with no event; refusals are problem+json.
+   * in an ended generation) ends the iteration with no event; refusals are problem+json. A connection
+   * that breaks before done is read again from the last seq seen (a reader's break cancels nothing),
+   * at most STREAM_RECONNECTS times in a row with backoff; a log that ends without done (its writer
+   * stopped) is RuntimeStreamError.
    */
   async function* streamGeneration(generationId: string, o: CallOptions & { after?: number } = {}): AsyncGenerator<GenerationStreamEvent, void, undefined> {
-    let path = routePath('streamGeneration', runtimeByteOperations.streamGeneration.path, { generationId });
-    if (o.after !== undefined) path += `?after=${encodeURIComponent(String(o.after))}`;
-    const response = await send(path, { method: 'GET', accept: NDJSON_CONTENT_TYPE, signal: o.signal });
-    if (response.status === 204) {
-      await response.body?.cancel().catch(() => undefined);
-      return;
+    let after = o.after;
+    let broken = false;
+    for (let retry = 0; ; retry += 1) {
+      let path = routePath('streamGeneration', runtimeByteOperations.streamGeneration.path, { generationId });
+      if (after !== undefined) path += `?after=${encodeURIComponent(String(after))}`;
+      try {
+        const response = await send(path, { method: 'GET', accept: NDJSON_CONTENT_TYPE, signal: o.signal });
+        if (response.status === 204) {
+          await response.body?.cancel().catch(() => undefined);
+          if (broken) throw new RuntimeStreamError("The generation's log ended without done (its writer stopped); getGeneration says how it ended.");
+          return;
+        }
+        if (!response.ok) throw await problemOf(response);
+        checkVersion(response);
+        for await (const event of readNdjson(response, { schema: generationStreamEventSchema, resumed: true })) {
+          if (event.seq !== undefined) after = event.seq;
+          retry = 0;
+          yield event;
+        }
+        return;
+      } catch (error) {
+        // A refusal, a malformed answer or the caller's abort is final; a broken connection is read again.
+        const final = error instanceof RuntimeError || (error instanceof RuntimeStreamError && error.line !== null) || o.signal?.aborted === true;
+        if (final || retry >= STREAM_RECONNECTS) throw error;
+        broken = true;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(200 * 2 ** retry, 2_000)));
+      }
     }
-    if (!response.ok) throw await problemOf(response);
-    checkVersion(response);
-    yield* readNdjson(response, { schema: generationStreamEventSchema, resumed: true });
   }
 
   /** uploadAudio: the bytes as the body, the metadata in headers, keyed by the input's own key (never a generated one). */
