@@ -29,6 +29,11 @@ export type ProductRuntimeDeps = Omit<RuntimeRouteDeps, 'admission'> & {
   mediaStore: BlobStore;
   /** The process's kept chains (decision 112), shared with whatever else admits service credentials. */
   admissions: AdmissionCache<ChainAdmission>;
+  /**
+   * A session-mode URL for the LISTEN connection of generation events and cancels (a transaction
+   * pooler delivers no notifications); the pool's URL when none is given.
+   */
+  listenDatabaseUrl?: string | undefined;
 };
 
 export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (app, options) => {
@@ -65,7 +70,7 @@ export const productRuntime: FastifyPluginAsyncZod<ProductRuntimeDeps> = async (
   await app.register(contextScopeRoutes, deps);
   // One LISTEN connection per process for every reader of a generation's events and every cancel of a
   // generation this process pumps, made when the first one comes (domain/intelligence/generation-log.ts).
-  const generationChannel = new NotificationListener(() => options.db.configuration.connectionUri, GENERATION_CHANNEL, app.log);
+  const generationChannel = new NotificationListener(() => options.listenDatabaseUrl ?? options.db.configuration.connectionUri, GENERATION_CHANNEL, app.log);
   const wakes = new GenerationWakes(generationChannel);
   // Closing waits for the generations this process pumps (background ones have no request to wait
   // on), listening for their cancels meanwhile; then the connection goes.
