@@ -34,6 +34,8 @@ import { registerProblemHandling } from './problems.ts';
 import { healthRoutes } from './routes/health.ts';
 import { devApi } from './routes/dev/index.ts';
 import { oauthServer } from './routes/oauth/index.ts';
+import { startOAuthSweeper } from './routes/oauth/sweeper.ts';
+import type { OAuthSweeperOptions } from './routes/oauth/sweeper.ts';
 import { mcpGateway } from './routes/mcp/index.ts';
 import { automationGateway } from './routes/automation/index.ts';
 import { productRuntime } from './routes/product/index.ts';
@@ -84,6 +86,8 @@ export type AppDeps = {
   workflowRelay?: RelayOptions | null;
   /** Index the substring queue in this process (decision 106); absent or null: searches read the queue. */
   substringIndexer?: SubstringIndexerOptions | null;
+  /** Sweep the OAuth server's expired codes, tokens, dead grants and unused clients in this process (api/routes/oauth/sweeper.ts); absent or null: none. */
+  oauthSweeper?: OAuthSweeperOptions | null;
   /** The Product Runtime's model provider, prices and metering timing (docs/intelligence.md); none: intelligence is unavailable. */
   intelligence?: Intelligence | null;
   /** Where private media bytes live (MEDIA_STORAGE_BACKEND); default: Postgres (domain/media/postgres-blob-store.ts). */
@@ -190,6 +194,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The starter makes every workflow start the interfaces record (durable: api/routes/shared/workflow-starts.ts).
   const starter: WorkflowStarter = { db: deps.db, temporal, taskQueue: deps.temporal.taskQueue, webhookRetryBaseMs: deps.webhookRetryBaseMs ?? 1_000 };
   const workflows = { temporal, taskQueue: deps.temporal.taskQueue, starter };
+  if (deps.oauthSweeper) {
+    const sweeper = startOAuthSweeper(deps.db, app.log, deps.oauthSweeper);
+    app.addHook('onClose', () => sweeper.stop());
+  }
   if (deps.substringIndexer) {
     const indexer = startSubstringIndexer(deps.db, app.log, deps.substringIndexer);
     app.addHook('onClose', () => indexer.stop());
