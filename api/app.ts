@@ -247,6 +247,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     intelligence: deps.intelligence ?? null,
     mediaStore: deps.mediaStore ?? createPostgresBlobStore(deps.db),
     connections: deps.connections && deps.secretBox ? { ...deps.connections, secretBox: deps.secretBox } : null,
+    // The generation log's LISTEN needs a session connection (not PgBouncer in transaction mode).
+    listenDatabaseUrl: deps.consoleLive?.databaseUrl,
   });
   const liveStreams = new LiveStreams();
   if (deps.metrics) registerLiveStreamMetrics(deps.metrics, { streams: () => liveStreams.size, listening: () => proposalChanges?.healthy ?? true });

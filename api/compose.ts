@@ -67,6 +67,8 @@ export async function startApi(
     // Every API process relays the workflow starts still pending (any number may run at once).
     workflowRelay: {},
     substringIndexer: {},
+    // Expired OAuth codes and tokens, dead grants and unused clients, swept in batches (domain/oauth).
+    oauthSweeper: {},
     metrics: registry,
     tracing: tracing !== null,
     lifecycle,

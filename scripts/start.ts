@@ -132,6 +132,7 @@ try {
       `Hosted Notes Platform is ready (${seconds} s)`,
       `  API          ${api.url}`,
       `  API docs     ${api.url}/docs`,
+      `  MCP          ${api.url}/api/mcp   (OAuth 2.1 or the demo token; docs/mcp.md, "Connect from Claude, ChatGPT, Cursor, VS Code")`,
       `  Reviewer console ${api.url}/console   (sign in with the reviewer token below; propose with the curl line under "Try")`,
       `  Temporal UI  ${temporalUi ?? '(external Temporal: see your deployment)'}`,
       `  Metrics      API ${api.metricsUrl ?? '(off)'}   worker ${worker.metricsUrl ?? '(off)'}${temporalMetrics ? `   Temporal ${temporalMetrics}` : ''}   (Prometheus text format; docs/observability.md)`,
