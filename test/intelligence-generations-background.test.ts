@@ -16,6 +16,7 @@ import { buildRuntimeChain } from './support/product-runtime.ts';
 import type { RuntimeChain } from './support/product-runtime.ts';
 import { generateBody, orgLedger, reservations, setBudget } from './support/intelligence.ts';
 import { useScriptedProvider } from './support/use-scripted-provider.ts';
+import { readNdjson as readNdjsonOf } from './support/ndjson.ts';
 
 const provider = useScriptedProvider();
 const ctx = useTestAppWithWorker({ name: 'intelligence-generations-bg', listen: true, overrides: () => ({ intelligence: provider.intelligence() }) });
@@ -56,27 +57,7 @@ const view = async (id: string, secret = chain.secret) => {
 
 const cancel = (id: string, secret = chain.secret) => fetch(api(`/intelligence/generations/${id}/cancel`), { method: 'POST', headers: headersOf(secret) });
 
-async function readNdjson(response: Response, onEvent: (event: Event) => void | Promise<void> = () => undefined): Promise<Event[]> {
-  const events: Event[] = [];
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffered = '';
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    buffered += decoder.decode(value, { stream: true });
-    let newline;
-    while ((newline = buffered.indexOf('\n')) >= 0) {
-      const raw = buffered.slice(0, newline);
-      buffered = buffered.slice(newline + 1);
-      if (raw.trim() === '') continue;
-      const event = JSON.parse(raw) as Event;
-      events.push(event);
-      await onEvent(event);
-    }
-  }
-  return events;
-}
+const readNdjson = (response: Response, onEvent?: (event: Event) => void | Promise<void>) => readNdjsonOf<Event>(response, onEvent);
 
 const events = (id: string, after = 0, signal?: AbortSignal) => fetch(api(`/intelligence/generations/${id}/events?after=${after}`), { headers: headersOf(chain.secret), ...(signal ? { signal } : {}) });
 

@@ -19,6 +19,7 @@ import { buildRuntimeChain } from './support/product-runtime.ts';
 import type { RuntimeChain } from './support/product-runtime.ts';
 import { generateBody, setBudget } from './support/intelligence.ts';
 import { useScriptedProvider } from './support/use-scripted-provider.ts';
+import { readNdjson as readNdjsonOf } from './support/ndjson.ts';
 
 const provider = useScriptedProvider();
 const ctx = useTestAppWithWorker({ name: 'intelligence-generations', listen: true, overrides: () => ({ intelligence: provider.intelligence() }) });
@@ -52,28 +53,7 @@ const getGeneration = (id: string, secret = chain.secret) => fetch(`${ctx.url}/a
 const getEvents = (id: string, options: { query?: string; headers?: Record<string, string>; secret?: string } = {}) =>
   fetch(`${ctx.url}/api/product/v1/intelligence/generations/${id}/events${options.query ?? ''}`, { headers: headersOf(options.secret ?? chain.secret, options.headers) });
 
-/** Reads NDJSON lines as they arrive (blank lines are keep-alives), calling `onEvent` for each before reading on. */
-async function readNdjson(response: Response, onEvent: (event: Event) => void | Promise<void> = () => undefined): Promise<Event[]> {
-  const events: Event[] = [];
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffered = '';
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    buffered += decoder.decode(value, { stream: true });
-    let newline;
-    while ((newline = buffered.indexOf('\n')) >= 0) {
-      const raw = buffered.slice(0, newline);
-      buffered = buffered.slice(newline + 1);
-      if (raw.trim() === '') continue;
-      const event = JSON.parse(raw) as Event;
-      events.push(event);
-      await onEvent(event);
-    }
-  }
-  return events;
-}
+const readNdjson = (response: Response, onEvent?: (event: Event) => void | Promise<void>) => readNdjsonOf<Event>(response, onEvent);
 
 /** Reads a text/event-stream to its end: each message's id, event name and parsed data. */
 async function readSse(response: Response): Promise<{ id: string; event: string; data: Event }[]> {
