@@ -81,6 +81,8 @@ export const configSchema = z.object({
   INTELLIGENCE_IMAGE_MICRODOLLARS_PER_IMAGE: z.coerce.number().int().min(0).max(100_000_000).default(0),
   INTELLIGENCE_PROVIDER_TIMEOUT_MS: positiveInt.default(120_000),
   INTELLIGENCE_RESERVATION_TTL_MS: positiveInt.default(60_000),
+  /** How long a finished generation's events stay readable at …/generations/{id}/events (then 410 generation_expired). */
+  INTELLIGENCE_GENERATION_RETENTION_HOURS: positiveInt.default(24),
   // Private media storage (docs/media.md): Postgres needs nothing; s3 needs at least the bucket.
   MEDIA_STORAGE_BACKEND: z.enum(['postgres', 's3']).default('postgres'),
   MEDIA_S3_BUCKET: unsetIfEmpty(z.string().min(3).max(63)),
@@ -184,6 +186,7 @@ export function intelligenceFrom(config: Config): IntelligenceSettings | null {
       reservationTtlMs: config.INTELLIGENCE_RESERVATION_TTL_MS,
       // The provider's own deadline plus a minute: only a request nobody reported is recorded this way.
       completionDeadlineMs: config.INTELLIGENCE_PROVIDER_TIMEOUT_MS + 60_000,
+      generationRetentionHours: config.INTELLIGENCE_GENERATION_RETENTION_HOURS,
     },
   };
 }

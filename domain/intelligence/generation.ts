@@ -187,7 +187,7 @@ const readyOf = (held: HeldRequest): GenerationStreamEvent => ({
 /** Opens a held generate's log; expired logs of others are swept as a new one opens (bounded, not awaited). */
 async function openLog(deps: GenerationDeps, held: HeldRequest, background: boolean): Promise<GenerationLogWriter> {
   const { id: generationId, organizationId, installationId } = held.reservation;
-  const log = await GenerationLogWriter.open(deps.db, { generationId, organizationId, installationId, background }, deps.log);
+  const log = await GenerationLogWriter.open(deps.db, { generationId, organizationId, installationId, background }, deps.log, deps.timing.generationRetentionHours);
   void sweepExpiredEvents(deps.db).catch((error: unknown) => deps.log.warn({ err: error }, 'sweeping expired generation events failed'));
   return log;
 }

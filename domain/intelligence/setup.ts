@@ -10,6 +10,8 @@ export type MeteringTiming = {
   reservationTtlMs: number;
   /** A dispatched request unreported this long after the reservation timer is a billable failure. */
   completionDeadlineMs: number;
+  /** How long a finished generation's events stay readable (INTELLIGENCE_GENERATION_RETENTION_HOURS; default 24). */
+  generationRetentionHours?: number;
 };
 
 export type IntelligenceSettings = {
