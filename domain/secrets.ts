@@ -9,6 +9,11 @@ export const secretPrefixes = {
   /** The reviewer console's session (a cookie) and its CSRF token (domain/console/sessions.ts). */
   consoleSession: 'hnp_ses_',
   consoleCsrf: 'hnp_csrf_',
+  /** OAuth 2.1 for /api/mcp (domain/oauth/): client ids, authorization codes, access and refresh tokens. */
+  oauthClientId: 'hnp_cid_',
+  oauthCode: 'hnp_oac_',
+  oauthAccessToken: 'hnp_oat_',
+  oauthRefreshToken: 'hnp_ort_',
 } as const;
 
 export function generateSecret(prefix: string): string {

@@ -10,12 +10,17 @@ import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { emptyRow, idRow, isoTimestamp } from '../../db/row-schemas.ts';
 import { AppError } from '../errors.ts';
-import { generateSecret, hashSecret, looksLikeSecret } from '../secrets.ts';
+import { generateSecret, hashSecret, looksLikeSecret, secretPrefixes } from '../secrets.ts';
 
 type Db = CommonQueryMethods;
 
 /** The prefixes of the authorization server's values (beside domain/secrets.ts's). client ids are public. */
-export const oauthPrefixes = { clientId: 'hnp_cid_', code: 'hnp_oac_', accessToken: 'hnp_oat_', refreshToken: 'hnp_ort_' } as const;
+export const oauthPrefixes = {
+  clientId: secretPrefixes.oauthClientId,
+  code: secretPrefixes.oauthCode,
+  accessToken: secretPrefixes.oauthAccessToken,
+  refreshToken: secretPrefixes.oauthRefreshToken,
+} as const;
 
 /** What a grant may allow: reading notes, and writing them (create, append, transactions). */
 export const oauthScopes = ['notes:read', 'notes:write'] as const;
