@@ -20,6 +20,7 @@ import { mergeDeferredIndexEntries } from '../domain/notes/store.ts';
 import { indexAllQueuedNotes } from '../domain/notes/substring-index.ts';
 import type { Provenance } from '../domain/notes/store.ts';
 import { exportVault, importVault } from '../domain/notes/vault-transfer.ts';
+import { pseudoWords, xorshift } from './pseudo-words.ts';
 
 /** The same notes bench/run.ts seeds: frontmatter, a heading, a link, 50 folders. */
 export function benchNote(n: number, count: number): { path: string; content: string } {
@@ -31,15 +32,8 @@ export function benchNote(n: number, count: number): { path: string; content: st
 
 /** A deterministic word list and generator (xorshift), so every run imports the same prose. */
 function prose(seed: number) {
-  let x = seed | 1;
-  const next = () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
-  const letters = 'abcdefghijklmnopqrstuvwxyz';
-  const words = Array.from({ length: 5000 }, () => Array.from({ length: 3 + Math.floor(next() * 8) }, () => letters[Math.floor(next() * 26)]).join(''));
+  const next = xorshift(seed);
+  const words = pseudoWords(next, 5000);
   return { next, word: () => words[Math.floor(next() * words.length)]! };
 }
 

@@ -24,6 +24,7 @@ import { mergeDeferredIndexEntries } from '../domain/notes/store.ts';
 import { indexAllQueuedNotes } from '../domain/notes/substring-index.ts';
 import { importVault } from '../domain/notes/vault-transfer.ts';
 import { createDatabase, dropDatabase, withDatabase } from '../platform/local-stack/databases.ts';
+import { pseudoWords, xorshift } from './pseudo-words.ts';
 
 export async function seedLargeVault(db: DatabasePool, vaultId: string, count: number): Promise<void> {
   // Every note has the common word "project" (twice); one in a thousand has the rare word
@@ -304,15 +305,8 @@ export async function seedTenants(db: DatabasePool, ownerAccountId: string, vaul
 
 /** A deterministic pseudo-word vocabulary (xorshift), drawn from with a skew like a language's: a few words are in every note. */
 function vocabulary(seed: number) {
-  let x = seed | 1;
-  const next = () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
-  const letters = 'abcdefghijklmnopqrstuvwxyz';
-  const words = Array.from({ length: 20_000 }, () => Array.from({ length: 3 + Math.floor(next() * 8) }, () => letters[Math.floor(next() * 26)]).join(''));
+  const next = xorshift(seed);
+  const words = pseudoWords(next, 20_000);
   // Word k is drawn with probability ~ k^(-2/3): the first word is ~3.7 % of the text.
   return { next, words, word: () => words[Math.floor(words.length * next() ** 3)]! };
 }
