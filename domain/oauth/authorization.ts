@@ -217,10 +217,9 @@ export async function revokeGrant(db: Db, grantId: string, reason: 'revoked' | '
 
 const invalidGrant = (why: string) => new OAuthProtocolError('invalid_grant', why);
 
-const codeRowSchema = z.object({
+/** What a code and a refresh token both say of themselves when presented: spent, expired, and their grant. */
+const presentedSecretRowSchema = z.object({
   grantId: z.uuid(),
-  redirectUri: z.string(),
-  codeChallenge: z.string(),
   expired: z.boolean(),
   used: z.boolean(),
   clientId: z.string(),
@@ -228,6 +227,8 @@ const codeRowSchema = z.object({
   scopes: z.array(z.string()),
   revoked: z.boolean(),
 });
+
+const codeRowSchema = presentedSecretRowSchema.extend({ redirectUri: z.string(), codeChallenge: z.string() });
 
 /**
  * The authorization code grant (RFC 6749 §4.1.3 with PKCE): the code must be this client's, unused
@@ -266,15 +267,7 @@ export async function exchangeCode(db: DatabasePool, input: { clientId: string; 
   return outcome.tokens;
 }
 
-const refreshRowSchema = z.object({
-  grantId: z.uuid(),
-  expired: z.boolean(),
-  used: z.boolean(),
-  clientId: z.string(),
-  resource: z.string(),
-  scopes: z.array(z.string()),
-  revoked: z.boolean(),
-});
+const refreshRowSchema = presentedSecretRowSchema;
 
 /**
  * The refresh token grant: the token is used up and a new pair issued (rotation). A refresh token
