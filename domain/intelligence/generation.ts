@@ -192,6 +192,16 @@ async function openLog(deps: GenerationDeps, held: HeldRequest, background: bool
   return log;
 }
 
+/** Opens the log with the generation's cancel registered; a log that cannot be opened gives the registration back. */
+async function openLogHeld(deps: GenerationDeps, held: HeldRequest, background: boolean, cancel: { release(): void }): Promise<GenerationLogWriter> {
+  try {
+    return await openLog(deps, held, background);
+  } catch (error) {
+    cancel.release();
+    throw error;
+  }
+}
+
 /**
  * The NDJSON answer of a held generate: its log opened (readers find it by the generation's id), the
  * provider's acceptance (a refusal before it is still a problem, and the log ends failed), then the
@@ -207,14 +217,8 @@ export async function streamGenerate(
   eventsUrl: (generationId: string) => string,
 ): Promise<Readable> {
   const cancel = cancellation(wakes, held.reservation.id);
-  let log: GenerationLogWriter;
+  const log = await openLogHeld(deps, held, false, cancel);
   let accepted: AcceptedChat;
-  try {
-    log = await openLog(deps, held, false);
-  } catch (error) {
-    cancel.release();
-    throw error;
-  }
   try {
     accepted = await acceptGenerate(deps, held, prepared, AbortSignal.any([signal, cancel.signal]), cancel.signal);
   } catch (error) {
@@ -250,13 +254,7 @@ export async function streamGenerate(
 export async function startBackgroundGenerate(deps: GenerationDeps, wakes: GenerationWakes, held: HeldRequest, prepared: PreparedGenerate, input: GenerateRequest): Promise<void> {
   // Registered before the log exists: a cancel can only name a generation whose log it finds, so none is missed.
   const cancel = cancellation(wakes, held.reservation.id);
-  let log: GenerationLogWriter;
-  try {
-    log = await openLog(deps, held, true);
-  } catch (error) {
-    cancel.release();
-    throw error;
-  }
+  const log = await openLogHeld(deps, held, true, cancel);
   const run = async () => {
     let accepted: AcceptedChat;
     try {
